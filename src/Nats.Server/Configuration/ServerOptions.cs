@@ -1,0 +1,68 @@
+namespace Nats.Server.Configuration;
+
+/// <summary>
+/// Every setting the server understands, with the Go server's defaults (server/const.go).
+/// Filled from the command line and the configuration file; the command line wins.
+/// </summary>
+public sealed class ServerOptions
+{
+    public const int DefaultPort = 4222;
+    public const int DefaultMaxPayload = 1024 * 1024;
+    public const int DefaultMaxControlLine = 4096;
+    public const int DefaultMaxConnections = 64 * 1024;
+    public const long DefaultMaxPending = 64L * 1024 * 1024;
+
+    /// <summary>Interface to listen on for clients ("0.0.0.0" for all, like Go).</summary>
+    public string Host { get; set; } = "0.0.0.0";
+
+    /// <summary>Client port; 0 picks a free port (Go uses -1 for "random"; both are accepted from the CLI).</summary>
+    public int Port { get; set; } = DefaultPort;
+
+    public string? ServerName { get; set; }
+
+    /// <summary>Host advertised to clients in INFO connect_urls (client_advertise).</summary>
+    public string? ClientAdvertise { get; set; }
+
+    public int MaxPayload { get; set; } = DefaultMaxPayload;
+    public int MaxControlLine { get; set; } = DefaultMaxControlLine;
+    public int MaxConnections { get; set; } = DefaultMaxConnections;
+
+    /// <summary>Per-connection subscription limit; 0 means unlimited.</summary>
+    public int MaxSubscriptions { get; set; }
+
+    /// <summary>Outbound bytes a client may have queued before it is cut as a slow consumer.</summary>
+    public long MaxPending { get; set; } = DefaultMaxPending;
+
+    public TimeSpan WriteDeadline { get; set; } = TimeSpan.FromSeconds(10);
+    public TimeSpan PingInterval { get; set; } = TimeSpan.FromMinutes(2);
+    public int MaxPingsOut { get; set; } = 2;
+    public TimeSpan AuthTimeout { get; set; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>When true INFO advertises headers:false and HPUB is refused.</summary>
+    public bool NoHeaderSupport { get; set; }
+
+    // Logging
+    public bool Debug { get; set; }
+    public bool Trace { get; set; }
+    public bool TraceVerbose { get; set; }
+    public bool Logtime { get; set; } = true;
+    public bool LogtimeUtc { get; set; }
+    public string? LogFile { get; set; }
+    public long LogSizeLimit { get; set; }
+    public int MaxTracedMsgLen { get; set; }
+
+    public string? PidFile { get; set; }
+    public string? PortsFileDir { get; set; }
+
+    // Simple single-user or token authorization (the full users/accounts model comes with the auth issue).
+    public string? Username { get; set; }
+    public string? Password { get; set; }
+    public string? AuthToken { get; set; }
+
+    /// <summary>Monitoring HTTP port (0 = off).</summary>
+    public int HttpPort { get; set; }
+    public string? HttpHost { get; set; }
+
+    /// <summary>Path of the configuration file the options were read from, if any.</summary>
+    public string? ConfigFile { get; set; }
+}

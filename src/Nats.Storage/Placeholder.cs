@@ -1,0 +1,3 @@
+namespace Nats.Storage;
+
+internal static class StorageAssembly;

@@ -1,0 +1,7 @@
+namespace Nats.Storage.Tests;
+
+public class SmokeTests
+{
+    [Fact]
+    public void AssemblyLoads() => Assert.NotNull(typeof(SmokeTests).Assembly);
+}
