@@ -1,1 +1,16 @@
-Console.WriteLine("bench");
+using BenchmarkDotNet.Columns;
+using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Diagnosers;
+using BenchmarkDotNet.Jobs;
+using BenchmarkDotNet.Running;
+using BenchmarkDotNet.Toolchains.InProcess.Emit;
+
+// In-process toolchain: no child project build per benchmark, which keeps a full pass short on a
+// 2-core machine. Ops/s and allocated bytes per op are the two figures every row reports.
+var config = DefaultConfig.Instance
+    .AddJob(Job.ShortRun.WithToolchain(InProcessEmitToolchain.Instance))
+    .AddDiagnoser(MemoryDiagnoser.Default)
+    .AddColumn(StatisticColumn.OperationsPerSecond)
+    .WithOptions(ConfigOptions.DisableOptimizationsValidator);
+
+BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, config);

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Configuration;
 
 namespace Nats.Server.Hosting;
@@ -5,10 +7,13 @@ namespace Nats.Server.Hosting;
 /// <summary>The server: owns the listener, the clients and the subscription index.</summary>
 public sealed class NatsServer : IAsyncDisposable
 {
-    public NatsServer(ServerOptions options)
+    public NatsServer(ServerOptions options, ILoggerFactory? loggerFactory = null)
     {
         Options = options;
+        LoggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
     }
+
+    public ILoggerFactory LoggerFactory { get; }
 
     public ServerOptions Options { get; }
 
