@@ -1,30 +1,283 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Sockets;
+using System.Reflection;
+using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
+using Nats.Server.Accounts;
+using Nats.Server.Clients;
 using Nats.Server.Configuration;
+using Nats.Server.Protocol;
+using Nats.Server.Transport;
 
 namespace Nats.Server.Hosting;
 
-/// <summary>The server: owns the listener, the clients and the subscription index.</summary>
+/// <summary>The server: owns the listener, the clients, the accounts and the heartbeat.</summary>
 public sealed class NatsServer : IAsyncDisposable
 {
+    /// <summary>
+    /// The Go server feature level we implement and report in INFO "version": clients gate
+    /// features on it. Raised as features land; our own build version is logged separately.
+    /// </summary>
+    public const string FeatureLevelVersion = "2.9.10";
+
+    private readonly ILogger _logger;
+    private readonly ILoggerFactory _loggerFactory;
+    private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
+    private readonly ConcurrentDictionary<ulong, Task> _clientTasks = new();
+    private readonly Account _globalAccount = new(Account.GlobalAccountName);
+    private readonly CancellationTokenSource _shutdown = new();
+    private Socket? _listener;
+    private Task? _acceptLoop;
+    private Timer? _heartbeat;
+    private ServerInfo? _info;
+    private long _nextClientId;
+    private long _nextBatchId;
+    private long _slowConsumers;
+    private long _totalConnections;
+    private int _shuttingDown;
+
     public NatsServer(ServerOptions options, ILoggerFactory? loggerFactory = null)
     {
         Options = options;
-        LoggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
+        _loggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
+        _logger = _loggerFactory.CreateLogger("nats-server");
+        ServerId = NewServerId();
+        ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
+        AuthRequired = !string.IsNullOrEmpty(options.Username) || !string.IsNullOrEmpty(options.AuthToken);
     }
-
-    public ILoggerFactory LoggerFactory { get; }
 
     public ServerOptions Options { get; }
 
-    /// <summary>The port actually bound (differs from Options.Port when that was 0).</summary>
+    public ILoggerFactory LoggerFactory => _loggerFactory;
+
+    public string ServerId { get; }
+
+    public string ServerName { get; }
+
+    /// <summary>The port actually bound (differs from Options.Port when that was 0 or -1).</summary>
     public int Port { get; private set; }
 
+    public DateTime StartTime { get; private set; }
+
+    public bool AuthRequired { get; }
+
+    public int ClientCount => _clients.Count;
+
+    public long TotalConnections => Interlocked.Read(ref _totalConnections);
+
+    public long SlowConsumers => Interlocked.Read(ref _slowConsumers);
+
+    /// <summary>Our own build, as opposed to the Go feature level in <see cref="FeatureLevelVersion"/>.</summary>
+    public static string BuildVersion { get; } =
+        typeof(NatsServer).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? "0.0.0";
+
+    internal Account GlobalAccount => _globalAccount;
+
+    internal IEnumerable<ClientConnection> Clients => _clients.Values;
+
     /// <summary>Binds the listener and starts accepting clients; returns once the port is bound.</summary>
-    public Task StartAsync(CancellationToken cancellationToken = default) => throw new NotImplementedException();
+    public Task StartAsync(CancellationToken cancellationToken = default)
+    {
+        StartTime = DateTime.UtcNow;
+        _logger.LogInformation("Starting nats-server");
+        _logger.LogInformation("  Version:  {Version} (nats-net-server {Build}, .NET {Runtime})", FeatureLevelVersion, BuildVersion, Environment.Version);
+        _logger.LogInformation("  Git:      [not set]");
+        _logger.LogInformation("  Name:     {Name}", ServerName);
+        _logger.LogInformation("  ID:       {Id}", ServerId);
+        if (!string.IsNullOrEmpty(Options.ConfigFile))
+        {
+            _logger.LogInformation("Using configuration file: {File}", Options.ConfigFile);
+        }
+
+        var address = ResolveListenAddress(Options.Host);
+        var listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        if (address.Equals(IPAddress.IPv6Any))
+        {
+            listener.DualMode = true;
+        }
+        listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        var port = Options.Port < 0 ? 0 : Options.Port;
+        listener.Bind(new IPEndPoint(address, port));
+        listener.Listen(1024);
+        _listener = listener;
+        Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
+
+        _info = new ServerInfo
+        {
+            ServerId = ServerId,
+            ServerName = ServerName,
+            Version = FeatureLevelVersion,
+            RuntimeVersion = "dotnet" + Environment.Version,
+            Host = Options.Host,
+            Port = Port,
+            Headers = !Options.NoHeaderSupport,
+            AuthRequired = AuthRequired,
+            MaxPayload = Options.MaxPayload,
+        };
+
+        _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
+        _logger.LogInformation("Server is ready");
+
+        _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
+        var tick = HeartbeatInterval();
+        _heartbeat = new Timer(_ => Heartbeat(), null, tick, tick);
+        return Task.CompletedTask;
+    }
 
     /// <summary>Stops accepting, flushes and closes every client.</summary>
-    public Task ShutdownAsync() => throw new NotImplementedException();
+    public async Task ShutdownAsync()
+    {
+        if (Interlocked.Exchange(ref _shuttingDown, 1) == 1)
+        {
+            return;
+        }
+        _logger.LogInformation("Initiating Shutdown...");
+        _shutdown.Cancel();
+        _heartbeat?.Dispose();
+        _listener?.Close();
+        if (_acceptLoop is not null)
+        {
+            await _acceptLoop.ConfigureAwait(false);
+        }
+        foreach (var client in _clients.Values)
+        {
+            client.CloseConnection(ClosedReason.ServerShutdown);
+        }
+        var pending = _clientTasks.Values.ToArray();
+        await Task.WhenAny(Task.WhenAll(pending), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        _logger.LogInformation("Server Exiting..");
+    }
 
-    public async ValueTask DisposeAsync() => await ShutdownAsync();
+    public async ValueTask DisposeAsync() => await ShutdownAsync().ConfigureAwait(false);
+
+    internal long NextBatchId() => Interlocked.Increment(ref _nextBatchId);
+
+    internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
+
+    internal bool Authenticate(ConnectOptions connect)
+    {
+        if (!string.IsNullOrEmpty(Options.AuthToken))
+        {
+            return connect.AuthToken == Options.AuthToken;
+        }
+        if (!string.IsNullOrEmpty(Options.Username))
+        {
+            return connect.User == Options.Username && connect.Pass == (Options.Password ?? "");
+        }
+        return true;
+    }
+
+    internal void OnClientClosed(ClientConnection client)
+    {
+        _clients.TryRemove(client.Id, out _);
+        _logger.LogDebug("{Client} - Client connection closed: {Reason}", client, client.ClosedReason.ToText());
+    }
+
+    private async Task AcceptLoopAsync()
+    {
+        var listener = _listener!;
+        while (!_shutdown.IsCancellationRequested)
+        {
+            Socket socket;
+            try
+            {
+                socket = await listener.AcceptAsync(_shutdown.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                break;
+            }
+            catch (ObjectDisposedException)
+            {
+                break;
+            }
+            catch (SocketException ex)
+            {
+                if (_shutdown.IsCancellationRequested)
+                {
+                    break;
+                }
+                _logger.LogError("Temporary accept error: {Error}", ex.Message);
+                await Task.Delay(10).ConfigureAwait(false);
+                continue;
+            }
+            AcceptClient(socket);
+        }
+    }
+
+    private void AcceptClient(Socket socket)
+    {
+        var id = (ulong)Interlocked.Increment(ref _nextClientId);
+        Interlocked.Increment(ref _totalConnections);
+        var transport = new SocketTransport(socket);
+        var client = new ClientConnection(this, transport, id, _globalAccount, _loggerFactory.CreateLogger("nats-server.client"));
+        var overLimit = Options.MaxConnections > 0 && _clients.Count >= Options.MaxConnections;
+        if (!overLimit)
+        {
+            _clients[id] = client;
+        }
+        _logger.LogDebug("{Client} - Client connection created", client);
+        var info = _info!.RenderForClient(id, client.RemoteIp);
+        var task = Task.Run(() => client.RunAsync(info, overLimit));
+        _clientTasks[id] = task;
+        task.ContinueWith(_ => _clientTasks.TryRemove(id, out Task? _), TaskScheduler.Default);
+        if (Volatile.Read(ref _shuttingDown) == 1)
+        {
+            client.CloseConnection(ClosedReason.ServerShutdown);
+        }
+    }
+
+    private void Heartbeat()
+    {
+        var now = Environment.TickCount64;
+        foreach (var client in _clients.Values)
+        {
+            client.OnHeartbeat(now);
+        }
+    }
+
+    private TimeSpan HeartbeatInterval()
+    {
+        var shortest = new[] { Options.PingInterval, Options.AuthTimeout, Options.WriteDeadline, TimeSpan.FromSeconds(2) }
+            .Where(t => t > TimeSpan.Zero)
+            .Min();
+        var tick = shortest / 4;
+        return tick < TimeSpan.FromMilliseconds(25) ? TimeSpan.FromMilliseconds(25)
+            : tick > TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1)
+            : tick;
+    }
+
+    private static IPAddress ResolveListenAddress(string host)
+    {
+        if (string.IsNullOrEmpty(host) || host == "0.0.0.0" || host == "*")
+        {
+            return IPAddress.Any;
+        }
+        if (host == "::" || host == "[::]")
+        {
+            return IPAddress.IPv6Any;
+        }
+        if (IPAddress.TryParse(host.Trim('[', ']'), out var address))
+        {
+            return address;
+        }
+        return Dns.GetHostAddresses(host).First();
+    }
+
+    private static string FormatHost(string host) => host.Contains(':') && !host.StartsWith('[') ? $"[{host}]" : host;
+
+    private static string NewServerId()
+    {
+        // Same shape as the Go server's id (an nkey public key): 'N' and 55 base32 characters.
+        const string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+        Span<char> id = stackalloc char[56];
+        id[0] = 'N';
+        for (var i = 1; i < id.Length; i++)
+        {
+            id[i] = alphabet[Random.Shared.Next(alphabet.Length)];
+        }
+        return new string(id);
+    }
 }

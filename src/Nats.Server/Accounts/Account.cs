@@ -1,0 +1,21 @@
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Accounts;
+
+/// <summary>
+/// An isolated subject space. Until accounts are configurable every client lives in the global
+/// account "$G", as in the Go server without an accounts block.
+/// </summary>
+internal sealed class Account
+{
+    public const string GlobalAccountName = "$G";
+
+    public Account(string name)
+    {
+        Name = name;
+    }
+
+    public string Name { get; }
+
+    public SubList SubList { get; } = new();
+}

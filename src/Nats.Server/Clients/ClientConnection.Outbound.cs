@@ -1,0 +1,294 @@
+using System.Net.Sockets;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Clients;
+
+internal sealed partial class ClientConnection
+{
+    private readonly Lock _outLock = new();
+    private readonly OutboundBuffer _out = new();
+    private readonly AsyncSignal _flushSignal = new();
+
+    // Clients that received something during the current read batch (Go's pcd): each is signalled
+    // once when the batch is done instead of once per message.
+    private ClientConnection[] _pendingClients = new ClientConnection[16];
+    private int _pendingClientCount;
+    private long _batchId;
+
+    /// <summary>Id of the publisher batch that last queued to this client; dedupes the pending set.</summary>
+    internal long FlushMark;
+
+    private int _closed;
+    private ClosedReason _closedReason;
+    private long _writeStartedTicks;
+
+    public bool IsClosed => Volatile.Read(ref _closed) != 0;
+    public ClosedReason ClosedReason => _closedReason;
+    public DateTime? StopTime { get; private set; }
+
+    public long PendingBytes
+    {
+        get
+        {
+            lock (_outLock)
+            {
+                return _out.PendingBytes;
+            }
+        }
+    }
+
+    /// <summary>Queues a protocol line from this client's own read loop; flushed at the end of the batch.</summary>
+    internal void EnqueueProtocol(ReadOnlySpan<byte> line)
+    {
+        lock (_outLock)
+        {
+            if (IsClosed)
+            {
+                return;
+            }
+            _out.Write(line);
+        }
+        AddPendingClient(this);
+    }
+
+    /// <summary>Queues a protocol line from outside the read loop (timers) and wakes the writer.</summary>
+    internal void SendProtocolNow(ReadOnlySpan<byte> line)
+    {
+        lock (_outLock)
+        {
+            if (IsClosed)
+            {
+                return;
+            }
+            _out.Write(line);
+        }
+        SignalFlush();
+    }
+
+    internal void SignalFlush() => _flushSignal.Set();
+
+    /// <summary>
+    /// Queues one message for this client on behalf of a publisher (called on the publisher's read loop).
+    /// Returns false when nothing was queued: echo off, closed, or the auto-unsubscribe limit passed.
+    /// </summary>
+    internal bool TryDeliver(
+        ClientConnection publisher,
+        Subscription subscription,
+        ReadOnlySpan<byte> prefix,
+        ReadOnlySpan<byte> suffix,
+        ReadOnlySpan<byte> message,
+        int headerSize,
+        ReadOnlySpan<byte> subject,
+        ReadOnlySpan<byte> reply)
+    {
+        if (publisher == this && !_echo)
+        {
+            return false;
+        }
+        if (headerSize > 0 && !_headers)
+        {
+            return DeliverWithoutHeaders(publisher, subscription, subject, reply, message[headerSize..]);
+        }
+
+        var sid = subscription.Sid;
+        var length = prefix.Length + sid.Length + suffix.Length + message.Length;
+        var reachedMax = false;
+        var pastMax = false;
+        var slowConsumer = false;
+        lock (_outLock)
+        {
+            if (IsClosed || subscription.Closed)
+            {
+                return false;
+            }
+            var delivered = ++subscription.Delivered;
+            if (subscription.Max > 0 && delivered > subscription.Max)
+            {
+                // A racing publisher already took the last allowed delivery.
+                pastMax = true;
+            }
+            else if (_out.PendingBytes + length > _options.MaxPending)
+            {
+                slowConsumer = true;
+            }
+            else
+            {
+                var span = _out.GetSpan(length);
+                prefix.CopyTo(span);
+                var position = prefix.Length;
+                sid.CopyTo(span[position..]);
+                position += sid.Length;
+                suffix.CopyTo(span[position..]);
+                position += suffix.Length;
+                message.CopyTo(span[position..]);
+                _out.Advance(length);
+                OutMsgs++;
+                OutBytes += message.Length - 2;
+                reachedMax = subscription.Max > 0 && delivered == subscription.Max;
+            }
+        }
+
+        if (slowConsumer)
+        {
+            _server.RecordSlowConsumer();
+            _logger.LogInformation("{Client} - Slow Consumer Detected: MaxPending of {MaxPending} Exceeded", this, _options.MaxPending);
+            CloseConnection(ClosedReason.SlowConsumerPendingBytes);
+            return false;
+        }
+        if (pastMax || reachedMax)
+        {
+            RemoveSubscription(subscription);
+            if (pastMax)
+            {
+                return false;
+            }
+        }
+        publisher.AddPendingClient(this);
+        return true;
+    }
+
+    /// <summary>A client that did not ask for headers gets the body only, as a plain MSG (Go strips them too).</summary>
+    private bool DeliverWithoutHeaders(ClientConnection publisher, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> body)
+    {
+        var line = new byte[subject.Length + reply.Length + 32];
+        var span = line.AsSpan();
+        "MSG "u8.CopyTo(span);
+        var position = 4;
+        subject.CopyTo(span[position..]);
+        position += subject.Length;
+        span[position++] = (byte)' ';
+        var prefixLength = position;
+        if (!reply.IsEmpty)
+        {
+            span[position++] = (byte)' ';
+            reply.CopyTo(span[position..]);
+            position += reply.Length;
+        }
+        span[position++] = (byte)' ';
+        System.Buffers.Text.Utf8Formatter.TryFormat(body.Length - 2, span[position..], out var written);
+        position += written;
+        span[position++] = (byte)'\r';
+        span[position++] = (byte)'\n';
+        return TryDeliver(publisher, subscription, span[..prefixLength], span[prefixLength..position], body, -1, subject, reply);
+    }
+
+    /// <summary>Adds a destination to this read loop's pending-flush set, once per batch.</summary>
+    internal void AddPendingClient(ClientConnection destination)
+    {
+        if (_batchId == 0)
+        {
+            _batchId = _server.NextBatchId();
+        }
+        if (destination.FlushMark == _batchId)
+        {
+            return;
+        }
+        destination.FlushMark = _batchId;
+        if (_pendingClientCount == _pendingClients.Length)
+        {
+            Array.Resize(ref _pendingClients, _pendingClients.Length * 2);
+        }
+        _pendingClients[_pendingClientCount++] = destination;
+    }
+
+    /// <summary>Wakes the writer of every client that got data in this batch.</summary>
+    private void FlushPendingClients()
+    {
+        for (var i = 0; i < _pendingClientCount; i++)
+        {
+            _pendingClients[i].SignalFlush();
+            _pendingClients[i] = null!;
+        }
+        _pendingClientCount = 0;
+        _batchId = 0;
+    }
+
+    private async Task WriteLoopAsync()
+    {
+        var batch = new List<ArraySegment<byte>>();
+        try
+        {
+            while (true)
+            {
+                await _flushSignal.WaitAsync().ConfigureAwait(false);
+                var closing = IsClosed;
+                while (true)
+                {
+                    lock (_outLock)
+                    {
+                        _out.TakeAll(batch);
+                        if (batch.Count == 0)
+                        {
+                            _out.ResetChunkSize();
+                        }
+                    }
+                    if (batch.Count == 0)
+                    {
+                        break;
+                    }
+                    Volatile.Write(ref _writeStartedTicks, Environment.TickCount64);
+                    foreach (var segment in batch)
+                    {
+                        await _transport.SendAsync(segment, CancellationToken.None).ConfigureAwait(false);
+                    }
+                    Volatile.Write(ref _writeStartedTicks, 0);
+                    Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
+                    OutboundBuffer.Release(batch);
+                }
+                if (closing || IsClosed)
+                {
+                    break;
+                }
+            }
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException or IOException or OperationCanceledException)
+        {
+            if (!IsClosed)
+            {
+                CloseConnection(ClosedReason.WriteError);
+            }
+        }
+        catch (Exception ex)
+        {
+            _logger.LogError(ex, "{Client} - Unexpected error in write loop", this);
+            CloseConnection(ClosedReason.WriteError);
+        }
+        finally
+        {
+            OutboundBuffer.Release(batch);
+            lock (_outLock)
+            {
+                _out.Clear();
+            }
+            _transport.Abort();
+        }
+    }
+
+    /// <summary>
+    /// Ends the connection. Protocol errors flush what is queued (the -ERR) before the socket closes;
+    /// slow consumers and broken sockets are cut at once. Safe to call from any thread, once or many times.
+    /// </summary>
+    internal void CloseConnection(ClosedReason reason)
+    {
+        if (Interlocked.CompareExchange(ref _closed, 1, 0) != 0)
+        {
+            return;
+        }
+        _closedReason = reason;
+        StopTime = DateTime.UtcNow;
+        var cutNow = reason is ClosedReason.SlowConsumerPendingBytes or ClosedReason.SlowConsumerWriteDeadline
+            or ClosedReason.WriteError or ClosedReason.ReadError or ClosedReason.ClientClosed;
+        if (cutNow)
+        {
+            lock (_outLock)
+            {
+                _out.Clear();
+            }
+            _transport.Abort();
+        }
+        RemoveAllSubscriptions();
+        _server.OnClientClosed(this);
+        _flushSignal.Set();
+    }
+}

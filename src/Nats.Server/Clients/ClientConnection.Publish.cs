@@ -1,0 +1,204 @@
+using System.Buffers.Text;
+using System.Text;
+using Nats.Server.Protocol;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Clients;
+
+internal sealed partial class ClientConnection
+{
+    private const int MaxCachedResults = 512;
+
+    // Per-connection match cache (Go's c.in.results): no lock on a hit, dropped whenever the
+    // account's subscription index changes.
+    private readonly Dictionary<byte[], SubListResult> _resultCache = new(ByteKeyComparer.Instance);
+    private readonly Dictionary<byte[], SubListResult>.AlternateLookup<ReadOnlySpan<byte>> _resultCacheLookup;
+    private long _resultCacheGeneration = -1;
+
+    // The MSG line is the same for every receiver except the sid, so it is built once per publish
+    // as a prefix ("MSG subject ") and a suffix (" [reply] size\r\n").
+    private byte[] _lineScratch = new byte[512];
+    private uint _queueRandom = (uint)Random.Shared.Next(1, int.MaxValue);
+
+    /// <summary>PUB/HPUB — mirrors processInboundClientMsg and processMsgResults.</summary>
+    private void ProcessPublish(ReadOnlySpan<byte> buffer, in ClientCommand command)
+    {
+        var subject = buffer[command.Subject];
+        var reply = command.HasReply ? buffer[command.Reply] : default;
+        InMsgs++;
+        InBytes += command.PayloadSize;
+
+        if (_connect.Pedantic && !SubjectValidation.IsValidLiteralSubject(subject))
+        {
+            EnqueueProtocol(ErrorTexts.InvalidPublishSubject);
+        }
+        if (subject.Length > 5 && subject.StartsWith("_GR_."u8))
+        {
+            EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublish(Encoding.UTF8.GetString(subject))));
+            return;
+        }
+        if (!reply.IsEmpty && IsReservedReply(reply))
+        {
+            EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublishReply(Encoding.UTF8.GetString(reply))));
+            return;
+        }
+        if (_connect.Verbose)
+        {
+            EnqueueProtocol("+OK\r\n"u8);
+        }
+
+        var result = Lookup(subject);
+        var delivered = false;
+        if (!result.IsEmpty)
+        {
+            var message = buffer.Slice(command.PayloadStart, command.PayloadSize + 2);
+            delivered = DeliverToResult(result, subject, reply, command.HeaderSize, message);
+        }
+        if (!delivered && !reply.IsEmpty && _connect.NoResponders)
+        {
+            SendNoResponders(reply);
+        }
+    }
+
+    private static bool IsReservedReply(ReadOnlySpan<byte> reply) =>
+        (reply.Length > 4 && reply.StartsWith("_R_."u8))
+        || (reply.Length > 8 && reply.StartsWith("$JS.ACK."u8))
+        || (reply.Length > 5 && reply.StartsWith("_GR_."u8));
+
+    private SubListResult Lookup(ReadOnlySpan<byte> subject)
+    {
+        var subList = Account.SubList;
+        var generation = subList.GenerationId;
+        if (generation != _resultCacheGeneration)
+        {
+            _resultCache.Clear();
+            _resultCacheGeneration = generation;
+        }
+        else if (_resultCacheLookup.TryGetValue(subject, out var cached))
+        {
+            return cached;
+        }
+        var result = subList.Match(subject);
+        if (_resultCache.Count >= MaxCachedResults)
+        {
+            _resultCache.Clear();
+        }
+        _resultCacheLookup[subject] = result;
+        return result;
+    }
+
+    private bool DeliverToResult(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize, ReadOnlySpan<byte> message)
+    {
+        var line = BuildLineParts(subject, reply, headerSize, message.Length - 2, out var prefixLength);
+        var prefix = line[..prefixLength];
+        var suffix = line[prefixLength..];
+        var delivered = false;
+
+        foreach (var subscription in result.Plain)
+        {
+            delivered |= subscription.Client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
+        }
+
+        var groups = result.QueueGroups;
+        for (var g = 0; g < groups.Length; g++)
+        {
+            var members = groups[g];
+            var start = (int)(NextQueueRandom() % (uint)members.Length);
+            for (var i = 0; i < members.Length; i++)
+            {
+                var member = members[(start + i) % members.Length];
+                if (member.Client.TryDeliver(this, member, prefix, suffix, message, headerSize, subject, reply))
+                {
+                    delivered = true;
+                    break;
+                }
+            }
+        }
+        return delivered;
+    }
+
+    private uint NextQueueRandom()
+    {
+        // xorshift32: cheap and good enough to spread a queue group's load.
+        var x = _queueRandom;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        _queueRandom = x;
+        return x;
+    }
+
+    /// <summary>Writes "MSG subject " + " [reply] size\r\n" (or the HMSG form) into scratch space.</summary>
+    private ReadOnlySpan<byte> BuildLineParts(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize, int size, out int prefixLength)
+    {
+        var maxLength = subject.Length + reply.Length + 40;
+        if (_lineScratch.Length < maxLength)
+        {
+            _lineScratch = new byte[Math.Max(maxLength, _lineScratch.Length * 2)];
+        }
+        var span = _lineScratch.AsSpan();
+        var position = 0;
+        if (headerSize >= 0)
+        {
+            "HMSG "u8.CopyTo(span);
+            position = 5;
+        }
+        else
+        {
+            "MSG "u8.CopyTo(span);
+            position = 4;
+        }
+        subject.CopyTo(span[position..]);
+        position += subject.Length;
+        span[position++] = (byte)' ';
+        prefixLength = position;
+        if (!reply.IsEmpty)
+        {
+            span[position++] = (byte)' ';
+            reply.CopyTo(span[position..]);
+            position += reply.Length;
+        }
+        if (headerSize >= 0)
+        {
+            span[position++] = (byte)' ';
+            Utf8Formatter.TryFormat(headerSize, span[position..], out var written);
+            position += written;
+        }
+        span[position++] = (byte)' ';
+        Utf8Formatter.TryFormat(size, span[position..], out var sizeWritten);
+        position += sizeWritten;
+        span[position++] = (byte)'\r';
+        span[position++] = (byte)'\n';
+        return span[..position];
+    }
+
+    /// <summary>The 503 status a requester gets when nobody listens (no_responders in CONNECT).</summary>
+    private void SendNoResponders(ReadOnlySpan<byte> reply)
+    {
+        Subscription? own = null;
+        foreach (var subscription in Account.SubList.Match(reply).Plain)
+        {
+            if (subscription.Client == this)
+            {
+                own = subscription;
+                break;
+            }
+        }
+        if (own is null)
+        {
+            return;
+        }
+        var line = new byte[reply.Length + own.Sid.Length + 48];
+        var span = line.AsSpan();
+        "HMSG "u8.CopyTo(span);
+        var position = 5;
+        reply.CopyTo(span[position..]);
+        position += reply.Length;
+        span[position++] = (byte)' ';
+        own.Sid.CopyTo(span[position..]);
+        position += own.Sid.Length;
+        " 16 16\r\nNATS/1.0 503\r\n\r\n\r\n"u8.CopyTo(span[position..]);
+        position += 26;
+        EnqueueProtocol(span[..position]);
+    }
+}

@@ -1,0 +1,98 @@
+using System.Net;
+using System.Text;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.Configuration;
+using Nats.Server.Hosting;
+using Nats.Server.Protocol;
+using Nats.Server.Subscriptions;
+using Nats.Server.Transport;
+
+namespace Nats.Server.Clients;
+
+/// <summary>
+/// One client connection: a read loop that parses and routes commands in place, and a write loop
+/// that drains the outbound buffer. The pieces live in partial files by concern: Read (receive and
+/// dispatch), Commands (CONNECT/SUB/UNSUB), Publish (routing and fan-out), Outbound (buffering,
+/// write loop, close) and Timers (ping, auth timeout, write deadline).
+/// </summary>
+internal sealed partial class ClientConnection
+{
+    private readonly NatsServer _server;
+    private readonly ClientTransport _transport;
+    private readonly ServerOptions _options;
+    private readonly ILogger _logger;
+    private readonly ConnectOptions _connect = new();
+    private readonly string _remoteAddress;
+
+    public ClientConnection(NatsServer server, ClientTransport transport, ulong id, Account account, ILogger logger)
+    {
+        _server = server;
+        _transport = transport;
+        _options = server.Options;
+        _logger = logger;
+        Id = id;
+        Account = account;
+        StartTime = DateTime.UtcNow;
+        var now = Environment.TickCount64;
+        _lastActivityTicks = now;
+        var remote = transport.RemoteEndPoint as IPEndPoint;
+        RemoteIp = remote?.Address.ToString() ?? "";
+        RemotePort = remote?.Port ?? 0;
+        _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
+        _trace = logger.IsEnabled(LogLevel.Trace);
+        _awaitingAuth = server.AuthRequired;
+        _maxPayload = _options.MaxPayload;
+        _resultCacheLookup = _resultCache.GetAlternateLookup<ReadOnlySpan<byte>>();
+    }
+
+    public ulong Id { get; }
+    public Account Account { get; }
+    public DateTime StartTime { get; }
+    public string RemoteIp { get; }
+    public int RemotePort { get; }
+
+    public string? Name => _connect.Name;
+    public string? Lang => _connect.Lang;
+    public string? Version => _connect.Version;
+
+    /// <summary>Messages and bytes received from this client (owned by its read loop).</summary>
+    public long InMsgs;
+    public long InBytes;
+
+    /// <summary>Messages and bytes queued to this client (updated under the outbound lock).</summary>
+    public long OutMsgs;
+    public long OutBytes;
+
+    public override string ToString() => $"{_remoteAddress} - cid:{Id}";
+
+    /// <summary>Sends INFO and runs both loops until the connection ends.</summary>
+    public async Task RunAsync(byte[] info, bool overConnectionLimit)
+    {
+        EnqueueProtocol(info);
+        SignalFlush();
+        var writer = Task.Run(WriteLoopAsync);
+        if (overConnectionLimit)
+        {
+            // Go sends INFO first, then refuses the connection.
+            EnqueueProtocol(ErrorTexts.MaxConnectionsExceeded);
+            CloseConnection(ClosedReason.MaxConnectionsExceeded);
+        }
+        else
+        {
+            ScheduleFirstPing(Environment.TickCount64);
+            if (_awaitingAuth)
+            {
+                _authDeadlineTicks = Environment.TickCount64 + (long)_options.AuthTimeout.TotalMilliseconds;
+            }
+            await ReadLoopAsync().ConfigureAwait(false);
+        }
+        await writer.ConfigureAwait(false);
+    }
+
+    private void Trace(string direction, ReadOnlySpan<byte> op, ReadOnlySpan<byte> args)
+    {
+        _logger.LogTrace("{Client} - {Direction} [{Op}{Space}{Args}]", this, direction, Encoding.UTF8.GetString(op),
+            args.IsEmpty ? "" : " ", Encoding.UTF8.GetString(args));
+    }
+}

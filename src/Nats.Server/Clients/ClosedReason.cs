@@ -1,0 +1,70 @@
+namespace Nats.Server.Clients;
+
+/// <summary>Why a connection ended; the texts match the Go server's /connz "reason" field.</summary>
+internal enum ClosedReason
+{
+    None,
+    ClientClosed,
+    AuthenticationTimeout,
+    AuthenticationViolation,
+    TlsHandshakeError,
+    SlowConsumerPendingBytes,
+    SlowConsumerWriteDeadline,
+    WriteError,
+    ReadError,
+    ParseError,
+    StaleConnection,
+    ProtocolViolation,
+    BadClientProtocolVersion,
+    WrongPort,
+    MaxAccountConnectionsExceeded,
+    MaxConnectionsExceeded,
+    MaxPayloadExceeded,
+    MaxControlLineExceeded,
+    MaxSubscriptionsExceeded,
+    DuplicateRoute,
+    RouteRemoved,
+    ServerShutdown,
+    AuthenticationExpired,
+    WrongGateway,
+    MissingAccount,
+    Revocation,
+    InternalClient,
+    MsgHeaderViolation,
+    NoRespondersRequiresHeaders,
+    ClusterNameConflict,
+    DuplicateRemoteLeafnodeConnection,
+    DuplicateClientId,
+    DuplicateServerName,
+    MinimumVersionRequired,
+    ClusterNamesIdentical,
+    Kicked,
+}
+
+internal static class ClosedReasonText
+{
+    public static string ToText(this ClosedReason reason) => reason switch
+    {
+        ClosedReason.ClientClosed => "Client Closed",
+        ClosedReason.AuthenticationTimeout => "Authentication Timeout",
+        ClosedReason.AuthenticationViolation => "Authentication Failure",
+        ClosedReason.TlsHandshakeError => "TLS Handshake Failure",
+        ClosedReason.SlowConsumerPendingBytes => "Slow Consumer (Pending Bytes)",
+        ClosedReason.SlowConsumerWriteDeadline => "Slow Consumer (Write Deadline)",
+        ClosedReason.WriteError => "Write Error",
+        ClosedReason.ReadError => "Read Error",
+        ClosedReason.ParseError => "Parse Error",
+        ClosedReason.StaleConnection => "Stale Connection",
+        ClosedReason.ProtocolViolation => "Protocol Violation",
+        ClosedReason.BadClientProtocolVersion => "Bad Client Protocol Version",
+        ClosedReason.WrongPort => "Incorrect Port",
+        ClosedReason.MaxConnectionsExceeded => "Maximum Connections Exceeded",
+        ClosedReason.MaxPayloadExceeded => "Maximum Message Payload Exceeded",
+        ClosedReason.MaxControlLineExceeded => "Maximum Control Line Exceeded",
+        ClosedReason.MaxSubscriptionsExceeded => "Maximum Subscriptions Exceeded",
+        ClosedReason.ServerShutdown => "Server Shutdown",
+        ClosedReason.NoRespondersRequiresHeaders => "No Responders Requires Headers",
+        ClosedReason.Kicked => "Kicked",
+        _ => reason.ToString(),
+    };
+}

@@ -1,0 +1,81 @@
+using System.Buffers;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+
+namespace Nats.Server.Hosting;
+
+/// <summary>
+/// The INFO line: fields in the Go server's order (the Info struct in server.go), omitting the
+/// omitempty ones when unset, and written as "INFO {json} \r\n" (note the space), like Go.
+/// </summary>
+internal sealed class ServerInfo
+{
+    private static readonly JsonWriterOptions WriterOptions = new()
+    {
+        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        SkipValidation = true,
+    };
+
+    public required string ServerId { get; init; }
+    public required string ServerName { get; init; }
+    public required string Version { get; init; }
+    public required string RuntimeVersion { get; init; }
+    public required string Host { get; init; }
+    public required int Port { get; init; }
+    public bool Headers { get; init; }
+    public bool AuthRequired { get; init; }
+    public int MaxPayload { get; init; }
+    public string[]? ConnectUrls { get; init; }
+    public bool LameDuckMode { get; set; }
+
+    public byte[] RenderForClient(ulong clientId, string? clientIp, string? nonce = null)
+    {
+        var buffer = new ArrayBufferWriter<byte>(512);
+        buffer.Write("INFO "u8);
+        using (var json = new Utf8JsonWriter(buffer, WriterOptions))
+        {
+            json.WriteStartObject();
+            json.WriteString("server_id", ServerId);
+            json.WriteString("server_name", ServerName);
+            json.WriteString("version", Version);
+            json.WriteNumber("proto", 1);
+            json.WriteString("go", RuntimeVersion);
+            json.WriteString("host", Host);
+            json.WriteNumber("port", Port);
+            json.WriteBoolean("headers", Headers);
+            if (AuthRequired)
+            {
+                json.WriteBoolean("auth_required", true);
+            }
+            json.WriteNumber("max_payload", MaxPayload);
+            if (clientId != 0)
+            {
+                json.WriteNumber("client_id", clientId);
+            }
+            if (!string.IsNullOrEmpty(clientIp))
+            {
+                json.WriteString("client_ip", clientIp);
+            }
+            if (!string.IsNullOrEmpty(nonce))
+            {
+                json.WriteString("nonce", nonce);
+            }
+            if (ConnectUrls is { Length: > 0 })
+            {
+                json.WriteStartArray("connect_urls");
+                foreach (var url in ConnectUrls)
+                {
+                    json.WriteStringValue(url);
+                }
+                json.WriteEndArray();
+            }
+            if (LameDuckMode)
+            {
+                json.WriteBoolean("ldm", true);
+            }
+            json.WriteEndObject();
+        }
+        buffer.Write(" \r\n"u8);
+        return buffer.WrittenSpan.ToArray();
+    }
+}

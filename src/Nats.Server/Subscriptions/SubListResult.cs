@@ -1,0 +1,21 @@
+namespace Nats.Server.Subscriptions;
+
+/// <summary>
+/// What a subject matched: plain subscriptions, and one array per queue group (a message goes to
+/// one member of each group). Immutable once built, so it can be cached and shared across threads.
+/// </summary>
+internal sealed class SubListResult
+{
+    public static readonly SubListResult Empty = new([], []);
+
+    public SubListResult(Subscription[] plain, Subscription[][] queueGroups)
+    {
+        Plain = plain;
+        QueueGroups = queueGroups;
+    }
+
+    public Subscription[] Plain { get; }
+    public Subscription[][] QueueGroups { get; }
+
+    public bool IsEmpty => Plain.Length == 0 && QueueGroups.Length == 0;
+}

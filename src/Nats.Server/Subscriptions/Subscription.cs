@@ -1,0 +1,39 @@
+using System.Text;
+using Nats.Server.Clients;
+
+namespace Nats.Server.Subscriptions;
+
+/// <summary>
+/// One SUB of one client. Subject, queue and sid are kept as bytes because they are copied into
+/// every MSG line delivered for this subscription.
+/// </summary>
+internal sealed class Subscription
+{
+    public Subscription(ClientConnection client, byte[] subject, byte[]? queue, byte[] sid)
+    {
+        Client = client;
+        Subject = subject;
+        Queue = queue;
+        Sid = sid;
+    }
+
+    public ClientConnection Client { get; }
+    public byte[] Subject { get; }
+    public byte[]? Queue { get; }
+    public byte[] Sid { get; }
+
+    /// <summary>Messages delivered so far; only counted when an auto-unsubscribe limit is set.</summary>
+    public long Delivered;
+
+    /// <summary>Auto-unsubscribe limit (UNSUB sid max); 0 means none.</summary>
+    public long Max;
+
+    /// <summary>Set once the subscription left the index; deliveries racing with removal check it.</summary>
+    public volatile bool Closed;
+
+    public string SubjectString => Encoding.UTF8.GetString(Subject);
+    public string? QueueString => Queue is null ? null : Encoding.UTF8.GetString(Queue);
+    public string SidString => Encoding.UTF8.GetString(Sid);
+
+    public override string ToString() => Queue is null ? $"{SubjectString} {SidString}" : $"{SubjectString} {QueueString} {SidString}";
+}

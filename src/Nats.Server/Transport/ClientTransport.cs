@@ -1,0 +1,21 @@
+using System.Net;
+
+namespace Nats.Server.Transport;
+
+/// <summary>
+/// The byte pipe under a client connection. Plain TCP uses the socket directly; TLS and WebSocket
+/// (later) wrap a stream. Calls are per batch, never per message, so the virtual dispatch is noise.
+/// </summary>
+internal abstract class ClientTransport : IDisposable
+{
+    public abstract EndPoint? RemoteEndPoint { get; }
+
+    public abstract ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken);
+
+    public abstract ValueTask SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken);
+
+    /// <summary>Stops both directions so pending reads and writes complete promptly.</summary>
+    public abstract void Abort();
+
+    public abstract void Dispose();
+}

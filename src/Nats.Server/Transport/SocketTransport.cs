@@ -1,0 +1,67 @@
+using System.Net;
+using System.Net.Sockets;
+
+namespace Nats.Server.Transport;
+
+/// <summary>Plain TCP: the socket's own ValueTask-based receive and send allocate nothing per call.</summary>
+internal sealed class SocketTransport : ClientTransport
+{
+    private readonly Socket _socket;
+    private int _aborted;
+
+    public SocketTransport(Socket socket)
+    {
+        _socket = socket;
+        _socket.NoDelay = true;
+    }
+
+    public Socket Socket => _socket;
+
+    public override EndPoint? RemoteEndPoint
+    {
+        get
+        {
+            try
+            {
+                return _socket.RemoteEndPoint;
+            }
+            catch (ObjectDisposedException)
+            {
+                return null;
+            }
+        }
+    }
+
+    public override ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken) =>
+        _socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
+
+    public override async ValueTask SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
+    {
+        while (!data.IsEmpty)
+        {
+            var sent = await _socket.SendAsync(data, SocketFlags.None, cancellationToken).ConfigureAwait(false);
+            data = data[sent..];
+        }
+    }
+
+    public override void Abort()
+    {
+        if (Interlocked.Exchange(ref _aborted, 1) == 1)
+        {
+            return;
+        }
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (SocketException)
+        {
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+        _socket.Close();
+    }
+
+    public override void Dispose() => Abort();
+}
