@@ -1,0 +1,197 @@
+using System.Text;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Tests.Subscriptions;
+
+public class SubListTests
+{
+    private static Subscription Sub(string subject, string? queue = null, string sid = "1") =>
+        new(null!, Encoding.UTF8.GetBytes(subject), queue is null ? null : Encoding.UTF8.GetBytes(queue), Encoding.UTF8.GetBytes(sid));
+
+    private static SubListResult Match(SubList list, string subject) => list.Match(Encoding.UTF8.GetBytes(subject));
+
+    [Fact]
+    public void LiteralSubscription_MatchesOnlyItsSubject()
+    {
+        var list = new SubList();
+        var sub = Sub("foo.bar");
+        Assert.True(list.Insert(sub));
+        Assert.Same(sub, Assert.Single(Match(list, "foo.bar").Plain));
+        Assert.True(Match(list, "foo.baz").IsEmpty);
+        Assert.True(Match(list, "foo").IsEmpty);
+        Assert.True(Match(list, "foo.bar.baz").IsEmpty);
+    }
+
+    [Fact]
+    public void PartialWildcard_MatchesExactlyOneToken()
+    {
+        var list = new SubList();
+        var sub = Sub("foo.*.baz");
+        list.Insert(sub);
+        Assert.Single(Match(list, "foo.bar.baz").Plain);
+        Assert.Single(Match(list, "foo.x.baz").Plain);
+        Assert.True(Match(list, "foo.baz").IsEmpty);
+        Assert.True(Match(list, "foo.a.b.baz").IsEmpty);
+    }
+
+    [Fact]
+    public void FullWildcard_MatchesOneOrMoreTokens()
+    {
+        var list = new SubList();
+        list.Insert(Sub("foo.>"));
+        Assert.True(Match(list, "foo").IsEmpty);
+        Assert.Single(Match(list, "foo.bar").Plain);
+        Assert.Single(Match(list, "foo.bar.baz.qux").Plain);
+        Assert.True(Match(list, "bar.foo").IsEmpty);
+    }
+
+    [Fact]
+    public void OverlappingSubscriptions_AreAllReturned()
+    {
+        var list = new SubList();
+        var subs = new[] { Sub("a.b.c", sid: "1"), Sub("a.*.c", sid: "2"), Sub("a.>", sid: "3"), Sub(">", sid: "4"), Sub("*.b.*", sid: "5"), Sub("a.b", sid: "6") };
+        foreach (var s in subs)
+        {
+            list.Insert(s);
+        }
+        var matched = Match(list, "a.b.c").Plain.Select(s => s.SidString).Order().ToArray();
+        Assert.Equal(["1", "2", "3", "4", "5"], matched);
+    }
+
+    [Fact]
+    public void QueueSubscriptions_AreGroupedByQueueName()
+    {
+        var list = new SubList();
+        list.Insert(Sub("foo", "q1", "1"));
+        list.Insert(Sub("foo", "q1", "2"));
+        list.Insert(Sub("foo.>".Replace(".>", ""), "q2", "3"));
+        list.Insert(Sub("*", "q1", "4"));
+        list.Insert(Sub("foo", sid: "5"));
+        var result = Match(list, "foo");
+        Assert.Single(result.Plain);
+        Assert.Equal(2, result.QueueGroups.Length);
+        var sizes = result.QueueGroups.Select(g => g.Length).Order().ToArray();
+        Assert.Equal([1, 3], sizes);
+    }
+
+    [Theory]
+    [InlineData("")]
+    [InlineData("foo..bar")]
+    [InlineData(".foo")]
+    [InlineData("foo.")]
+    [InlineData("foo.>.bar")]
+    [InlineData("foo bar")]
+    public void InvalidSubjects_AreRefused(string subject)
+    {
+        var list = new SubList();
+        Assert.False(list.Insert(Sub(subject)));
+        Assert.Equal(0, list.Count);
+    }
+
+    [Fact]
+    public void PublishedSubjectWithEmptyToken_MatchesNothing()
+    {
+        var list = new SubList();
+        list.Insert(Sub(">"));
+        Assert.True(Match(list, "foo..bar").IsEmpty);
+        Assert.True(Match(list, "").IsEmpty);
+    }
+
+    [Fact]
+    public void CachedResult_IsRefreshedWhenAMatchingSubscriptionArrivesOrLeaves()
+    {
+        var list = new SubList();
+        var first = Sub("foo.bar", sid: "1");
+        list.Insert(first);
+        Assert.Single(Match(list, "foo.bar").Plain);
+
+        var wildcard = Sub("foo.*", sid: "2");
+        list.Insert(wildcard);
+        Assert.Equal(2, Match(list, "foo.bar").Plain.Length);
+
+        list.Remove(first);
+        Assert.Same(wildcard, Assert.Single(Match(list, "foo.bar").Plain));
+
+        list.Remove(wildcard);
+        Assert.True(Match(list, "foo.bar").IsEmpty);
+    }
+
+    [Fact]
+    public void RepeatedMatch_IsServedFromTheCache()
+    {
+        var list = new SubList();
+        list.Insert(Sub("foo"));
+        var a = Match(list, "foo");
+        var b = Match(list, "foo");
+        Assert.Same(a, b);
+        Assert.Equal(1, list.GetStats().CacheHits);
+    }
+
+    [Fact]
+    public void GenerationId_ChangesOnEveryInsertAndRemove()
+    {
+        var list = new SubList();
+        var g0 = list.GenerationId;
+        var sub = Sub("foo");
+        list.Insert(sub);
+        var g1 = list.GenerationId;
+        list.Remove(sub);
+        Assert.True(g1 > g0);
+        Assert.True(list.GenerationId > g1);
+    }
+
+    [Fact]
+    public void RemovingEverything_PrunesTheTrie()
+    {
+        var list = new SubList();
+        var subs = Enumerable.Range(0, 1000).Select(i => Sub($"_INBOX.{i}.x", sid: i.ToString())).ToList();
+        foreach (var s in subs)
+        {
+            list.Insert(s);
+        }
+        list.RemoveBatch(subs);
+        Assert.Equal(0, list.Count);
+        Assert.Empty(list.All());
+        Assert.True(subs.All(s => s.Closed));
+        Assert.False(list.Remove(subs[0]));
+    }
+
+    [Fact]
+    public async Task ConcurrentInsertRemoveAndMatch_KeepCountsConsistent()
+    {
+        var list = new SubList();
+        var stable = Sub("stable.subject", sid: "s");
+        list.Insert(stable);
+        var writers = Enumerable.Range(0, 2).Select(w => Task.Run(() =>
+        {
+            for (var i = 0; i < 2000; i++)
+            {
+                var s = Sub($"churn.{w}.{i}", sid: $"{w}-{i}");
+                list.Insert(s);
+                list.Remove(s);
+            }
+        })).ToArray();
+        var reader = Task.Run(() =>
+        {
+            for (var i = 0; i < 5000; i++)
+            {
+                Assert.Single(Match(list, "stable.subject").Plain);
+            }
+        });
+        await Task.WhenAll([.. writers, reader]);
+        Assert.Equal(1, list.Count);
+    }
+
+    [Theory]
+    [InlineData("foo.bar", "foo.bar", true)]
+    [InlineData("foo.bar", "foo.*", true)]
+    [InlineData("foo.bar", "foo.>", true)]
+    [InlineData("foo.bar", ">", true)]
+    [InlineData("foo", "foo.>", false)]
+    [InlineData("foo.bar.baz", "foo.*", false)]
+    [InlineData("foo.bar", "*.*.*", false)]
+    public void SubjectMatches_FollowsWildcardRules(string literal, string filter, bool expected)
+    {
+        Assert.Equal(expected, SubjectValidation.Matches(Encoding.UTF8.GetBytes(literal), Encoding.UTF8.GetBytes(filter)));
+    }
+}
