@@ -21,7 +21,6 @@ internal sealed partial class ClientConnection
 
     private int _closed;
     private ClosedReason _closedReason;
-    private long _writeStartedTicks;
 
     public bool IsClosed => Volatile.Read(ref _closed) != 0;
     public ClosedReason ClosedReason => _closedReason;
@@ -190,79 +189,6 @@ internal sealed partial class ClientConnection
             Array.Resize(ref _pendingClients, _pendingClients.Length * 2);
         }
         _pendingClients[_pendingClientCount++] = destination;
-    }
-
-    /// <summary>Wakes the writer of every client that got data in this batch.</summary>
-    private void FlushPendingClients()
-    {
-        for (var i = 0; i < _pendingClientCount; i++)
-        {
-            _pendingClients[i].SignalFlush();
-            _pendingClients[i] = null!;
-        }
-        _pendingClientCount = 0;
-        _batchId = 0;
-    }
-
-    private async Task WriteLoopAsync()
-    {
-        var batch = new List<ArraySegment<byte>>();
-        try
-        {
-            while (true)
-            {
-                await _flushSignal.WaitAsync().ConfigureAwait(false);
-                var closing = IsClosed;
-                while (true)
-                {
-                    lock (_outLock)
-                    {
-                        _out.TakeAll(batch);
-                        if (batch.Count == 0)
-                        {
-                            _out.ResetChunkSize();
-                        }
-                    }
-                    if (batch.Count == 0)
-                    {
-                        break;
-                    }
-                    Volatile.Write(ref _writeStartedTicks, Environment.TickCount64);
-                    foreach (var segment in batch)
-                    {
-                        await _transport.SendAsync(segment, CancellationToken.None).ConfigureAwait(false);
-                    }
-                    Volatile.Write(ref _writeStartedTicks, 0);
-                    Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
-                    OutboundBuffer.Release(batch);
-                }
-                if (closing || IsClosed)
-                {
-                    break;
-                }
-            }
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException or IOException or OperationCanceledException)
-        {
-            if (!IsClosed)
-            {
-                CloseConnection(ClosedReason.WriteError);
-            }
-        }
-        catch (Exception ex)
-        {
-            _logger.LogError(ex, "{Client} - Unexpected error in write loop", this);
-            CloseConnection(ClosedReason.WriteError);
-        }
-        finally
-        {
-            OutboundBuffer.Release(batch);
-            lock (_outLock)
-            {
-                _out.Clear();
-            }
-            _transport.Abort();
-        }
     }
 
     /// <summary>

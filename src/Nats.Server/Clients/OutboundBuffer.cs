@@ -79,7 +79,16 @@ internal sealed class OutboundBuffer
     }
 
     /// <summary>After a quiet spell the next burst starts small again, so idle clients hold little memory.</summary>
-    public void ResetChunkSize() => _nextChunkSize = MinChunkSize;
+    public void ResetChunkSizeIfIdle(Lock sync)
+    {
+        lock (sync)
+        {
+            if (PendingBytes == 0)
+            {
+                _nextChunkSize = MinChunkSize;
+            }
+        }
+    }
 
     private void SealCurrent()
     {

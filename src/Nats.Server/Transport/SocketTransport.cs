@@ -13,6 +13,8 @@ internal sealed class SocketTransport : ClientTransport
     {
         _socket = socket;
         _socket.NoDelay = true;
+        // Async operations are unaffected; synchronous sends (the inline flush) return WouldBlock instead of stalling.
+        _socket.Blocking = false;
     }
 
     public Socket Socket => _socket;

@@ -1,0 +1,205 @@
+using System.Net.Sockets;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Transport;
+
+namespace Nats.Server.Clients;
+
+/// <summary>
+/// Getting queued bytes onto the wire. Two paths share one rule: only the holder of the sending
+/// flag touches the socket's send side. The write loop drains asynchronously (and may block on a
+/// slow reader); a publisher's read loop, at the end of its batch, first tries to write a
+/// receiver's bytes itself with a non-blocking send, like Go's flushClients: this saves a thread
+/// hop per message on request/reply paths. Whatever a non-blocking send cannot take is left for
+/// the write loop.
+/// </summary>
+internal sealed partial class ClientConnection
+{
+    private const long InlineFlushMaxBytes = 64 * 1024;
+
+    private readonly List<ArraySegment<byte>> _inFlight = [];
+    private int _inFlightIndex;
+    private int _inFlightOffset;
+    private int _sending;
+    private long _writeStartedTicks;
+
+    /// <summary>Wakes or writes for every client that got data in this read batch.</summary>
+    private void FlushPendingClients()
+    {
+        for (var i = 0; i < _pendingClientCount; i++)
+        {
+            var client = _pendingClients[i];
+            _pendingClients[i] = null!;
+            if (!client.TryFlushInline())
+            {
+                client.SignalFlush();
+            }
+        }
+        _pendingClientCount = 0;
+        _batchId = 0;
+    }
+
+    /// <summary>
+    /// Writes queued bytes with a non-blocking send when nobody else is sending.
+    /// Returns false when the write loop must take over (busy, large backlog, or the socket is full).
+    /// </summary>
+    private bool TryFlushInline()
+    {
+        if (_transport is not SocketTransport socketTransport || IsClosed)
+        {
+            return false;
+        }
+        if (Interlocked.CompareExchange(ref _sending, 1, 0) != 0)
+        {
+            // The current sender loops until the queue is empty, so this data will go out.
+            return true;
+        }
+        var handedOver = false;
+        try
+        {
+            lock (_outLock)
+            {
+                if (_out.PendingBytes > InlineFlushMaxBytes || _inFlight.Count > 0)
+                {
+                    handedOver = true;
+                    return false;
+                }
+                _out.TakeAll(_inFlight);
+            }
+            var socket = socketTransport.Socket;
+            while (_inFlightIndex < _inFlight.Count)
+            {
+                var segment = _inFlight[_inFlightIndex];
+                var remaining = segment.AsSpan(_inFlightOffset);
+                var sent = socket.Send(remaining, SocketFlags.None, out var error);
+                if (error == SocketError.WouldBlock || (error == SocketError.Success && sent < remaining.Length))
+                {
+                    _inFlightOffset += Math.Max(sent, 0);
+                    handedOver = true;
+                    return false;
+                }
+                if (error != SocketError.Success)
+                {
+                    CloseConnection(ClosedReason.WriteError);
+                    return true;
+                }
+                _inFlightIndex++;
+                _inFlightOffset = 0;
+            }
+            ReleaseInFlight();
+            Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
+        }
+        catch (ObjectDisposedException)
+        {
+            return true;
+        }
+        finally
+        {
+            Volatile.Write(ref _sending, 0);
+        }
+        // Data that arrived while we held the flag was signalled to a writer that found it busy.
+        if (!handedOver && HasQueuedBytes())
+        {
+            return false;
+        }
+        return true;
+    }
+
+    private bool HasQueuedBytes()
+    {
+        lock (_outLock)
+        {
+            return !_out.IsEmpty;
+        }
+    }
+
+    private void ReleaseInFlight()
+    {
+        OutboundBuffer.Release(_inFlight);
+        _inFlightIndex = 0;
+        _inFlightOffset = 0;
+    }
+
+    private async Task WriteLoopAsync()
+    {
+        try
+        {
+            while (true)
+            {
+                await _flushSignal.WaitAsync().ConfigureAwait(false);
+                var closing = IsClosed;
+                await DrainAsync().ConfigureAwait(false);
+                if (closing || IsClosed)
+                {
+                    // Give an inline sender that holds the flag the chance to finish, then drain the rest.
+                    var spin = new SpinWait();
+                    while (Volatile.Read(ref _sending) != 0 && !spin.NextSpinWillYield)
+                    {
+                        spin.SpinOnce();
+                    }
+                    await DrainAsync().ConfigureAwait(false);
+                    break;
+                }
+            }
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException or IOException or OperationCanceledException)
+        {
+            if (!IsClosed)
+            {
+                CloseConnection(ClosedReason.WriteError);
+            }
+        }
+        catch (Exception ex)
+        {
+            _logger.LogError(ex, "{Client} - Unexpected error in write loop", this);
+            CloseConnection(ClosedReason.WriteError);
+        }
+        finally
+        {
+            lock (_outLock)
+            {
+                _out.Clear();
+            }
+            _transport.Abort();
+        }
+    }
+
+    /// <summary>Sends everything queued, including what an inline send left behind, until the queue is empty.</summary>
+    private async Task DrainAsync()
+    {
+        while (true)
+        {
+            if (Interlocked.CompareExchange(ref _sending, 1, 0) != 0)
+            {
+                return;
+            }
+            try
+            {
+                lock (_outLock)
+                {
+                    _out.TakeAll(_inFlight);
+                }
+                if (_inFlightIndex >= _inFlight.Count)
+                {
+                    ReleaseInFlight();
+                    _out.ResetChunkSizeIfIdle(_outLock);
+                    return;
+                }
+                Volatile.Write(ref _writeStartedTicks, Environment.TickCount64);
+                while (_inFlightIndex < _inFlight.Count)
+                {
+                    var segment = _inFlight[_inFlightIndex];
+                    await _transport.SendAsync(segment.AsMemory(_inFlightOffset), CancellationToken.None).ConfigureAwait(false);
+                    _inFlightIndex++;
+                    _inFlightOffset = 0;
+                }
+                Volatile.Write(ref _writeStartedTicks, 0);
+                Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
+                ReleaseInFlight();
+            }
+            finally
+            {
+                Volatile.Write(ref _sending, 0);
+            }
+        }
+    }
+}
