@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs every test suite of the repository and prints one closing line "N passed, M failed".
+# Installs what the tests need on a fresh machine first: Debian's nats-server (the Go reference
+# server the differential tests compare against) and the node packages of the nats.js scenarios.
+# Nothing is skipped silently: a missing tool is a failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+
+log() { printf '\n== %s\n' "$*"; }
+
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
+  log "installing Debian's nats-server (Go reference server)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq nats-server >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq nats-server >/dev/null
+  fi
+fi
+
+if [ -f tests/js/package.json ]; then
+  log "installing nats.js scenario packages"
+  npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
+fi
+
+log "building (Release)"
+if ! dotnet build Nats.slnx -c Release -nologo -v quiet; then
+  echo "build failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+passed=0
+failed=0
+status=0
+for project in tests/*/*.csproj; do
+  name=$(basename "$project" .csproj)
+  log "$name"
+  out=$(mktemp)
+  dotnet test "$project" -c Release --no-build --nologo 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  # VSTest's summary: "Passed!  - Failed:     0, Passed:    70, Skipped: ..."
+  summary=$(grep -E '(Passed|Failed)! +- Failed: +[0-9]+, Passed: +[0-9]+' "$out" | tail -1)
+  if [ -n "$summary" ]; then
+    f=$(sed -E 's/.*Failed: +([0-9]+),.*/\1/' <<<"$summary")
+    p=$(sed -E 's/.*Passed: +([0-9]+),.*/\1/' <<<"$summary")
+    passed=$((passed + p))
+    failed=$((failed + f))
+  fi
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    [ -z "$summary" ] && failed=$((failed + 1))
+  fi
+  rm -f "$out"
+done
+
+if [ -f scripts/bench.sh ]; then
+  log "benchmark harness smoke run (message counts only, no timings asserted)"
+  if bash scripts/bench.sh --smoke; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    status=1
+  fi
+fi
+
+echo
+echo "$passed passed, $failed failed"
+exit $status
