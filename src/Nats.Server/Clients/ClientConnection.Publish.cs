@@ -1,4 +1,3 @@
-using System.Buffers.Text;
 using System.Text;
 using Nats.Server.Protocol;
 using Nats.Server.Subscriptions;
@@ -52,7 +51,8 @@ internal sealed partial class ClientConnection
         if (!result.IsEmpty)
         {
             var message = buffer.Slice(command.PayloadStart, command.PayloadSize + 2);
-            delivered = DeliverToResult(result, subject, reply, command.HeaderSize, message);
+            var headerSizeToken = command.HeaderSize > 0 ? buffer[command.HeaderSizeToken] : default;
+            delivered = DeliverToResult(result, subject, reply, command.HeaderSize, headerSizeToken, buffer[command.SizeToken], message);
         }
         if (!delivered && !reply.IsEmpty && _connect.NoResponders)
         {
@@ -87,9 +87,15 @@ internal sealed partial class ClientConnection
         return result;
     }
 
-    private bool DeliverToResult(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize, ReadOnlySpan<byte> message)
+    private bool DeliverToResult(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
     {
-        var line = BuildLineParts(subject, reply, headerSize, message.Length - 2, out var prefixLength);
+        // An HPUB with an empty header block is delivered as a plain MSG, as in Go.
+        if (headerSize == 0)
+        {
+            headerSize = -1;
+        }
+        var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
         var prefix = line[..prefixLength];
         var suffix = line[prefixLength..];
         var delivered = false;
@@ -129,16 +135,17 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>Writes "MSG subject " + " [reply] size\r\n" (or the HMSG form) into scratch space.</summary>
-    private ReadOnlySpan<byte> BuildLineParts(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize, int size, out int prefixLength)
+    private ReadOnlySpan<byte> BuildLineParts(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headerSizeToken,
+        ReadOnlySpan<byte> sizeToken, bool withHeaders, out int prefixLength)
     {
-        var maxLength = subject.Length + reply.Length + 40;
+        var maxLength = subject.Length + reply.Length + headerSizeToken.Length + sizeToken.Length + 16;
         if (_lineScratch.Length < maxLength)
         {
             _lineScratch = new byte[Math.Max(maxLength, _lineScratch.Length * 2)];
         }
         var span = _lineScratch.AsSpan();
         var position = 0;
-        if (headerSize >= 0)
+        if (withHeaders)
         {
             "HMSG "u8.CopyTo(span);
             position = 5;
@@ -158,15 +165,15 @@ internal sealed partial class ClientConnection
             reply.CopyTo(span[position..]);
             position += reply.Length;
         }
-        if (headerSize >= 0)
+        if (withHeaders)
         {
             span[position++] = (byte)' ';
-            Utf8Formatter.TryFormat(headerSize, span[position..], out var written);
-            position += written;
+            headerSizeToken.CopyTo(span[position..]);
+            position += headerSizeToken.Length;
         }
         span[position++] = (byte)' ';
-        Utf8Formatter.TryFormat(size, span[position..], out var sizeWritten);
-        position += sizeWritten;
+        sizeToken.CopyTo(span[position..]);
+        position += sizeToken.Length;
         span[position++] = (byte)'\r';
         span[position++] = (byte)'\n';
         return span[..position];

@@ -58,6 +58,9 @@ internal struct ClientCommand
     public int PayloadStart;
     /// <summary>Total message size (headers + body).</summary>
     public int PayloadSize;
+    /// <summary>The size arguments as the client wrote them; Go copies these bytes into MSG (so "003" stays "003").</summary>
+    public Range SizeToken;
+    public Range HeaderSizeToken;
     /// <summary>UNSUB's max argument; -1 when absent, and -1 too when not a number (Go's parseSize).</summary>
     public long UnsubMax;
     public bool UnsubHasMax;

@@ -264,6 +264,7 @@ internal static class ClientProtocolParser
                 command.Reply = parts[1];
             }
             size = ParseSize(buffer[parts[count - 1]]);
+            command.SizeToken = parts[count - 1];
             if (size < 0)
             {
                 return Fail(ParseError.ProtocolViolation, out error);
@@ -282,6 +283,8 @@ internal static class ClientProtocolParser
             }
             var headerSize = ParseSize(buffer[parts[count - 2]]);
             size = ParseSize(buffer[parts[count - 1]]);
+            command.HeaderSizeToken = parts[count - 2];
+            command.SizeToken = parts[count - 1];
             if (headerSize < 0 || size < 0 || headerSize > size)
             {
                 return Fail(ParseError.ProtocolViolation, out error);

@@ -13,6 +13,10 @@ internal sealed partial class SubList
 
         public bool IsEmpty => (_literals is null || _literals.Count == 0) && PartialWildcard is null && FullWildcard is null;
 
+        /// <summary>The child for a literal token only: a published "*" or ">" is just a token and must not reach the wildcard children.</summary>
+        public Node? FindLiteral(ReadOnlySpan<byte> token) =>
+            _literals is not null && _lookup.TryGetValue(token, out var node) ? node : null;
+
         public Node? Find(ReadOnlySpan<byte> token)
         {
             if (token.Length == 1)

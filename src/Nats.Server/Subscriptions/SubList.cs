@@ -270,7 +270,7 @@ internal sealed partial class SubList
             {
                 MatchLevel(partial.Next, subject, tokens[(i + 1)..], ref collector);
             }
-            literal = level.Find(subject[tokens[i]]);
+            literal = level.FindLiteral(subject[tokens[i]]);
             level = literal?.Next;
         }
         if (literal is not null)

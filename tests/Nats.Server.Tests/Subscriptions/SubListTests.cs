@@ -89,6 +89,17 @@ public class SubListTests
     }
 
     [Fact]
+    public void PublishedWildcardToken_IsMatchedOnlyByWildcardSubscriptions_AndOnlyOnce()
+    {
+        var list = new SubList();
+        list.Insert(Sub("*", sid: "1"));
+        list.Insert(Sub("foo.*", sid: "2"));
+        list.Insert(Sub("foo.bar", sid: "3"));
+        Assert.Equal("1", Assert.Single(Match(list, "*").Plain).SidString);
+        Assert.Equal("2", Assert.Single(Match(list, "foo.*").Plain).SidString);
+    }
+
+    [Fact]
     public void PublishedSubjectWithEmptyToken_MatchesNothing()
     {
         var list = new SubList();
