@@ -1,0 +1,18 @@
+namespace Nats.Server.IntegrationTests.Infrastructure;
+
+/// <summary>
+/// Chooses what "our server" means for this run. NATS_DIFF_TARGET=go replaces it with a second Go
+/// process, which validates the harness and the scenarios themselves before our server exists.
+/// </summary>
+internal static class TestServers
+{
+    public const string TargetVariable = "NATS_DIFF_TARGET";
+
+    public static bool TargetIsGo =>
+        string.Equals(Environment.GetEnvironmentVariable(TargetVariable), "go", StringComparison.OrdinalIgnoreCase);
+
+    public static async Task<ITestServer> StartOursAsync(ServerSettings settings) =>
+        TargetIsGo ? await GoServerProcess.StartAsync(settings) : await InProcessServer.StartAsync(settings);
+
+    public static async Task<ITestServer> StartGoAsync(ServerSettings settings) => await GoServerProcess.StartAsync(settings);
+}
