@@ -26,11 +26,9 @@ public sealed class DifferentialTests
     {
         var parsed = ProtocolScript.Load(Path.Combine(RepoPaths.DifferentialScripts, script + ".nats"));
 
-        // Both servers start together: each test pays one startup, not two.
-        var goTask = TestServers.StartGoAsync(parsed.Server);
-        var oursTask = TestServers.StartOursAsync(parsed.Server);
-        await using var go = await goTask;
-        await using var ours = await oursTask;
+        var (goServer, oursServer) = await TestServers.StartPairAsync(parsed.Server);
+        await using var go = goServer;
+        await using var ours = oursServer;
 
         var runs = await Task.WhenAll(ScriptRunner.RunAsync(parsed, go.Port), ScriptRunner.RunAsync(parsed, ours.Port));
         var expected = runs[0];

@@ -16,7 +16,25 @@ internal sealed class InProcessServer : ITestServer
     public static async Task<InProcessServer> StartAsync(ServerSettings settings)
     {
         var server = new NatsServer(settings.ToServerOptions());
-        await server.StartAsync();
+        try
+        {
+            await server.StartAsync();
+        }
+        catch (Exception startFailure)
+        {
+            // Release whatever a half-started server holds; the start failure is the error worth reporting.
+            try
+            {
+                await server.DisposeAsync();
+            }
+            catch (Exception disposeFailure) when (disposeFailure is not OutOfMemoryException)
+            {
+                throw new AggregateException("server failed to start, then failed to stop", startFailure, disposeFailure);
+            }
+
+            throw;
+        }
+
         return new InProcessServer(server);
     }
 

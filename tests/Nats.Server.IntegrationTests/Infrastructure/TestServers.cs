@@ -15,4 +15,23 @@ internal static class TestServers
         TargetIsGo ? await GoServerProcess.StartAsync(settings) : await InProcessServer.StartAsync(settings);
 
     public static async Task<ITestServer> StartGoAsync(ServerSettings settings) => await GoServerProcess.StartAsync(settings);
+
+    /// <summary>Starts the Go reference and ours together (one startup's wait, not two); neither leaks if the other fails.</summary>
+    public static async Task<(ITestServer Go, ITestServer Ours)> StartPairAsync(ServerSettings settings)
+    {
+        var goTask = StartGoAsync(settings);
+        var oursTask = StartOursAsync(settings);
+        try
+        {
+            await Task.WhenAll(goTask, oursTask);
+        }
+        catch
+        {
+            if (goTask.IsCompletedSuccessfully) await goTask.Result.DisposeAsync();
+            if (oursTask.IsCompletedSuccessfully) await oursTask.Result.DisposeAsync();
+            throw;
+        }
+
+        return (await goTask, await oursTask);
+    }
 }
