@@ -310,6 +310,6 @@ internal sealed partial class ScriptConnection : IAsyncDisposable
         return sb.ToString();
     }
 
-    [GeneratedRegex(@"(?im)(?:^|\n)[ \t]*ping[ \t]*\r?$")]
+    [GeneratedRegex(@"(?im)^ping(?:[ \t][^\r\n]*)?\r?$")]
     private static partial Regex ExplicitPing();
 }
