@@ -1,3 +1,5 @@
+using Nats.Server.IntegrationTests.Infrastructure;
+
 namespace Nats.Server.IntegrationTests.Differential;
 
 /// <summary>Checks the harness itself, so a Go-vs-Go pass cannot come from a harness that compares nothing.</summary>
@@ -61,5 +63,19 @@ public sealed class HarnessSelfTests
     {
         var n = InfoNormalizer.Normalize("INFO {\"server_id\":\"NABC\",\"proto\":1,\"headers\":true,\"port\":4222}");
         Assert.Equal("INFO {\"headers\":true,\"port\":\"<port>\",\"proto\":1,\"server_id\":\"<server_id>\"}", n);
+    }
+
+    [Fact]
+    public void Every_script_is_documented_and_parses()
+    {
+        var doc = File.ReadAllText(Path.Combine(RepoPaths.Root, "docs", "DIFFERENTIAL.md"));
+        var files = Directory.GetFiles(RepoPaths.DifferentialScripts, "*.nats");
+        Assert.True(files.Length >= 40, $"only {files.Length} scripts");
+        foreach (var file in files)
+        {
+            var name = Path.GetFileNameWithoutExtension(file);
+            Assert.True(doc.Contains($"| `{name}` |", StringComparison.Ordinal), $"script {name} is not listed in docs/DIFFERENTIAL.md");
+            Assert.NotEmpty(ProtocolScript.Load(file).Steps);
+        }
     }
 }
