@@ -1,8 +1,10 @@
 // Real-client scenarios: nats.js v3 (@nats-io/transport-node) against a server URL.
 // Usage: node scenarios.mjs <nats-url> <scenario>   (node scenarios.mjs --list prints the names)
+// The "auth" scenario expects a server configured with user "alice" / password "s3cret".
 // Exit code 0 = scenario passed; otherwise a message on stderr says what went wrong.
 import { createHash, randomBytes } from "node:crypto";
 import {
+  AuthorizationError,
   connect,
   createInbox,
   headers,
@@ -206,6 +208,25 @@ const scenarios = {
     const next = nc.subscribe("auto.unsub", { max: 1 });
     nc.publish("auto.unsub", enc.encode("later"));
     equal((await collect(next, 1, "later"))[0].string(), "later", "fresh subscriber");
+    await nc.close();
+  },
+
+  async auth(url) {
+    let refused;
+    try {
+      const bad = await open(url, { user: "alice", pass: "wrong", reconnect: false });
+      await bad.close();
+    } catch (err) {
+      refused = err;
+    }
+    check(refused, "a wrong password must be refused");
+    const isAuth = refused instanceof AuthorizationError || refused?.cause instanceof AuthorizationError ||
+      /authorization violation/i.test(String(refused?.message));
+    check(isAuth, `expected an authorization error, got ${refused?.name}: ${refused?.message}`);
+    const nc = await open(url, { user: "alice", pass: "s3cret" });
+    const sub = nc.subscribe("auth.ok", { max: 1 });
+    nc.publish("auth.ok", enc.encode("in"));
+    equal((await collect(sub, 1, "authenticated round trip"))[0].string(), "in", "payload");
     await nc.close();
   },
 

@@ -10,7 +10,7 @@ public sealed class JsClientTests
 {
     private static readonly string[] ScenarioNames =
     [
-        "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered",
+        "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered", "auth",
     ];
 
     public static TheoryData<string> Scenarios() => new(ScenarioNames);
@@ -19,7 +19,9 @@ public sealed class JsClientTests
     [MemberData(nameof(Scenarios))]
     public async Task NatsJs_scenario_passes(string scenario)
     {
-        await using var server = await TestServers.StartOursAsync(new ServerSettings());
+        // Must match the credentials scenarios.mjs uses for its "auth" scenario.
+        var settings = scenario == "auth" ? new ServerSettings { User = "alice", Password = "s3cret" } : new ServerSettings();
+        await using var server = await TestServers.StartOursAsync(settings);
         var result = await NodeRunner.RunScenariosAsync(server.Url, scenario);
         Assert.True(result.ExitCode == 0, $"nats.js scenario '{scenario}' failed against the {server.Kind} server (exit {result.ExitCode}):\n{result.Output}");
     }
