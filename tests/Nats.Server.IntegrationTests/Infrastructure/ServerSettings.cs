@@ -1,0 +1,100 @@
+using System.Globalization;
+using System.Text;
+using Nats.Server.Configuration;
+
+namespace Nats.Server.IntegrationTests.Infrastructure;
+
+/// <summary>
+/// The handful of server settings a test can ask for, expressed once and rendered both as a Go
+/// configuration file and as our <see cref="ServerOptions"/>, so both servers run with the same limits.
+/// </summary>
+internal sealed class ServerSettings
+{
+    public string? User { get; set; }
+    public string? Password { get; set; }
+    public string? Token { get; set; }
+    public double? AuthTimeoutSeconds { get; set; }
+    public int? MaxPayload { get; set; }
+    public int? MaxControlLine { get; set; }
+    public int? MaxConnections { get; set; }
+    public int? MaxSubscriptions { get; set; }
+    public int? PingIntervalSeconds { get; set; }
+    public int? PingMax { get; set; }
+    public bool NoHeaderSupport { get; set; }
+
+    /// <summary>Parses "key=value" pairs as written on a script's <c>server:</c> line.</summary>
+    public static ServerSettings Parse(IEnumerable<string> pairs)
+    {
+        var s = new ServerSettings();
+        foreach (var pair in pairs)
+        {
+            var eq = pair.IndexOf('=');
+            if (eq <= 0)
+            {
+                throw new FormatException($"server setting '{pair}' is not key=value");
+            }
+
+            var key = pair[..eq];
+            var value = pair[(eq + 1)..];
+            switch (key)
+            {
+                case "user": s.User = value; break;
+                case "pass": s.Password = value; break;
+                case "token": s.Token = value; break;
+                case "auth_timeout": s.AuthTimeoutSeconds = double.Parse(value, CultureInfo.InvariantCulture); break;
+                case "max_payload": s.MaxPayload = int.Parse(value, CultureInfo.InvariantCulture); break;
+                case "max_control_line": s.MaxControlLine = int.Parse(value, CultureInfo.InvariantCulture); break;
+                case "max_connections": s.MaxConnections = int.Parse(value, CultureInfo.InvariantCulture); break;
+                case "max_subscriptions": s.MaxSubscriptions = int.Parse(value, CultureInfo.InvariantCulture); break;
+                case "ping_interval": s.PingIntervalSeconds = int.Parse(value, CultureInfo.InvariantCulture); break;
+                case "ping_max": s.PingMax = int.Parse(value, CultureInfo.InvariantCulture); break;
+                case "no_header_support": s.NoHeaderSupport = bool.Parse(value); break;
+                default: throw new FormatException($"unknown server setting '{key}'");
+            }
+        }
+
+        return s;
+    }
+
+    /// <summary>Go configuration file text; empty when every setting is the default.</summary>
+    public string ToGoConfig()
+    {
+        var sb = new StringBuilder();
+        var inv = CultureInfo.InvariantCulture;
+        if (MaxPayload is { } mp) sb.Append(inv, $"max_payload: {mp}\n");
+        if (MaxControlLine is { } mcl) sb.Append(inv, $"max_control_line: {mcl}\n");
+        if (MaxConnections is { } mc) sb.Append(inv, $"max_connections: {mc}\n");
+        if (MaxSubscriptions is { } ms) sb.Append(inv, $"max_subscriptions: {ms}\n");
+        if (PingIntervalSeconds is { } pi) sb.Append(inv, $"ping_interval: \"{pi}s\"\n");
+        if (PingMax is { } pm) sb.Append(inv, $"ping_max: {pm}\n");
+        if (NoHeaderSupport) sb.Append("no_header_support: true\n");
+        if (User is not null || Token is not null || AuthTimeoutSeconds is not null)
+        {
+            sb.Append("authorization {\n");
+            if (User is not null) sb.Append(inv, $"  user: \"{User}\"\n");
+            if (Password is not null) sb.Append(inv, $"  password: \"{Password}\"\n");
+            if (Token is not null) sb.Append(inv, $"  token: \"{Token}\"\n");
+            if (AuthTimeoutSeconds is { } at) sb.Append(inv, $"  timeout: {at}\n");
+            sb.Append("}\n");
+        }
+
+        return sb.ToString();
+    }
+
+    public ServerOptions ToServerOptions()
+    {
+        var o = new ServerOptions { Host = "127.0.0.1", Port = 0 };
+        if (MaxPayload is { } mp) o.MaxPayload = mp;
+        if (MaxControlLine is { } mcl) o.MaxControlLine = mcl;
+        if (MaxConnections is { } mc) o.MaxConnections = mc;
+        if (MaxSubscriptions is { } ms) o.MaxSubscriptions = ms;
+        if (PingIntervalSeconds is { } pi) o.PingInterval = TimeSpan.FromSeconds(pi);
+        if (PingMax is { } pm) o.MaxPingsOut = pm;
+        if (AuthTimeoutSeconds is { } at) o.AuthTimeout = TimeSpan.FromSeconds(at);
+        o.NoHeaderSupport = NoHeaderSupport;
+        o.Username = User;
+        o.Password = Password;
+        o.AuthToken = Token;
+        return o;
+    }
+}

@@ -1,0 +1,291 @@
+// Real-client scenarios: nats.js v3 (@nats-io/transport-node) against a server URL.
+// Usage: node scenarios.mjs <nats-url> <scenario>   (node scenarios.mjs --list prints the names)
+// The "auth" scenario expects a server configured with user "alice" / password "s3cret".
+// Exit code 0 = scenario passed; otherwise a message on stderr says what went wrong.
+import { createHash, randomBytes } from "node:crypto";
+import {
+  AuthorizationError,
+  connect,
+  createInbox,
+  headers,
+  NoRespondersError,
+  RequestError,
+} from "@nats-io/transport-node";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const TIMEOUT_MS = 30_000;
+
+function check(cond, what) {
+  if (!cond) throw new Error(`check failed: ${what}`);
+}
+
+function equal(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
+}
+
+// Collects exactly n messages from a subscription, or fails with what arrived so far.
+async function collect(sub, n, what) {
+  const got = [];
+  if (n === 0) return got;
+  for await (const m of sub) {
+    got.push(m);
+    if (got.length === n) break;
+  }
+  check(got.length === n, `${what}: expected ${n} messages, got ${got.length}`);
+  return got;
+}
+
+async function open(url, opts = {}) {
+  return connect({ servers: url, timeout: 10_000, ...opts });
+}
+
+const scenarios = {
+  async pubsub(url) {
+    const nc = await open(url);
+    const sub = nc.subscribe("js.basic");
+    const done = collect(sub, 3, "pubsub");
+    for (const s of ["one", "two", "three"]) nc.publish("js.basic", enc.encode(s));
+    const msgs = await done;
+    equal(msgs.map((m) => m.subject), ["js.basic", "js.basic", "js.basic"], "subjects");
+    equal(msgs.map((m) => m.string()), ["one", "two", "three"], "payloads");
+    await nc.close();
+  },
+
+  async wildcards(url) {
+    const nc = await open(url);
+    // Callbacks record subjects; a sentinel published last arrives after everything published before it.
+    const subjects = { star: [], full: [] };
+    const ends = ["star", "full"].map((key) => {
+      let resolve;
+      const ended = new Promise((r) => (resolve = r));
+      nc.subscribe(key === "star" ? "w.*" : "w.>", {
+        callback: (err, m) => {
+          if (err) throw err;
+          if (m.subject === "w.end") resolve();
+          else subjects[key].push(m.subject);
+        },
+      });
+      return ended;
+    });
+    await nc.flush();
+    for (const s of ["w", "w.a", "w.a.b", "w.b", "x.a", "w.end"]) nc.publish(s, enc.encode(s));
+    await Promise.all(ends);
+    equal(subjects.star, ["w.a", "w.b"], "w.* subjects");
+    equal(subjects.full, ["w.a", "w.a.b", "w.b"], "w.> subjects");
+    await nc.close();
+  },
+
+  async queue(url) {
+    const N = 300;
+    const members = await Promise.all([open(url), open(url), open(url)]);
+    const watcher = await open(url);
+    const pub = await open(url);
+    const counts = [0, 0, 0];
+    const seen = new Map();
+    const subs = members.map((nc, i) =>
+      nc.subscribe("jobs.*", {
+        queue: "workers",
+        callback: (err, m) => {
+          if (err) throw err;
+          counts[i]++;
+          seen.set(m.string(), (seen.get(m.string()) ?? 0) + 1);
+        },
+      })
+    );
+    const all = watcher.subscribe("jobs.*");
+    await Promise.all([...members, watcher].map((nc) => nc.flush()));
+    for (let i = 0; i < N; i++) pub.publish(`jobs.${i % 7}`, enc.encode(String(i)));
+    await pub.flush();
+    const watched = await collect(all, N, "plain subscriber next to the group");
+    // Each member flush returns after everything routed to it earlier has been delivered.
+    await Promise.all(members.map((nc) => nc.flush()));
+    equal(counts.reduce((a, b) => a + b, 0), N, "queue deliveries in total");
+    check(seen.size === N && [...seen.values()].every((v) => v === 1), "each message to exactly one member");
+    equal(watched.map((m) => m.string()), Array.from({ length: N }, (_, i) => String(i)), "plain subscriber order");
+    subs.forEach((s) => s.unsubscribe());
+    await Promise.all([...members, watcher, pub].map((nc) => nc.close()));
+  },
+
+  async request(url) {
+    const svc = await open(url);
+    const cli = await open(url);
+    svc.subscribe("svc.upper", {
+      callback: (err, m) => {
+        if (err) throw err;
+        m.respond(enc.encode(m.string().toUpperCase()));
+      },
+    });
+    await svc.flush();
+    for (const word of ["alpha", "beta", "gamma"]) {
+      const r = await cli.request("svc.upper", enc.encode(word), { timeout: 10_000 });
+      equal(r.string(), word.toUpperCase(), "reply");
+    }
+    // A manual inbox round trip, as raw clients do it.
+    const inbox = createInbox();
+    check(inbox.startsWith("_INBOX."), "inbox prefix");
+    const replies = cli.subscribe(inbox, { max: 1 });
+    cli.publish("svc.upper", enc.encode("manual"), { reply: inbox });
+    equal((await collect(replies, 1, "manual inbox"))[0].string(), "MANUAL", "manual reply");
+    await Promise.all([svc.close(), cli.close()]);
+  },
+
+  async headers(url) {
+    const nc = await open(url);
+    const sub = nc.subscribe("h.test");
+    await nc.flush();
+    const h = headers();
+    h.set("X-Trace", "abc-123");
+    h.append("X-Multi", "one");
+    h.append("X-Multi", "two");
+    nc.publish("h.test", enc.encode("with headers"), { headers: h });
+    nc.publish("h.test", enc.encode("no headers"));
+    const [a, b] = await collect(sub, 2, "headers");
+    check(a.headers, "first message has headers");
+    equal(a.headers.get("X-Trace"), "abc-123", "X-Trace");
+    equal(a.headers.values("X-Multi"), ["one", "two"], "X-Multi values");
+    equal(a.string(), "with headers", "payload with headers");
+    check(!b.headers, "second message has no headers");
+    equal(b.string(), "no headers", "payload without headers");
+    // Headers on a request and on its reply.
+    nc.subscribe("h.svc", {
+      callback: (_, m) => {
+        const rh = headers();
+        rh.set("X-Echo", m.headers?.get("X-Ask") ?? "missing");
+        m.respond(Uint8Array.of(), { headers: rh });
+      },
+    });
+    const qh = headers();
+    qh.set("X-Ask", "42");
+    const r = await nc.request("h.svc", Uint8Array.of(), { headers: qh, timeout: 10_000 });
+    equal(r.headers?.get("X-Echo"), "42", "reply header");
+    await nc.close();
+  },
+
+  async noresponders(url) {
+    const nc = await open(url);
+    let failure;
+    try {
+      await nc.request("nobody.listens.here", enc.encode("?"), { timeout: 10_000 });
+    } catch (err) {
+      failure = err;
+    }
+    check(failure, "request without responders must fail");
+    const isNoResponders =
+      failure instanceof NoRespondersError ||
+      failure?.cause instanceof NoRespondersError ||
+      (failure instanceof RequestError && typeof failure.isNoResponders === "function" && failure.isNoResponders());
+    check(isNoResponders, `expected a no-responders error, got ${failure?.name}: ${failure?.message}`);
+    await nc.close();
+  },
+
+  async echooff(url) {
+    const quiet = await open(url, { noEcho: true });
+    const other = await open(url);
+    const sub = quiet.subscribe("echo.test");
+    await quiet.flush();
+    quiet.publish("echo.test", enc.encode("mine"));
+    await quiet.flush();
+    other.publish("echo.test", enc.encode("theirs"));
+    await other.flush();
+    const [m] = await collect(sub, 1, "echo off");
+    equal(m.string(), "theirs", "only the other connection's message arrives");
+    await Promise.all([quiet.close(), other.close()]);
+  },
+
+  async autounsub(url) {
+    const nc = await open(url);
+    const sub = nc.subscribe("auto.unsub", { max: 3 });
+    await nc.flush();
+    for (let i = 0; i < 10; i++) nc.publish("auto.unsub", enc.encode(String(i)));
+    const got = [];
+    for await (const m of sub) got.push(m.string()); // ends by itself after max messages
+    equal(got, ["0", "1", "2"], "auto-unsubscribe after 3");
+    check(sub.isClosed(), "subscription closed");
+    // The server must have dropped interest too: a fresh subscriber sees later messages, the old one does not.
+    const next = nc.subscribe("auto.unsub", { max: 1 });
+    nc.publish("auto.unsub", enc.encode("later"));
+    equal((await collect(next, 1, "later"))[0].string(), "later", "fresh subscriber");
+    await nc.close();
+  },
+
+  async auth(url) {
+    let refused;
+    try {
+      const bad = await open(url, { user: "alice", pass: "wrong", reconnect: false });
+      await bad.close();
+    } catch (err) {
+      refused = err;
+    }
+    check(refused, "a wrong password must be refused");
+    const isAuth = refused instanceof AuthorizationError || refused?.cause instanceof AuthorizationError ||
+      /authorization violation/i.test(String(refused?.message));
+    check(isAuth, `expected an authorization error, got ${refused?.name}: ${refused?.message}`);
+    const nc = await open(url, { user: "alice", pass: "s3cret" });
+    const sub = nc.subscribe("auth.ok", { max: 1 });
+    nc.publish("auth.ok", enc.encode("in"));
+    equal((await collect(sub, 1, "authenticated round trip"))[0].string(), "in", "payload");
+    await nc.close();
+  },
+
+  async ordered(url) {
+    const N = 10_000;
+    const pub = await open(url);
+    const subc = await open(url);
+    const sub = subc.subscribe("stream.ordered");
+    await subc.flush();
+    const sent = createHash("sha256");
+    for (let i = 0; i < N; i++) {
+      const body = randomBytes(16 + (i % 200));
+      const digest = createHash("sha256").update(body).digest();
+      const msg = Buffer.concat([Buffer.from(`${i}:`), digest, body]);
+      sent.update(msg);
+      pub.publish("stream.ordered", msg);
+    }
+    await pub.flush();
+    const got = createHash("sha256");
+    let expect = 0;
+    for await (const m of sub) {
+      const data = Buffer.from(m.data);
+      const colon = data.indexOf(0x3a);
+      const seq = Number(dec.decode(data.subarray(0, colon)));
+      equal(seq, expect, "sequence");
+      const digest = data.subarray(colon + 1, colon + 33);
+      const body = data.subarray(colon + 33);
+      check(createHash("sha256").update(body).digest().equals(digest), `payload checksum of message ${seq}`);
+      got.update(data);
+      if (++expect === N) break;
+    }
+    equal(got.digest("hex"), sent.digest("hex"), "whole-stream checksum");
+    await Promise.all([pub.close(), subc.close()]);
+  },
+};
+
+async function main() {
+  const [url, name] = process.argv.slice(2);
+  if (url === "--list") {
+    console.log(Object.keys(scenarios).join("\n"));
+    return;
+  }
+  const run = scenarios[name];
+  if (!url || !run) {
+    throw new Error(`usage: node scenarios.mjs <nats-url> <${Object.keys(scenarios).join("|")}>`);
+  }
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`scenario '${name}' timed out after ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+  });
+  await Promise.race([run(url), timeout]);
+  clearTimeout(timer);
+  console.log(`scenario '${name}' passed against ${url}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`FAILED: ${err?.stack ?? err}`);
+    process.exit(1);
+  }
+);
