@@ -120,7 +120,33 @@ if (options.PidFile is { Length: > 0 } pidFile)
     }
 }
 
+string? portsFile = null;
+if (options.PortsFileDir is { Length: > 0 } portsDir)
+{
+    try
+    {
+        string exe = Path.GetFileName(Environment.GetCommandLineArgs()[0]);
+        portsFile = PortsFile.Write(portsDir, Path.GetFileNameWithoutExtension(exe), Environment.ProcessId,
+            options.Host, server.Port, options.HttpHost, options.HttpPort);
+    }
+    catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+    {
+        log.LogError("Error writing ports file ({Dir}): {Error}", portsDir, e.Message);
+    }
+}
+
 await stopRequested.Task;
 log.LogInformation("Trapped signal; shutting down");
 await server.ShutdownAsync();
+if (portsFile is not null)
+{
+    try
+    {
+        File.Delete(portsFile);
+    }
+    catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+    {
+        log.LogError("Error cleaning up ports file {File}: {Error}", portsFile, e.Message);
+    }
+}
 return 0;
