@@ -51,6 +51,11 @@ try
     {
         Console.Error.WriteLine(warning);
     }
+    if (ServerOptionsValidation.Validate(options) is { } invalid)
+    {
+        Console.Error.WriteLine($"{GoExe}: {invalid}");
+        return 1;
+    }
 }
 catch (ConfigurationException e)
 {

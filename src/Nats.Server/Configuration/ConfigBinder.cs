@@ -54,7 +54,8 @@ public sealed class ConfigBinder
         {
             case "listen":
                 var (host, port) = ParseListen(v);
-                _options.Host = host ?? "";
+                // Go falls back to 0.0.0.0 for an empty host (":4222").
+                _options.Host = string.IsNullOrEmpty(host) ? "0.0.0.0" : host;
                 _options.Port = PortFromConfig(port);
                 break;
             case "client_advertise":
@@ -68,7 +69,8 @@ public sealed class ConfigBinder
                 break;
             case "host":
             case "net":
-                _options.Host = Str(v);
+                string h = Str(v);
+                _options.Host = h.Length == 0 ? "0.0.0.0" : h;
                 break;
             case "debug":
                 _options.Debug = Bool(v);

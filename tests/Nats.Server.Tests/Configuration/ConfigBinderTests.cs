@@ -244,3 +244,14 @@ public class ConfigBinderTests
         Assert.Equal("x.conf:1:0: unknown field \"nope\"", e.Message);
     }
 }
+
+public class ServerOptionsValidationTests
+{
+    [Fact]
+    public void MaxPayloadAboveMaxPendingIsRejected()
+    {
+        var options = ConfigLoader.FromText("max_payload: 2MB\nmax_pending: 1MB\n");
+        Assert.Equal("max_payload (2097152) cannot be higher than max_pending (1048576)", ServerOptionsValidation.Validate(options));
+        Assert.Null(ServerOptionsValidation.Validate(new ServerOptions()));
+    }
+}
