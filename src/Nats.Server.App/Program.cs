@@ -67,7 +67,7 @@ TextWriter logWriter;
 try
 {
     logWriter = options.LogFile is { Length: > 0 } path
-        ? new StreamWriter(new FileStream(path, FileMode.Append, FileAccess.Write, FileShare.ReadWrite))
+        ? new RotatingFileWriter(path, options.LogSizeLimit)
         : Console.Error;
 }
 catch (Exception e) when (e is IOException or UnauthorizedAccessException)
@@ -99,6 +99,16 @@ void OnStopSignal(PosixSignalContext context)
 }
 using var sigint = PosixSignalRegistration.Create(PosixSignal.SIGINT, OnStopSignal);
 using var sigterm = PosixSignalRegistration.Create(PosixSignal.SIGTERM, OnStopSignal);
+// SIGUSR1 reopens the log file (after logrotate moved it), as with the Go server. .NET has no enum
+// member for it, so the raw Linux number is used; other platforms simply do not get the handler.
+using var sigusr1 = logWriter is RotatingFileWriter rotating && OperatingSystem.IsLinux()
+    ? PosixSignalRegistration.Create((PosixSignal)10, context =>
+    {
+        context.Cancel = true;
+        rotating.Reopen();
+        log.LogInformation("Reopened log file");
+    })
+    : null;
 
 var server = new NatsServer(options, loggerFactory);
 try
