@@ -91,7 +91,12 @@ public sealed class ConfigParser
                 SetValue(Wrap(token, token.Text));
                 break;
             case ConfigTokenKind.Integer:
-                SetValue(Wrap(token, ParseInteger(token)));
+                // Go stores nothing for an unrecognised suffix such as "4KBI" (the key is left pending), so the
+                // file is still accepted; we do the same rather than reject what the Go server takes.
+                if (ParseInteger(token) is long number)
+                {
+                    SetValue(Wrap(token, number));
+                }
                 break;
             case ConfigTokenKind.Float:
                 if (!double.TryParse(token.Text, NumberStyles.Float, CultureInfo.InvariantCulture, out double d) || double.IsInfinity(d))
@@ -154,7 +159,7 @@ public sealed class ConfigParser
         }
     }
 
-    private long ParseInteger(ConfigToken token)
+    private long? ParseInteger(ConfigToken token)
     {
         string text = token.Text;
         int digits = 0;
@@ -168,7 +173,7 @@ public sealed class ConfigParser
             bool overflow = number.TrimStart('-').Length > 0 && number.LastIndexOf('-') <= 0 && number.TrimStart('-').All(char.IsAsciiDigit);
             throw Fail(token, overflow ? $"integer '{text}' is out of the range" : $"expected integer, but got '{text}'");
         }
-        long multiplier = text[digits..].Trim().ToLowerInvariant() switch
+        long? multiplier = text[digits..].Trim().ToLowerInvariant() switch
         {
             "" => 1,
             "k" => 1000L,
@@ -183,10 +188,14 @@ public sealed class ConfigParser
             "pb" or "pi" or "pib" => 1L << 50,
             "e" => 1000L * 1000 * 1000 * 1000 * 1000 * 1000,
             "eb" or "ei" or "eib" => 1L << 60,
-            _ => throw Fail(token, $"expected integer, but got '{text}'"),
+            _ => null,
         };
+        if (multiplier is null)
+        {
+            return null;
+        }
         // Go multiplies int64 without overflow checks; keep the same wrap-around result.
-        return unchecked(n * multiplier);
+        return unchecked(n * multiplier.Value);
     }
 
     private ConfigValue ResolveVariable(ConfigToken token)

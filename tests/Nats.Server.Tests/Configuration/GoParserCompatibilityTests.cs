@@ -117,3 +117,13 @@ public class GoParserCompatibilityTests
         Assert.Contains("Unexpected EOF", e.Message);
     }
 }
+
+public class GoParserQuirkTests
+{
+    [Fact]
+    public void UnrecognisedSizeSuffixStoresNothingLikeGo()
+    {
+        var map = ConfigParser.Parse("a: 1\nb: 4KBI\n");
+        Assert.Equal(["a"], map.Keys);
+    }
+}
