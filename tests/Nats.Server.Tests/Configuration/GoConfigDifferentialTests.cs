@@ -67,6 +67,58 @@ public class GoConfigDifferentialTests
         Assert.True(goAccepts == weAccept, $"{name}: Go accepts={goAccepts}, we accept={weAccept} ({ourMessage})");
     }
 
+    /// <summary>
+    /// Randomly damaged variants of the cases above (fixed seed, so the same files every run) probe the
+    /// lexer's corners: stray brackets, quotes, separators and suffixes must be accepted or refused as Go does.
+    /// </summary>
+    [Fact]
+    public async Task MutatedConfigsMatchGoServer()
+    {
+        Assert.True(File.Exists(GoServer), $"the Go oracle {GoServer} is required");
+        const string alphabet = "{}[]()=:;,#/'\"\\$ \t\n\r.-0123456789kKmMbBiIaxyz_";
+        var seeds = Cases().Select(row => (string)row[1]).Where(t => !t.Contains("jetstream")).ToList();
+        var random = new Random(20261121);
+        using var dir = new TempDirectory();
+        var mismatches = new List<string>();
+        for (int i = 0; i < 80; i++)
+        {
+            var text = new System.Text.StringBuilder(seeds[random.Next(seeds.Count)]);
+            for (int edits = random.Next(1, 4); edits > 0; edits--)
+            {
+                int at = random.Next(text.Length + 1);
+                double op = random.NextDouble();
+                if (op < 0.4 && at < text.Length)
+                {
+                    text.Remove(at, 1);
+                }
+                else if (op < 0.8 || at == text.Length)
+                {
+                    text.Insert(at, alphabet[random.Next(alphabet.Length)]);
+                }
+                else
+                {
+                    text[at] = alphabet[random.Next(alphabet.Length)];
+                }
+            }
+            string file = dir.Write($"m{i}.conf", text.ToString());
+            bool goAccepts = await RunGoCheck(file);
+            bool weAccept = true;
+            try
+            {
+                CommandLineOptions.Parse(["-t", "-c", file]).BuildServerOptions(out _);
+            }
+            catch (ConfigurationException)
+            {
+                weAccept = false;
+            }
+            if (goAccepts != weAccept)
+            {
+                mismatches.Add($"Go={goAccepts} us={weAccept}: {text.ToString().Replace("\n", "\\n")}");
+            }
+        }
+        Assert.Empty(mismatches);
+    }
+
     private static async Task<bool> RunGoCheck(string file)
     {
         var psi = new ProcessStartInfo(GoServer)
