@@ -65,4 +65,11 @@ public sealed class ServerOptions
 
     /// <summary>Path of the configuration file the options were read from, if any.</summary>
     public string? ConfigFile { get; set; }
+
+    /// <summary>
+    /// Configuration entries the Go server accepts but this server does not implement yet (jetstream,
+    /// cluster, tls, accounts, authorization.users, ...), kept raw by dotted path ("authorization.users")
+    /// so later features can bind them; the executable warns about each one at startup.
+    /// </summary>
+    public Dictionary<string, ConfigValue> UnsupportedConfig { get; } = new(StringComparer.Ordinal);
 }

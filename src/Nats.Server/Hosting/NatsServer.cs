@@ -1,8 +1,6 @@
 using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
-using System.Reflection;
-using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Accounts;
@@ -16,11 +14,8 @@ namespace Nats.Server.Hosting;
 /// <summary>The server: owns the listener, the clients, the accounts and the heartbeat.</summary>
 public sealed class NatsServer : IAsyncDisposable
 {
-    /// <summary>
-    /// The Go server feature level we implement and report in INFO "version": clients gate
-    /// features on it. Raised as features land; our own build version is logged separately.
-    /// </summary>
-    public const string FeatureLevelVersion = "2.9.10";
+    /// <summary>The Go server feature level reported in INFO "version" (see <see cref="ServerVersion"/>).</summary>
+    public const string FeatureLevelVersion = ServerVersion.ProtocolVersion;
 
     private readonly ILogger _logger;
     private readonly ILoggerFactory _loggerFactory;
@@ -70,8 +65,7 @@ public sealed class NatsServer : IAsyncDisposable
     public long SlowConsumers => Interlocked.Read(ref _slowConsumers);
 
     /// <summary>Our own build, as opposed to the Go feature level in <see cref="FeatureLevelVersion"/>.</summary>
-    public static string BuildVersion { get; } =
-        typeof(NatsServer).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? "0.0.0";
+    public static string BuildVersion => ServerVersion.BuildVersion;
 
     internal Account GlobalAccount => _globalAccount;
 

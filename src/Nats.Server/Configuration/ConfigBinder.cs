@@ -1,0 +1,316 @@
+using System.Globalization;
+
+namespace Nats.Server.Configuration;
+
+/// <summary>
+/// Maps a parsed configuration onto <see cref="ServerOptions"/>, following the Go server's
+/// processConfigFileLine: keys are case-insensitive, aliases are accepted, a value of the wrong type
+/// is an error naming file:line:column, unknown keys are errors unless used as $variables, and keys
+/// Go understands but we do not implement yet are kept in <see cref="ServerOptions.UnsupportedConfig"/>.
+/// All problems are collected rather than stopping at the first one.
+/// </summary>
+public sealed class ConfigBinder
+{
+    /// <summary>Top-level keys nats-server 2.9.10 accepts that this server does not implement yet.</summary>
+    internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
+    {
+        "mappings", "maps", "disable_sublist_cache", "no_sublist_cache", "accounts", "https", "https_port",
+        "http_base_path", "cluster", "gateway", "leaf", "leafnodes", "store_dir", "storedir", "jetstream",
+        "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "tls", "ocsp",
+        "allow_non_tls", "lame_duck_duration", "lame_duck_grace_period", "operator", "operators", "roots", "root",
+        "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
+        "resolver_preload", "resolver_pinned_accounts", "no_auth_user", "system_account", "system",
+        "no_system_account", "no_system", "no_sys_acc", "trusted", "trusted_keys", "connect_error_reports",
+        "reconnect_error_reports", "websocket", "ws", "mqtt", "server_tags", "default_js_domain",
+    };
+
+    private readonly ServerOptions _options;
+    private readonly List<string> _errors = [];
+    private readonly List<string> _warnings = [];
+
+    private ConfigBinder(ServerOptions options) => _options = options;
+
+    /// <summary>Applies <paramref name="config"/> to <paramref name="options"/>; returns errors and warnings (never throws for bad values).</summary>
+    public static ConfigBindResult Bind(ServerOptions options, IReadOnlyDictionary<string, ConfigValue> config)
+    {
+        var binder = new ConfigBinder(options);
+        foreach (var (key, value) in config)
+        {
+            try
+            {
+                binder.BindTopLevel(key, value);
+            }
+            catch (BindException e)
+            {
+                binder._errors.Add(e.Message);
+            }
+        }
+        return new ConfigBindResult(binder._errors, binder._warnings);
+    }
+
+    private void BindTopLevel(string key, ConfigValue v)
+    {
+        switch (key.ToLowerInvariant())
+        {
+            case "listen":
+                var (host, port) = ParseListen(v);
+                // Go falls back to 0.0.0.0 for an empty host (":4222").
+                _options.Host = string.IsNullOrEmpty(host) ? "0.0.0.0" : host;
+                _options.Port = PortFromConfig(port);
+                break;
+            case "client_advertise":
+                _options.ClientAdvertise = Str(v);
+                break;
+            case "port":
+                _options.Port = PortFromConfig(Int(v, key));
+                break;
+            case "server_name":
+                _options.ServerName = Str(v);
+                break;
+            case "host":
+            case "net":
+                string h = Str(v);
+                _options.Host = h.Length == 0 ? "0.0.0.0" : h;
+                break;
+            case "debug":
+                _options.Debug = Bool(v);
+                break;
+            case "trace":
+                _options.Trace = Bool(v);
+                break;
+            case "trace_verbose":
+                _options.TraceVerbose = _options.Trace = Bool(v);
+                break;
+            case "logtime":
+                _options.Logtime = Bool(v);
+                break;
+            case "logtime_utc":
+                _options.LogtimeUtc = Bool(v);
+                break;
+            case "logfile":
+            case "log_file":
+                _options.LogFile = Str(v);
+                break;
+            case "logfile_size_limit":
+            case "log_size_limit":
+                _options.LogSizeLimit = Long(v);
+                break;
+            case "pidfile":
+            case "pid_file":
+                _options.PidFile = Str(v);
+                break;
+            case "ports_file_dir":
+                _options.PortsFileDir = Str(v);
+                break;
+            case "max_control_line":
+                _options.MaxControlLine = OrDefault(Int(v, key), ServerOptions.DefaultMaxControlLine);
+                break;
+            case "max_payload":
+                _options.MaxPayload = OrDefault(Int(v, key), ServerOptions.DefaultMaxPayload);
+                break;
+            case "max_pending":
+                long pending = Long(v);
+                _options.MaxPending = pending == 0 ? ServerOptions.DefaultMaxPending : pending;
+                break;
+            case "max_connections":
+            case "max_conn":
+                _options.MaxConnections = OrDefault(Int(v, key), ServerOptions.DefaultMaxConnections);
+                break;
+            case "max_traced_msg_len":
+                _options.MaxTracedMsgLen = Int(v, key);
+                break;
+            case "max_subscriptions":
+            case "max_subs":
+                _options.MaxSubscriptions = Int(v, key);
+                break;
+            case "ping_interval":
+                var ping = Duration("ping_interval", v);
+                _options.PingInterval = ping == TimeSpan.Zero ? TimeSpan.FromMinutes(2) : ping;
+                break;
+            case "ping_max":
+                _options.MaxPingsOut = OrDefault(Int(v, key), 2);
+                break;
+            case "write_deadline":
+                var deadline = Duration("write_deadline", v);
+                _options.WriteDeadline = deadline == TimeSpan.Zero ? TimeSpan.FromSeconds(10) : deadline;
+                break;
+            case "http":
+                var (httpHost, httpPort) = ParseListen(v);
+                _options.HttpHost = httpHost;
+                _options.HttpPort = httpPort;
+                break;
+            case "http_port":
+            case "monitor_port":
+                _options.HttpPort = Int(v, key);
+                break;
+            case "no_header_support":
+                _options.NoHeaderSupport = Bool(v);
+                break;
+            case "authorization":
+                BindAuthorization(v);
+                break;
+            default:
+                if (KnownUnsupportedKeys.Contains(key.ToLowerInvariant()))
+                {
+                    _options.UnsupportedConfig[key] = v;
+                }
+                else if (!v.UsedAsVariable)
+                {
+                    _errors.Add($"{v.Source}: unknown field \"{key}\"");
+                }
+                break;
+        }
+    }
+
+    private void BindAuthorization(ConfigValue v)
+    {
+        var map = v.AsMap ?? throw Mismatch(v, "map[string]interface {}");
+        string? user = null, password = null, token = null;
+        double timeoutSeconds = 0;
+        foreach (var (key, item) in map)
+        {
+            try
+            {
+                switch (key.ToLowerInvariant())
+                {
+                    case "user":
+                    case "username":
+                        user = Str(item);
+                        break;
+                    case "pass":
+                    case "password":
+                        password = Str(item);
+                        break;
+                    case "token":
+                        token = Str(item);
+                        break;
+                    case "timeout":
+                        // Go takes seconds as an integer or float, and silently uses 1s for anything else.
+                        timeoutSeconds = item.Value switch { long l => l, double d => d, _ => 1 };
+                        break;
+                    case "users":
+                    case "default_permission":
+                    case "default_permissions":
+                    case "permissions":
+                        _options.UnsupportedConfig["authorization." + key] = item;
+                        break;
+                    default:
+                        if (!item.UsedAsVariable)
+                        {
+                            _errors.Add($"{item.Source}: unknown field \"{key}\"");
+                        }
+                        break;
+                }
+            }
+            catch (BindException e)
+            {
+                _errors.Add(e.Message);
+            }
+        }
+        _options.Username = user;
+        _options.Password = password;
+        _options.AuthToken = token;
+        _options.AuthTimeout = timeoutSeconds == 0 ? TimeSpan.FromSeconds(2) : TimeSpan.FromSeconds(timeoutSeconds);
+        if ((!string.IsNullOrEmpty(user) || !string.IsNullOrEmpty(password)) && !string.IsNullOrEmpty(token))
+        {
+            _errors.Add($"{v.Source}: Cannot have a user/pass and token");
+        }
+    }
+
+    /// <summary>Go maps port 0 in a file to the default and -1 to "any free port" (0 for our listener).</summary>
+    private static int PortFromConfig(int port) => port switch
+    {
+        0 => ServerOptions.DefaultPort,
+        -1 => 0,
+        _ => port,
+    };
+
+    private static int OrDefault(int value, int fallback) => value == 0 ? fallback : value;
+
+    private static (string? Host, int Port) ParseListen(ConfigValue v)
+    {
+        switch (v.Value)
+        {
+            case long port:
+                return port is > int.MaxValue or < int.MinValue
+                    ? throw new BindException($"{v.Source}: port value is too big")
+                    : (null, (int)port);
+            case string s:
+                if (!TrySplitHostPort(s, out string host, out string portText))
+                {
+                    throw new BindException($"{v.Source}: could not parse address string \"{s}\"");
+                }
+                if (!int.TryParse(portText, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out int p))
+                {
+                    throw new BindException($"{v.Source}: could not parse port \"{portText}\"");
+                }
+                return (host, p);
+            default:
+                throw new BindException($"{v.Source}: expected port or host:port, got {v.GoTypeName}");
+        }
+    }
+
+    /// <summary>net.SplitHostPort: "host:port" or "[v6]:port"; the host may be empty.</summary>
+    internal static bool TrySplitHostPort(string s, out string host, out string port)
+    {
+        host = port = "";
+        int colon = s.LastIndexOf(':');
+        if (colon < 0)
+        {
+            return false;
+        }
+        if (s.StartsWith('['))
+        {
+            int close = s.IndexOf(']');
+            if (close < 0 || close + 1 != colon)
+            {
+                return false;
+            }
+            host = s[1..close];
+        }
+        else
+        {
+            host = s[..colon];
+            if (host.Contains(':') || host.Contains('[') || host.Contains(']'))
+            {
+                return false;
+            }
+        }
+        port = s[(colon + 1)..];
+        return true;
+    }
+
+    private TimeSpan Duration(string field, ConfigValue v)
+    {
+        if (v.Value is string s)
+        {
+            return GoDuration.TryParse(s, out var d, out var error)
+                ? d
+                : throw new BindException($"{v.Source}: error parsing {field}: {error}");
+        }
+        long seconds = Long(v);
+        _warnings.Add($"{v.Source}: invalid use of field \"{field}\": {field} should be converted to a duration");
+        return TimeSpan.FromSeconds(seconds);
+    }
+
+    private static string Str(ConfigValue v) => v.Value as string ?? throw Mismatch(v, "string");
+
+    private static bool Bool(ConfigValue v) => v.Value is bool b ? b : throw Mismatch(v, "bool");
+
+    private static long Long(ConfigValue v) => v.Value is long l ? l : throw Mismatch(v, "int64");
+
+    private static int Int(ConfigValue v, string key)
+    {
+        long l = Long(v);
+        return l is > int.MaxValue or < int.MinValue ? throw new BindException($"{v.Source}: {key} value is too big") : (int)l;
+    }
+
+    /// <summary>The text of the Go runtime panic a failed type assertion produces, which Go reports as the error.</summary>
+    private static BindException Mismatch(ConfigValue v, string expected) =>
+        new($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not {expected}");
+
+    private sealed class BindException(string message) : Exception(message);
+}
+
+/// <summary>Outcome of binding: hard errors (the file is rejected) and warnings (reported, startup continues).</summary>
+public sealed record ConfigBindResult(IReadOnlyList<string> Errors, IReadOnlyList<string> Warnings);

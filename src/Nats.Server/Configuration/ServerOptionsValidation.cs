@@ -1,0 +1,15 @@
+namespace Nats.Server.Configuration;
+
+/// <summary>Cross-field checks the Go server makes when creating a server (validateOptions), not at parse time.</summary>
+public static class ServerOptionsValidation
+{
+    /// <summary>Returns the first problem in Go's wording, or null when the options are usable.</summary>
+    public static string? Validate(ServerOptions options)
+    {
+        if (options.MaxPayload > options.MaxPending)
+        {
+            return $"max_payload ({options.MaxPayload}) cannot be higher than max_pending ({options.MaxPending})";
+        }
+        return null;
+    }
+}

@@ -1,0 +1,141 @@
+using System.Diagnostics;
+using Nats.Server.Configuration;
+
+namespace Nats.Server.Tests.Configuration;
+
+/// <summary>
+/// Runs the Go server's "-t -c file" on the same files and checks that it and we agree on
+/// accept/reject. Keys we keep raw for later features (whose values Go validates deeply) are avoided.
+/// </summary>
+public class GoConfigDifferentialTests
+{
+    private const string GoServer = "/usr/sbin/nats-server";
+
+    public static TheoryData<string, string> Cases() => new()
+    {
+        { "basic", "port: 4222\nhost: 127.0.0.1\n" },
+        { "json", "{\n \"port\": 4222,\n \"http\": \"127.0.0.1:8222\"\n}\n" },
+        { "sizes", "max_payload: 1MB\nmax_pending: 64MB\nmax_control_line: 4KB\n" },
+        { "durations", "ping_interval: \"2m\"\nwrite_deadline: \"10s\"\n" },
+        { "unquoted-2m-is-a-number", "ping_interval: 2m\n" },
+        { "bad-duration", "ping_interval: \"2x\"\n" },
+        { "unknown-key", "port: 4222\nfoo: 1\n" },
+        { "variable-definition", "FOO: 4333\nport: $FOO\n" },
+        { "missing-variable", "port: $NATS_DIFF_TEST_UNSET_VARIABLE\n" },
+        { "authorization", "authorization {\n user: a\n password: b\n timeout: 2\n}\n" },
+        { "user-and-token", "authorization { user: a, token: b }\n" },
+        { "authorization-unknown", "authorization { foo: 1 }\n" },
+        { "bcrypt", "authorization { user: a, password: $2a$11$W2zko751KUvVy59mUTWmpOdWjpEm5qhcCZRd05GjI/sSOT.xtiHyG }\n" },
+        { "wrong-type", "port: \"abc\"\n" },
+        { "block", "server_name: (\nabc\n)\n" },
+        { "unterminated-block", "server_name: (\nabc\n" },
+        { "listen", "listen: 127.0.0.1:4333\n" },
+        { "listen-bad", "listen: \"abc\"\n" },
+        { "number-before-bracket", "server_tags: [1, 2]\n" },
+        { "semicolons", "port: 4222; debug: true; trace: false\n" },
+        { "comments", "port: 4222 // x\n# y\n// z\n" },
+        { "too-big", "max_payload: 4GB\n" },
+        { "bad-escape", "server_name: \"a\\qb\"\n" },
+        { "value-on-next-line", "port =\n4222\n" },
+        { "key-then-value-on-next-line", "port\n4222\n" },
+        { "crlf", "port: 4222\r\ndebug: true\r\n" },
+        { "unsupported-but-known", "jetstream { store_dir: \"/tmp/nats-diff-js\" }\ncluster { port: 6222 }\n" },
+        { "partial-date", "x: 2020-01-01\n" },
+    };
+
+    [Theory]
+    [MemberData(nameof(Cases))]
+    public async Task AcceptanceMatchesGoServer(string name, string text)
+    {
+        Assert.True(File.Exists(GoServer), $"the Go oracle {GoServer} is required");
+        using var dir = new TempDirectory();
+        string file = dir.Write(name + ".conf", text);
+
+        bool goAccepts = await RunGoCheck(file);
+        bool weAccept;
+        string ourMessage = "valid";
+        try
+        {
+            CommandLineOptions.Parse(["-t", "-c", file]).BuildServerOptions(out _);
+            weAccept = true;
+        }
+        catch (ConfigurationException e)
+        {
+            weAccept = false;
+            ourMessage = e.Message;
+        }
+        Assert.True(goAccepts == weAccept, $"{name}: Go accepts={goAccepts}, we accept={weAccept} ({ourMessage})");
+    }
+
+    /// <summary>
+    /// Randomly damaged variants of the cases above (fixed seed, so the same files every run) probe the
+    /// lexer's corners: stray brackets, quotes, separators and suffixes must be accepted or refused as Go does.
+    /// </summary>
+    [Fact]
+    public async Task MutatedConfigsMatchGoServer()
+    {
+        Assert.True(File.Exists(GoServer), $"the Go oracle {GoServer} is required");
+        const string alphabet = "{}[]()=:;,#/'\"\\$ \t\n\r.-0123456789kKmMbBiIaxyz_";
+        var seeds = Cases().Select(row => (string)row[1]).Where(t => !t.Contains("jetstream")).ToList();
+        var random = new Random(20261121);
+        using var dir = new TempDirectory();
+        var mismatches = new List<string>();
+        for (int i = 0; i < 80; i++)
+        {
+            var text = new System.Text.StringBuilder(seeds[random.Next(seeds.Count)]);
+            for (int edits = random.Next(1, 4); edits > 0; edits--)
+            {
+                int at = random.Next(text.Length + 1);
+                double op = random.NextDouble();
+                if (op < 0.4 && at < text.Length)
+                {
+                    text.Remove(at, 1);
+                }
+                else if (op < 0.8 || at == text.Length)
+                {
+                    text.Insert(at, alphabet[random.Next(alphabet.Length)]);
+                }
+                else
+                {
+                    text[at] = alphabet[random.Next(alphabet.Length)];
+                }
+            }
+            string file = dir.Write($"m{i}.conf", text.ToString());
+            bool goAccepts = await RunGoCheck(file);
+            bool weAccept = true;
+            try
+            {
+                CommandLineOptions.Parse(["-t", "-c", file]).BuildServerOptions(out _);
+            }
+            catch (ConfigurationException)
+            {
+                weAccept = false;
+            }
+            if (goAccepts != weAccept)
+            {
+                mismatches.Add($"Go={goAccepts} us={weAccept}: {text.ToString().Replace("\n", "\\n")}");
+            }
+        }
+        Assert.Empty(mismatches);
+    }
+
+    private static async Task<bool> RunGoCheck(string file)
+    {
+        var psi = new ProcessStartInfo(GoServer)
+        {
+            RedirectStandardError = true,
+            RedirectStandardOutput = true,
+            UseShellExecute = false,
+        };
+        psi.ArgumentList.Add("-t");
+        psi.ArgumentList.Add("-c");
+        psi.ArgumentList.Add(file);
+        using var process = Process.Start(psi)!;
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        await process.WaitForExitAsync(timeout.Token);
+        await Task.WhenAll(stdout, stderr);
+        return process.ExitCode == 0;
+    }
+}
