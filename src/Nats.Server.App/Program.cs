@@ -8,6 +8,8 @@ using Nats.Server.Logging;
 // "nats-server -t" output keep working against this executable.
 const string GoExe = "nats-server";
 
+SocketEngineSettings.ApplyBeforeFirstSocket();
+
 CommandLineOptions cli;
 try
 {

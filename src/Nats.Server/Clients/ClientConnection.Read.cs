@@ -8,7 +8,7 @@ namespace Nats.Server.Clients;
 internal sealed partial class ClientConnection
 {
     private const int InitialReadBufferSize = 16 * 1024;
-    private const int MaxReadBufferSize = 64 * 1024;
+    private const int MaxReadBufferSize = 256 * 1024;
 
     private readonly bool _trace;
     private bool _awaitingAuth;
@@ -61,6 +61,11 @@ internal sealed partial class ClientConnection
                     : readFilledBuffer && buffer.Length < MaxReadBufferSize ? buffer.Length * 2
                     : buffer.Length > MaxReadBufferSize && filled <= MaxReadBufferSize / 2 ? MaxReadBufferSize
                     : 0;
+                if (readFilledBuffer)
+                {
+                    // A heavy producer: leave the socket engine's thread so its other connections keep flowing.
+                    await Task.Yield();
+                }
                 if (wanted > 0)
                 {
                     var resized = ArrayPool<byte>.Shared.Rent(wanted);
