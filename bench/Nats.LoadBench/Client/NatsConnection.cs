@@ -1,0 +1,398 @@
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Text;
+
+namespace Nats.LoadBench.Client;
+
+/// <summary>
+/// A deliberately lean NATS client: one socket, blocking I/O, a parser that finds frames by
+/// their length fields, and no per-message allocation. Either a dedicated reader thread pumps
+/// it (<see cref="StartReader"/>) or the caller pumps it inline (<see cref="PumpUntil"/>),
+/// which keeps request/reply round trips free of thread hand-offs.
+/// </summary>
+internal sealed class NatsConnection : IDisposable
+{
+    private static readonly byte[] PingBytes = "PING\r\n"u8.ToArray();
+    private static readonly byte[] PongBytes = "PONG\r\n"u8.ToArray();
+
+    private readonly Socket _socket;
+    private readonly Lock _writeLock = new();
+    private readonly SemaphoreSlim _pongSignal = new(0);
+    private Stream _stream;
+    private byte[] _buf = new byte[1 << 20];
+    private int _start;
+    private int _end;
+    private long _pongs;
+    private IMsgHandler? _handler;
+    private Thread? _reader;
+    private volatile bool _disposed;
+
+    private NatsConnection(Socket socket, Stream stream)
+    {
+        _socket = socket;
+        _stream = stream;
+    }
+
+    public string InfoJson { get; private set; } = "";
+
+    public string? LastError { get; private set; }
+
+    public bool Closed { get; private set; }
+
+    public long Pongs => Interlocked.Read(ref _pongs);
+
+    public static NatsConnection Connect(string host, int port, Transport transport, string name, int timeoutMs = 10_000)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        socket.SendBufferSize = 4 << 20;
+        socket.ReceiveBufferSize = 4 << 20;
+        socket.ReceiveTimeout = timeoutMs;
+        socket.SendTimeout = 60_000;
+        try
+        {
+            socket.Connect(host, port);
+        }
+        catch (SocketException ex)
+        {
+            socket.Dispose();
+            throw new SetupException($"connect {host}:{port} failed: {ex.SocketErrorCode}", ex);
+        }
+
+        Stream stream = new NetworkStream(socket, ownsSocket: false);
+        if (transport == Transport.WebSocket)
+        {
+            stream = WebSocketStream.Upgrade(stream, host, port);
+        }
+
+        var conn = new NatsConnection(socket, stream);
+        try
+        {
+            conn.Handshake(host, transport, name, timeoutMs);
+        }
+        catch (Exception ex)
+        {
+            conn.Dispose();
+            throw ex as SetupException ?? new SetupException($"handshake with {host}:{port} failed: {ex.Message}", ex);
+        }
+
+        return conn;
+    }
+
+    private void Handshake(string host, Transport transport, string name, int timeoutMs)
+    {
+        var deadline = Environment.TickCount64 + timeoutMs;
+        PumpUntil(() => InfoJson.Length > 0, timeoutMs);
+        bool tls = transport == Transport.Tls;
+        if (tls)
+        {
+            if (!InfoJson.Contains("\"tls_required\":true", StringComparison.Ordinal))
+            {
+                throw new SetupException("server INFO does not require TLS on the TLS port");
+            }
+
+            var ssl = new SslStream(_stream, leaveInnerStreamOpen: false, (_, _, _, _) => true);
+            ssl.AuthenticateAsClient(host);
+            _stream = ssl;
+        }
+
+        var connect = $"CONNECT {{\"verbose\":false,\"pedantic\":false,\"tls_required\":{(tls ? "true" : "false")},\"name\":\"{name}\",\"lang\":\"loadbench\",\"version\":\"1.0\",\"protocol\":1,\"headers\":true,\"no_responders\":true}}\r\nPING\r\n";
+        Send(Encoding.ASCII.GetBytes(connect));
+        PumpUntil(() => Pongs > 0 || LastError != null, (int)Math.Max(1, deadline - Environment.TickCount64));
+        if (LastError != null)
+        {
+            throw new SetupException($"CONNECT refused: {LastError}");
+        }
+    }
+
+    public void Send(ReadOnlySpan<byte> data)
+    {
+        lock (_writeLock)
+        {
+            _stream.Write(data);
+        }
+    }
+
+    public void Send(string protocolLine) => Send(Encoding.ASCII.GetBytes(protocolLine));
+
+    /// <summary>Round trip a PING, proving the server has processed everything sent before it.</summary>
+    public void Flush(int timeoutMs = 30_000)
+    {
+        long before = Pongs;
+        Send(PingBytes);
+        if (_reader != null)
+        {
+            var deadline = Environment.TickCount64 + timeoutMs;
+            while (Pongs <= before)
+            {
+                var left = deadline - Environment.TickCount64;
+                if (left <= 0 || Closed)
+                {
+                    throw new TimeoutException($"no PONG within {timeoutMs} ms (closed={Closed}, err={LastError})");
+                }
+
+                _pongSignal.Wait(TimeSpan.FromMilliseconds(Math.Min(left, 200)));
+            }
+        }
+        else
+        {
+            PumpUntil(() => Pongs > before, timeoutMs);
+        }
+    }
+
+    public void SetHandler(IMsgHandler? handler) => _handler = handler;
+
+    public void StartReader(IMsgHandler handler)
+    {
+        _handler = handler;
+        _socket.ReceiveTimeout = 0;
+        _reader = new Thread(ReadLoop) { IsBackground = true, Name = "loadbench-reader" };
+        _reader.Start();
+    }
+
+    private void ReadLoop()
+    {
+        try
+        {
+            while (!_disposed && Pump())
+            {
+            }
+        }
+        catch (Exception) when (_disposed)
+        {
+        }
+        catch (Exception ex)
+        {
+            LastError ??= "reader: " + ex.Message;
+        }
+        finally
+        {
+            Closed = true;
+            _pongSignal.Release();
+        }
+    }
+
+    /// <summary>Reads and dispatches inline until the condition holds; throws on timeout or close.</summary>
+    public void PumpUntil(Func<bool> condition, int timeoutMs)
+    {
+        var deadline = Environment.TickCount64 + timeoutMs;
+        while (!condition())
+        {
+            var left = deadline - Environment.TickCount64;
+            if (left <= 0)
+            {
+                throw new TimeoutException($"timed out after {timeoutMs} ms waiting on the server");
+            }
+
+            _socket.ReceiveTimeout = (int)Math.Max(1, left);
+            bool alive;
+            try
+            {
+                alive = Pump();
+            }
+            catch (IOException ex) when (ex.InnerException is SocketException { SocketErrorCode: SocketError.TimedOut or SocketError.WouldBlock })
+            {
+                throw new TimeoutException($"timed out after {timeoutMs} ms waiting on the server", ex);
+            }
+
+            if (!alive)
+            {
+                throw new IOException($"connection closed by server ({LastError ?? "no -ERR"})");
+            }
+        }
+    }
+
+    /// <summary>One blocking read plus parse of every complete frame; false once the peer closed.</summary>
+    public bool Pump()
+    {
+        if (_end == _buf.Length)
+        {
+            Compact();
+        }
+
+        int n = _stream.Read(_buf, _end, _buf.Length - _end);
+        if (n <= 0)
+        {
+            Closed = true;
+            return false;
+        }
+
+        _end += n;
+        Parse();
+        return true;
+    }
+
+    private void Compact()
+    {
+        int live = _end - _start;
+        if (_start == 0)
+        {
+            Array.Resize(ref _buf, _buf.Length * 2);
+            return;
+        }
+
+        Buffer.BlockCopy(_buf, _start, _buf, 0, live);
+        _start = 0;
+        _end = live;
+    }
+
+    private void Parse()
+    {
+        var handler = _handler;
+        while (_start < _end)
+        {
+            var span = _buf.AsSpan(_start, _end - _start);
+            int nl = span.IndexOf((byte)'\n');
+            if (nl < 0)
+            {
+                break;
+            }
+
+            var line = span[..nl];
+            if (line.Length > 0 && line[^1] == '\r')
+            {
+                line = line[..^1];
+            }
+
+            byte op = (byte)(span[0] | 0x20);
+            if (op == 'm' || op == 'h')
+            {
+                int consumed = ParseMsg(span, line, nl + 1, op == 'h', handler);
+                if (consumed == 0)
+                {
+                    break;
+                }
+
+                _start += consumed;
+                continue;
+            }
+
+            if (op == 'p')
+            {
+                if ((line.Length > 1 && (line[1] | 0x20) == 'i'))
+                {
+                    Send(PongBytes);
+                }
+                else
+                {
+                    Interlocked.Increment(ref _pongs);
+                    _pongSignal.Release();
+                }
+            }
+            else if (op == 'i')
+            {
+                int brace = line.IndexOf((byte)'{');
+                InfoJson = brace < 0 ? "{}" : Encoding.UTF8.GetString(line[brace..]);
+            }
+            else if (op == '-')
+            {
+                LastError = Encoding.UTF8.GetString(line);
+            }
+            else if (op != '+')
+            {
+                throw new InvalidDataException("unexpected protocol line: " + Encoding.UTF8.GetString(line[..Math.Min(line.Length, 80)]));
+            }
+
+            _start += nl + 1;
+        }
+
+        if (_start == _end)
+        {
+            _start = _end = 0;
+        }
+        else if (_start > _buf.Length / 2)
+        {
+            Compact();
+        }
+
+        handler?.OnBatchEnd();
+    }
+
+    /// <summary>Returns bytes consumed, or 0 when the payload has not fully arrived yet.</summary>
+    private int ParseMsg(ReadOnlySpan<byte> span, ReadOnlySpan<byte> line, int bodyStart, bool hasHeaders, IMsgHandler? handler)
+    {
+        // Tokens after the op: subject sid [reply] [hdrlen] total. Runs of blanks count as one
+        // separator because Go emits "MSG subj 1  23" when a JetStream reply is empty.
+        Span<Range> tok = stackalloc Range[6];
+        int count = 0;
+        int i = hasHeaders ? 4 : 3;
+        while (i < line.Length && count < tok.Length)
+        {
+            while (i < line.Length && (line[i] == ' ' || line[i] == '\t'))
+            {
+                i++;
+            }
+
+            if (i >= line.Length)
+            {
+                break;
+            }
+
+            int s = i;
+            while (i < line.Length && line[i] != ' ' && line[i] != '\t')
+            {
+                i++;
+            }
+
+            tok[count++] = new Range(s, i);
+        }
+
+        int minTokens = hasHeaders ? 4 : 3;
+        if (count < minTokens || count > minTokens + 1)
+        {
+            throw new InvalidDataException("malformed MSG line: " + Encoding.UTF8.GetString(line));
+        }
+
+        int total = ParseInt(line[tok[count - 1]]);
+        int hdrLen = hasHeaders ? ParseInt(line[tok[count - 2]]) : 0;
+        int frame = bodyStart + total + 2;
+        if (span.Length < frame)
+        {
+            if (frame > _buf.Length)
+            {
+                Array.Resize(ref _buf, frame * 2);
+            }
+
+            return 0;
+        }
+
+        var reply = count == minTokens + 1 ? line[tok[2]] : default;
+        var body = span.Slice(bodyStart, total);
+        handler?.OnMsg(line[tok[0]], reply, body[..hdrLen], body[hdrLen..]);
+        return frame;
+    }
+
+    private static int ParseInt(ReadOnlySpan<byte> digits)
+    {
+        int v = 0;
+        foreach (var d in digits)
+        {
+            if (d < '0' || d > '9')
+            {
+                throw new InvalidDataException("bad length field");
+            }
+
+            v = (v * 10) + (d - '0');
+        }
+
+        return v;
+    }
+
+    public void Dispose()
+    {
+        _disposed = true;
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (SocketException)
+        {
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+
+        _stream.Dispose();
+        _socket.Dispose();
+        _reader?.Join(5000);
+    }
+}
