@@ -62,13 +62,15 @@ internal static class MarkdownTables
 
     private static void Limit(StringBuilder sb, List<RowResult> limits, IReadOnlyList<RowResult> all)
     {
-        sb.AppendLine("| Row | Benchmark | Payload | sink msg/s | sink MB/s | Go pub-only as % of sink | ours pub-only as % of sink | sink range |");
-        sb.AppendLine("|-----|-----------|--------:|-----------:|----------:|-------------------------:|---------------------------:|-----------:|");
+        sb.AppendLine("| Row | Benchmark | Payload | limit msg/s | limit MB/s | Go as % of limit | ours as % of limit | limit range |");
+        sb.AppendLine("|-----|-----------|--------:|------------:|-----------:|-----------------:|-------------------:|------------:|");
         foreach (var r in limits)
         {
             var sink = r.Go;
-            var pubOnly = all.FirstOrDefault(x => x.Scenario is PubSubScenario { Subscribers: 0, Transport: Client.Transport.Plain }
-                && !x.Scenario.IsLimit && x.Scenario.PayloadSize == r.Scenario.PayloadSize);
+            // Pub rows compare with pub-only, receive rows with the plain 1:1 subscriber row of equal payload.
+            int subs = r.Scenario is ReceiveLimitScenario ? 1 : 0;
+            var pubOnly = all.FirstOrDefault(x => x.Scenario is PubSubScenario { Publishers: 1, Transport: Client.Transport.Plain } p
+                && p.Subscribers == subs && !x.Scenario.IsLimit && x.Scenario.PayloadSize == r.Scenario.PayloadSize);
             string Pct(ServerSeries? s) => s is { Outcome: Outcome.Ok } && sink.Outcome == Outcome.Ok && sink.MedianMsgPerSec > 0
                 ? (100 * s.MedianMsgPerSec / sink.MedianMsgPerSec).ToString("F0", Inv) + " %"
                 : "n/a";

@@ -36,6 +36,8 @@ internal static class Catalog
         new PubSubScenario { Name = "ws-pub-128b", Section = Ws, Title = "WebSocket pub only", PayloadSize = 128, Transport = Transport.WebSocket, Features = Features.WebSocket, SmokeCount = 20_000 },
         new PubSubScenario { Name = "limit-pub-16b", Section = Limit, Title = "Pub only into sink", PayloadSize = 16, IsLimit = true, SmokeCount = 100_000 },
         new PubSubScenario { Name = "limit-pub-128b", Section = Limit, Title = "Pub only into sink", PayloadSize = 128, IsLimit = true, SmokeCount = 100_000 },
+        new ReceiveLimitScenario { Name = "limit-recv-16b", Section = Limit, Title = "Subscriber fed by a MSG source", PayloadSize = 16, IsLimit = true, SmokeCount = 100_000 },
+        new ReceiveLimitScenario { Name = "limit-recv-128b", Section = Limit, Title = "Subscriber fed by a MSG source", PayloadSize = 128, IsLimit = true, SmokeCount = 100_000 },
     ];
 
     public static Scenario? Find(string name) => All.FirstOrDefault(s => s.Name.Equals(name, StringComparison.OrdinalIgnoreCase));

@@ -11,6 +11,15 @@ internal sealed record ServerSpec(string Label, string FileName, IReadOnlyList<s
             throw new ArgumentException($"empty command for {label}");
         }
 
+        // The server runs inside its temp directory, so relative paths are pinned to ours now.
+        for (int i = 0; i < parts.Length; i++)
+        {
+            if (!Path.IsPathRooted(parts[i]) && File.Exists(parts[i]))
+            {
+                parts[i] = Path.GetFullPath(parts[i]);
+            }
+        }
+
         return new ServerSpec(label, parts[0], parts[1..], isOurs);
     }
 
