@@ -14,9 +14,9 @@ internal sealed class BenchOptions
 
     public List<string> Rows { get; } = [];
 
-    public int Rounds { get; private set; } = 3;
+    public int Rounds { get; private set; } = 5;
 
-    public TimeSpan Duration { get; private set; } = TimeSpan.FromSeconds(2);
+    public TimeSpan Duration { get; private set; } = TimeSpan.FromSeconds(1.5);
 
     public TimeSpan Warmup { get; private set; } = TimeSpan.FromSeconds(0.5);
 

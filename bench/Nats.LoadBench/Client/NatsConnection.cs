@@ -85,7 +85,7 @@ internal sealed class NatsConnection : IDisposable
         bool tls = transport == Transport.Tls;
         if (tls)
         {
-            if (!InfoJson.Contains("\"tls_required\":true", StringComparison.Ordinal))
+            if (!InfoFlag("tls_required"))
             {
                 throw new SetupException("server INFO does not require TLS on the TLS port");
             }
@@ -101,6 +101,20 @@ internal sealed class NatsConnection : IDisposable
         if (LastError != null)
         {
             throw new SetupException($"CONNECT refused: {LastError}");
+        }
+    }
+
+    /// <summary>Reads a boolean from the server's INFO, tolerating any JSON formatting.</summary>
+    public bool InfoFlag(string name)
+    {
+        try
+        {
+            using var doc = System.Text.Json.JsonDocument.Parse(InfoJson);
+            return doc.RootElement.TryGetProperty(name, out var v) && v.ValueKind == System.Text.Json.JsonValueKind.True;
+        }
+        catch (System.Text.Json.JsonException)
+        {
+            return false;
         }
     }
 

@@ -45,7 +45,7 @@ internal static class BenchmarksFile
         sb.AppendLine($"- **Runtimes:** {m.Dotnet}; Go server: {m.GoServer}");
         sb.AppendLine($"- **Servers:** Go = `{o.Go}`, ours = `{o.Ours}`; both on 127.0.0.1 with the same config file per row");
         sb.AppendLine($"- **Command:** `{o.Command}`");
-        sb.AppendLine($"- **Method:** {o.Rounds} rounds per row, Go and ours alternating (Go, ours, Go, ours, ...), a fresh server process per measurement, " +
+        sb.AppendLine($"- **Method:** {o.Rounds} rounds per row, Go and ours alternating (Go, ours; ours, Go; Go, ours; ...: each round swaps who goes first, so steady drift cancels), a fresh server process per measurement, " +
             $"{o.Warmup.TotalSeconds:0.##} s warm-up then {o.Duration.TotalSeconds:0.##} s measured on that process. Figures are the median round; " +
             "\"range\" is (max - min) / median across rounds.");
         sb.AppendLine("- **Units:** msg/s counts messages received by all subscribers (published messages for pub-only rows, successful acks for JetStream publish rows, consumed messages for consumer rows); " +

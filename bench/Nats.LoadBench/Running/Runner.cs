@@ -5,8 +5,8 @@ using Nats.LoadBench.Servers;
 namespace Nats.LoadBench.Running;
 
 /// <summary>
-/// Runs each row round by round, alternating Go and ours (A, B, A, B ...) so drift in machine
-/// load hits both alike. Every measurement gets a fresh server process; in full mode a short
+/// Runs each row round by round, alternating Go and ours so drift in machine load hits both
+/// alike. Every measurement gets a fresh server process; in full mode a short
 /// warm-up on that same process precedes it so our JIT-compiled server is measured warm.
 /// </summary>
 internal sealed class Runner(BenchOptions options, TextWriter log)
@@ -45,24 +45,39 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         var ours = new ServerSeries("ours");
         for (int r = 0; r < options.Rounds; r++)
         {
-            go.Rounds.Add(MeasureOnServer(sc, options.Go));
-            if (_oursUnavailable != null)
+            // Alternate which server goes first (Go, ours | ours, Go | ...): each server still gets
+            // every other slot, and any steady drift in machine load or harness warm-up cancels out.
+            if (r % 2 == 0)
             {
-                ours.Rounds.Add(new RoundResult(Outcome.NotImplemented, null, _oursUnavailable));
-                log.WriteLine($"   ours  round {r + 1}: not implemented ({_oursUnavailable})");
-            }
-            else if (ours.Outcome == Outcome.NotImplemented && ours.Rounds.Count > 0)
-            {
-                // Missing features do not appear between rounds; skip the remaining attempts.
-                ours.Rounds.Add(ours.Rounds[0]);
+                go.Rounds.Add(MeasureOnServer(sc, options.Go));
+                MeasureOurs(sc, ours, r);
             }
             else
             {
-                ours.Rounds.Add(MeasureOnServer(sc, options.Ours));
+                MeasureOurs(sc, ours, r);
+                go.Rounds.Add(MeasureOnServer(sc, options.Go));
             }
         }
 
         return new RowResult(sc, go, ours);
+    }
+
+    private void MeasureOurs(Scenario sc, ServerSeries ours, int round)
+    {
+        if (_oursUnavailable != null)
+        {
+            ours.Rounds.Add(new RoundResult(Outcome.NotImplemented, null, _oursUnavailable));
+            log.WriteLine($"   ours  round {round + 1}: not implemented ({_oursUnavailable})");
+        }
+        else if (ours.Outcome == Outcome.NotImplemented && ours.Rounds.Count > 0)
+        {
+            // Missing features do not appear between rounds; skip the remaining attempts.
+            ours.Rounds.Add(ours.Rounds[0]);
+        }
+        else
+        {
+            ours.Rounds.Add(MeasureOnServer(sc, options.Ours));
+        }
     }
 
     private RoundResult MeasureOnServer(Scenario sc, ServerSpec spec)

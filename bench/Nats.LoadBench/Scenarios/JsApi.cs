@@ -18,7 +18,7 @@ internal sealed class JsApi : IDisposable
     public JsApi(Endpoint ep)
     {
         _conn = NatsConnection.Connect(ep.Host, ep.Port, Transport.Plain, "loadbench-jsapi");
-        if (!_conn.InfoJson.Contains("\"jetstream\":true", StringComparison.Ordinal))
+        if (!_conn.InfoFlag("jetstream"))
         {
             _conn.Dispose();
             throw new SetupException("server INFO does not advertise jetstream");
