@@ -30,6 +30,9 @@ internal sealed class BenchOptions
 
     public string Command { get; private set; } = "";
 
+    /// <summary>Filled in after the run; reported next to the figures.</summary>
+    public string LoadAverages { get; set; } = "";
+
     public static BenchOptions Parse(string[] args)
     {
         var o = new BenchOptions { Command = Environment.GetEnvironmentVariable("LOADBENCH_COMMAND") ?? "nats-loadbench " + string.Join(' ', args) };

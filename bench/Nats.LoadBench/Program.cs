@@ -47,7 +47,11 @@ var machine = MachineInfo.Collect(options.Go.ToString(), options.Ours.ToString()
 Console.WriteLine($"loadbench {(options.Smoke ? "smoke" : "full")} run: {scenarios.Count} rows x {options.Rounds} rounds; go = {options.Go}; ours = {options.Ours}");
 Console.WriteLine($"machine: {machine.Cpu}, {machine.Cores} cores, {machine.Memory}, {machine.Os}, {machine.Dotnet}, {machine.GoServer}");
 
+var loadBefore = MachineInfo.LoadAverage();
 var rows = new Runner(options, Console.Out).Run(scenarios);
+var loadAfter = MachineInfo.LoadAverage();
+options.LoadAverages = $"{loadBefore} at start, {loadAfter} at end";
+Console.WriteLine($"load average (1/5/15 min): {options.LoadAverages}");
 var tables = MarkdownTables.Render(rows);
 Console.WriteLine();
 Console.WriteLine(tables);

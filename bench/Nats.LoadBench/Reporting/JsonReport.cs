@@ -24,6 +24,7 @@ internal static class JsonReport
         w.WriteString("memory", machine.Memory);
         w.WriteString("os", machine.Os);
         w.WriteString("dotnet", machine.Dotnet);
+        w.WriteString("loadAverage", o.LoadAverages);
         w.WriteString("goServer", machine.GoServer);
         w.WriteString("goCommand", o.Go.ToString());
         w.WriteString("oursCommand", o.Ours.ToString());

@@ -15,6 +15,19 @@ internal sealed record MachineInfo(string Cpu, int Cores, string Memory, string 
         VersionOf(goCmd),
         oursCmd);
 
+    /// <summary>1/5/15-minute load averages: on a shared machine they say how much to trust the figures.</summary>
+    public static string LoadAverage()
+    {
+        try
+        {
+            return string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3));
+        }
+        catch (IOException)
+        {
+            return "unknown";
+        }
+    }
+
     private static string CpuModel()
     {
         try

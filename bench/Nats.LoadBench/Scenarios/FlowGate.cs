@@ -5,7 +5,7 @@ namespace Nats.LoadBench.Scenarios;
 /// server is measured on sustained delivery rather than on how much it can buffer before
 /// cutting a "slow consumer". When subscribers keep up the gate never closes.
 /// </summary>
-internal sealed class FlowGate(int fanout, long windowDeliveries, Func<long> received)
+internal sealed class FlowGate(int fanout, long windowDeliveries, Func<long> received, Func<bool>? broken = null)
 {
     private long _published;
 
@@ -23,6 +23,11 @@ internal sealed class FlowGate(int fanout, long windowDeliveries, Func<long> rec
             if ((Published * fanout) - got <= windowDeliveries)
             {
                 return;
+            }
+
+            if (broken?.Invoke() == true)
+            {
+                throw new IOException($"a subscriber's connection closed at {got} of {Published * fanout} deliveries");
             }
 
             if (got != last)

@@ -50,7 +50,7 @@ internal sealed class MqttScenario : Scenario
                 frame = MqttConnection.EncodePublish(topic, PayloadSize);
             }
 
-            var gate = new FlowGate(1, FlowGate.WindowFor(frame.Length), () => counter.Count);
+            var gate = new FlowGate(1, FlowGate.WindowFor(frame.Length), () => counter.Count, () => sub.Closed);
             long start = Stopwatch.GetTimestamp();
             long sent = Blaster.Run(send, frame, s, start, gate);
             long got = Drain.Wait(() => counter.Count, sent, () => sub.Closed);

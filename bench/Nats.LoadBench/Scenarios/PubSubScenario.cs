@@ -61,7 +61,7 @@ internal sealed class PubSubScenario : Scenario
                 return t;
             }
 
-            var gate = Subscribers > 0 ? new FlowGate(Subscribers, FlowGate.WindowFor(frame.Length), Received) : null;
+            var gate = Subscribers > 0 ? new FlowGate(Subscribers, FlowGate.WindowFor(frame.Length), Received, () => subs.Any(c => c.Closed)) : null;
             var sent = new long[Publishers];
             var flushed = new long[Publishers];
             var errors = new Exception?[Publishers];
