@@ -30,8 +30,11 @@ internal sealed class PubSubScenario : Scenario
         var pubs = new List<NatsConnection>();
         try
         {
-            var handlers = new CountingHandler[Subscribers];
-            for (int i = 0; i < Subscribers; i++)
+            // Pub-only rows in count (smoke) mode get one verifying subscriber, so the count check proves
+            // the server parsed every PUB rather than only that it answered the final PING.
+            int verifiers = Subscribers == 0 && s.CountMode && !IsLimit ? 1 : 0;
+            var handlers = new CountingHandler[Subscribers + verifiers];
+            for (int i = 0; i < handlers.Length; i++)
             {
                 var c = Connect(ep, port, $"sub{i}");
                 subs.Add(c);
@@ -61,7 +64,7 @@ internal sealed class PubSubScenario : Scenario
                 return t;
             }
 
-            var gate = Subscribers > 0 ? new FlowGate(Subscribers, FlowGate.WindowFor(frame.Length), Received, () => subs.Any(c => c.Closed)) : null;
+            var gate = handlers.Length > 0 ? new FlowGate(handlers.Length, FlowGate.WindowFor(frame.Length), Received, () => subs.Any(c => c.Closed)) : null;
             var sent = new long[Publishers];
             var flushed = new long[Publishers];
             var errors = new Exception?[Publishers];
@@ -102,7 +105,8 @@ internal sealed class PubSubScenario : Scenario
             if (Subscribers == 0)
             {
                 double secs = (flushed.Max() - start) / (double)Stopwatch.Frequency;
-                return new Measurement(published, secs, published);
+                long seen = verifiers == 0 ? published : Drain.Wait(Received, published, () => subs.Any(c => c.Closed));
+                return new Measurement(seen, secs, published);
             }
 
             long expected = published * Subscribers;
