@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Text;
 using Nats.LoadBench.Client;
 using Nats.LoadBench.Servers;
 
