@@ -3,6 +3,9 @@ namespace Nats.LoadBench.Servers;
 /// <summary>A server under test: a label and the command that starts it (before -a/-p/-c).</summary>
 internal sealed record ServerSpec(string Label, string FileName, IReadOnlyList<string> Args, bool IsOurs)
 {
+    /// <summary>The command as the user gave it, for reports (paths stay repository-relative).</summary>
+    public string Display { get; private init; } = "";
+
     public static ServerSpec Parse(string label, string commandLine, bool isOurs)
     {
         var parts = commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
@@ -20,8 +23,8 @@ internal sealed record ServerSpec(string Label, string FileName, IReadOnlyList<s
             }
         }
 
-        return new ServerSpec(label, parts[0], parts[1..], isOurs);
+        return new ServerSpec(label, parts[0], parts[1..], isOurs) { Display = commandLine.Trim() };
     }
 
-    public override string ToString() => string.Join(' ', [FileName, .. Args]);
+    public override string ToString() => Display;
 }
