@@ -1,0 +1,104 @@
+using System.Globalization;
+using System.Text;
+using Nats.LoadBench.Running;
+using Nats.LoadBench.Scenarios;
+
+namespace Nats.LoadBench.Reporting;
+
+/// <summary>Renders results in the seed tables' shape; the same text goes to the console and BENCHMARKS.md.</summary>
+internal static class MarkdownTables
+{
+    private static readonly CultureInfo Inv = CultureInfo.InvariantCulture;
+
+    public static string Render(IReadOnlyList<RowResult> rows)
+    {
+        var sb = new StringBuilder();
+        foreach (var section in rows.Select(r => r.Scenario.Section).Distinct())
+        {
+            var inSection = rows.Where(r => r.Scenario.Section == section).ToList();
+            sb.AppendLine($"### {section}").AppendLine();
+            if (section == Catalog.Limit)
+            {
+                Limit(sb, inSection, rows);
+            }
+            else if (inSection.All(r => r.Scenario.HasLatency))
+            {
+                Latency(sb, inSection);
+            }
+            else
+            {
+                Throughput(sb, inSection);
+            }
+
+            sb.AppendLine();
+        }
+
+        return sb.ToString();
+    }
+
+    private static void Throughput(StringBuilder sb, List<RowResult> rows)
+    {
+        sb.AppendLine("| Row | Benchmark | Payload | Go msg/s | Go MB/s | ours msg/s | ours MB/s | ours/Go | Go range | ours range |");
+        sb.AppendLine("|-----|-----------|--------:|---------:|--------:|-----------:|----------:|--------:|---------:|-----------:|");
+        foreach (var r in rows)
+        {
+            var go = r.Go;
+            var ours = r.Ours!;
+            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Rate(go)} | {Mb(r, go)} | {Rate(ours)} | {Mb(r, ours)} | {Ratio(go, ours)} | {Range(go)} | {Range(ours)} |");
+        }
+    }
+
+    private static void Latency(StringBuilder sb, List<RowResult> rows)
+    {
+        sb.AppendLine("| Row | Benchmark | Payload | Go msg/s | ours msg/s | ours/Go | Go P50 (us) | ours P50 (us) | Go P99 (us) | ours P99 (us) | Go range | ours range |");
+        sb.AppendLine("|-----|-----------|--------:|---------:|-----------:|--------:|------------:|--------------:|------------:|--------------:|---------:|-----------:|");
+        foreach (var r in rows)
+        {
+            var go = r.Go;
+            var ours = r.Ours!;
+            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Rate(go)} | {Rate(ours)} | {Ratio(go, ours)} | {Us(go, go.MedianP50)} | {Us(ours, ours.MedianP50)} | {Us(go, go.MedianP99)} | {Us(ours, ours.MedianP99)} | {Range(go)} | {Range(ours)} |");
+        }
+    }
+
+    private static void Limit(StringBuilder sb, List<RowResult> limits, IReadOnlyList<RowResult> all)
+    {
+        sb.AppendLine("| Row | Benchmark | Payload | limit msg/s | limit MB/s | Go as % of limit | ours as % of limit | limit range |");
+        sb.AppendLine("|-----|-----------|--------:|------------:|-----------:|-----------------:|-------------------:|------------:|");
+        foreach (var r in limits)
+        {
+            var sink = r.Go;
+            // Pub rows compare with pub-only, receive rows with the plain 1:1 subscriber row of equal payload.
+            int subs = r.Scenario is ReceiveLimitScenario ? 1 : 0;
+            var pubOnly = all.FirstOrDefault(x => x.Scenario is PubSubScenario { Publishers: 1, Transport: Client.Transport.Plain } p
+                && p.Subscribers == subs && !x.Scenario.IsLimit && x.Scenario.PayloadSize == r.Scenario.PayloadSize);
+            string Pct(ServerSeries? s) => s is { Outcome: Outcome.Ok } && sink.Outcome == Outcome.Ok && sink.MedianMsgPerSec > 0
+                ? (100 * s.MedianMsgPerSec / sink.MedianMsgPerSec).ToString("F0", Inv) + " %"
+                : "n/a";
+            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Rate(sink)} | {Mb(r, sink)} | {Pct(pubOnly?.Go)} | {Pct(pubOnly?.Ours)} | {Range(sink)} |");
+        }
+    }
+
+    private static string Status(ServerSeries s) => s.Outcome == Outcome.NotImplemented ? "not implemented" : "FAILED";
+
+    private static string Rate(ServerSeries s) => s.Outcome == Outcome.Ok ? s.MedianMsgPerSec.ToString("N0", Inv) : Status(s);
+
+    private static string Mb(RowResult r, ServerSeries s) => s.Outcome == Outcome.Ok ? r.MegabytesPerSec(s).ToString("F1", Inv) : "-";
+
+    private static string Us(ServerSeries s, double? v) => s.Outcome == Outcome.Ok && v != null ? v.Value.ToString("F1", Inv) : "-";
+
+    private static string Range(ServerSeries s) => s.Outcome == Outcome.Ok ? s.RangePercent.ToString("F1", Inv) + " %" : "-";
+
+    private static string Ratio(ServerSeries go, ServerSeries ours)
+    {
+        if (go.Outcome != Outcome.Ok || ours.Outcome != Outcome.Ok || go.MedianMsgPerSec <= 0)
+        {
+            return "-";
+        }
+
+        double x = ours.MedianMsgPerSec / go.MedianMsgPerSec;
+        var text = x.ToString("F2", Inv) + "x";
+        return x >= 1.0 ? $"**{text}**" : text;
+    }
+
+    private static string Size(int bytes) => bytes >= 1024 && bytes % 1024 == 0 ? $"{bytes / 1024} KiB" : $"{bytes} B";
+}

@@ -1,0 +1,10 @@
+namespace Nats.LoadBench.Scenarios;
+
+/// <summary>One measured run. Expected is what the scenario can prove should have arrived;
+/// a mismatch fails the run (and the smoke mode) instead of printing a flattering figure.</summary>
+internal sealed record Measurement(long Messages, double Seconds, long Expected, double? P50Us = null, double? P99Us = null)
+{
+    public double MsgPerSec => Seconds > 0 ? Messages / Seconds : 0;
+
+    public bool CountsOk => Messages == Expected;
+}

@@ -1,0 +1,214 @@
+using System.Diagnostics;
+using System.Net.Sockets;
+using System.Text;
+using Nats.LoadBench.Client;
+
+namespace Nats.LoadBench.Servers;
+
+/// <summary>
+/// One server process on free loopback ports, with a config file holding the feature blocks
+/// (identical text for Go and ours). Stopped through its own process handle only.
+/// </summary>
+internal sealed class ServerProcess : IDisposable
+{
+    private readonly Process _process;
+    private readonly string _dir;
+    private readonly StringBuilder _log = new();
+
+    private ServerProcess(Process process, string dir, Endpoint endpoint)
+    {
+        _process = process;
+        _dir = dir;
+        Endpoint = endpoint;
+    }
+
+    public Endpoint Endpoint { get; }
+
+    public static ServerProcess Start(ServerSpec spec, Features features, int startTimeoutMs = 20_000)
+    {
+        var dir = Path.Combine(Path.GetTempPath(), "loadbench-" + Guid.NewGuid().ToString("N")[..12]);
+        Directory.CreateDirectory(dir);
+        int port = FreePort.Next();
+        int mqttPort = features.HasFlag(Features.Mqtt) ? FreePort.Next() : 0;
+        int wsPort = features.HasFlag(Features.WebSocket) ? FreePort.Next() : 0;
+        var args = new List<string>(spec.Args) { "-a", "127.0.0.1", "-p", port.ToString() };
+        if (features != Features.None)
+        {
+            var conf = Path.Combine(dir, "server.conf");
+            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort));
+            args.Add("-c");
+            args.Add(conf);
+        }
+
+        var psi = new ProcessStartInfo(spec.FileName)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+            WorkingDirectory = dir,
+        };
+        foreach (var a in args)
+        {
+            psi.ArgumentList.Add(a);
+        }
+
+        Process process;
+        try
+        {
+            process = Process.Start(psi) ?? throw new SetupException($"could not start {spec.FileName}");
+        }
+        catch (System.ComponentModel.Win32Exception ex)
+        {
+            TryDelete(dir);
+            throw new SetupException($"could not start {spec.FileName}: {ex.Message}", ex);
+        }
+
+        var server = new ServerProcess(process, dir, new Endpoint("127.0.0.1", port, mqttPort, wsPort, features.HasFlag(Features.Tls)));
+        process.OutputDataReceived += (_, e) => server.Capture(e.Data);
+        process.ErrorDataReceived += (_, e) => server.Capture(e.Data);
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        try
+        {
+            server.WaitForPort(port, startTimeoutMs);
+            if (mqttPort != 0)
+            {
+                server.WaitForPort(mqttPort, 5_000);
+            }
+
+            if (wsPort != 0)
+            {
+                server.WaitForPort(wsPort, 5_000);
+            }
+        }
+        catch
+        {
+            server.Dispose();
+            throw;
+        }
+
+        return server;
+    }
+
+    private static string ConfigText(Features f, string dir, int mqttPort, int wsPort)
+    {
+        var sb = new StringBuilder();
+        if (f.HasFlag(Features.JetStream) || f.HasFlag(Features.Mqtt))
+        {
+            // Go's MQTT requires JetStream and a server name.
+            sb.AppendLine("server_name: loadbench");
+            var store = Path.Combine(dir, "jetstream").Replace("\\", "/");
+            sb.AppendLine($"jetstream {{\n  store_dir: \"{store}\"\n  max_memory_store: 2147483648\n  max_file_store: 17179869184\n}}");
+        }
+
+        if (f.HasFlag(Features.Mqtt))
+        {
+            sb.AppendLine($"mqtt {{\n  host: 127.0.0.1\n  port: {mqttPort}\n}}");
+        }
+
+        if (f.HasFlag(Features.WebSocket))
+        {
+            sb.AppendLine($"websocket {{\n  host: 127.0.0.1\n  port: {wsPort}\n  no_tls: true\n}}");
+        }
+
+        if (f.HasFlag(Features.Tls))
+        {
+            var (cert, key) = SelfSignedCert.Write(dir);
+            sb.AppendLine($"tls {{\n  cert_file: \"{cert}\"\n  key_file: \"{key}\"\n}}");
+        }
+
+        return sb.ToString();
+    }
+
+    private void Capture(string? line)
+    {
+        if (line == null)
+        {
+            return;
+        }
+
+        lock (_log)
+        {
+            if (_log.Length < 64 * 1024)
+            {
+                _log.AppendLine(line);
+            }
+        }
+    }
+
+    public string LogTail()
+    {
+        lock (_log)
+        {
+            var s = _log.ToString();
+            return s.Length > 2000 ? s[^2000..] : s;
+        }
+    }
+
+    private void WaitForPort(int port, int timeoutMs)
+    {
+        var deadline = Environment.TickCount64 + timeoutMs;
+        while (true)
+        {
+            if (_process.HasExited)
+            {
+                throw new SetupException($"server exited with code {_process.ExitCode} before listening on {port}: {LogTail().Trim()}");
+            }
+
+            using (var s = new Socket(SocketType.Stream, ProtocolType.Tcp))
+            {
+                try
+                {
+                    s.Connect("127.0.0.1", port);
+                    return;
+                }
+                catch (SocketException)
+                {
+                }
+            }
+
+            if (Environment.TickCount64 > deadline)
+            {
+                throw new SetupException($"server did not listen on {port} within {timeoutMs} ms");
+            }
+
+            // Polling is confined to startup; the process gives no readiness event we can share across both servers.
+            Thread.Sleep(25);
+        }
+    }
+
+    public bool HasExited => _process.HasExited;
+
+    public void Dispose()
+    {
+        try
+        {
+            if (!_process.HasExited)
+            {
+                _process.Kill(entireProcessTree: true);
+            }
+
+            _process.WaitForExit(10_000);
+        }
+        catch (InvalidOperationException)
+        {
+        }
+
+        _process.Dispose();
+        TryDelete(_dir);
+    }
+
+    private static void TryDelete(string dir)
+    {
+        try
+        {
+            Directory.Delete(dir, recursive: true);
+        }
+        catch (IOException)
+        {
+        }
+        catch (UnauthorizedAccessException)
+        {
+        }
+    }
+}
