@@ -5,6 +5,13 @@ using BenchmarkDotNet.Jobs;
 using BenchmarkDotNet.Running;
 using BenchmarkDotNet.Toolchains.InProcess.Emit;
 
+using Nats.Benchmarks.Probes;
+
+if (args.Length > 0 && args[0] == "alloc-probe")
+{
+    return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);
+}
+
 // In-process toolchain: no child project build per benchmark, which keeps a full pass short on a
 // 2-core machine. Ops/s and allocated bytes per op are the two figures every row reports.
 var config = DefaultConfig.Instance
@@ -14,3 +21,4 @@ var config = DefaultConfig.Instance
     .WithOptions(ConfigOptions.DisableOptimizationsValidator);
 
 BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, config);
+return 0;

@@ -4,15 +4,17 @@ namespace Nats.Server.Clients;
 
 /// <summary>
 /// An auto-reset wake-up for exactly one waiter (the write loop). Set() before Wait() is remembered,
-/// repeated Set()s coalesce into one wake-up, and nothing is allocated per signal.
+/// repeated Set()s coalesce into one wake-up, and nothing is allocated per signal: the waiter is
+/// resumed by queueing this object itself as a thread-pool work item, so the signalling thread (a
+/// publisher's read loop) never runs the writer's continuation inline.
 /// </summary>
-internal sealed class AsyncSignal : IValueTaskSource
+internal sealed class AsyncSignal : IValueTaskSource, IThreadPoolWorkItem
 {
     private const int Idle = 0;
     private const int Signaled = 1;
     private const int Waiting = 2;
 
-    private ManualResetValueTaskSourceCore<bool> _core = new() { RunContinuationsAsynchronously = true };
+    private ManualResetValueTaskSourceCore<bool> _core = new() { RunContinuationsAsynchronously = false };
     private int _state;
 
     /// <summary>Wakes the waiter, or makes the next wait return at once.</summary>
@@ -35,7 +37,7 @@ internal sealed class AsyncSignal : IValueTaskSource
             }
             if (Interlocked.CompareExchange(ref _state, Idle, Waiting) == Waiting)
             {
-                _core.SetResult(true);
+                ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
                 return;
             }
         }
@@ -56,6 +58,8 @@ internal sealed class AsyncSignal : IValueTaskSource
         }
         return new ValueTask(this, _core.Version);
     }
+
+    void IThreadPoolWorkItem.Execute() => _core.SetResult(true);
 
     void IValueTaskSource.GetResult(short token) => _core.GetResult(token);
 

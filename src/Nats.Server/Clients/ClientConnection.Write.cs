@@ -127,16 +127,57 @@ internal sealed partial class ClientConnection
             {
                 await _flushSignal.WaitAsync().ConfigureAwait(false);
                 var closing = IsClosed;
-                await DrainAsync().ConfigureAwait(false);
-                if (closing || IsClosed)
+                // Drained here rather than in a helper async method, so a wake-up allocates nothing.
+                for (var pass = 0; pass < 2; pass++)
                 {
-                    // Give an inline sender that holds the flag the chance to finish, then drain the rest.
+                    while (TryTakeSendingFlag())
+                    {
+                        try
+                        {
+                            lock (_outLock)
+                            {
+                                _out.TakeAll(_inFlight);
+                            }
+                            if (_inFlightIndex >= _inFlight.Count)
+                            {
+                                ReleaseInFlight();
+                                _out.ResetChunkSizeIfIdle(_outLock);
+                                break;
+                            }
+                            Volatile.Write(ref _writeStartedTicks, Environment.TickCount64);
+                            while (_inFlightIndex < _inFlight.Count)
+                            {
+                                var segment = _inFlight[_inFlightIndex];
+                                var sent = await _transport.SendAsync(segment.AsMemory(_inFlightOffset), CancellationToken.None).ConfigureAwait(false);
+                                _inFlightOffset += sent;
+                                if (_inFlightOffset >= segment.Count)
+                                {
+                                    _inFlightIndex++;
+                                    _inFlightOffset = 0;
+                                }
+                            }
+                            Volatile.Write(ref _writeStartedTicks, 0);
+                            Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
+                            ReleaseInFlight();
+                        }
+                        finally
+                        {
+                            Volatile.Write(ref _sending, 0);
+                        }
+                    }
+                    if (!(closing || IsClosed))
+                    {
+                        break;
+                    }
+                    // Closing: let an inline sender holding the flag finish, then drain once more.
                     var spin = new SpinWait();
                     while (Volatile.Read(ref _sending) != 0 && !spin.NextSpinWillYield)
                     {
                         spin.SpinOnce();
                     }
-                    await DrainAsync().ConfigureAwait(false);
+                }
+                if (closing || IsClosed)
+                {
                     break;
                 }
             }
@@ -163,43 +204,5 @@ internal sealed partial class ClientConnection
         }
     }
 
-    /// <summary>Sends everything queued, including what an inline send left behind, until the queue is empty.</summary>
-    private async Task DrainAsync()
-    {
-        while (true)
-        {
-            if (Interlocked.CompareExchange(ref _sending, 1, 0) != 0)
-            {
-                return;
-            }
-            try
-            {
-                lock (_outLock)
-                {
-                    _out.TakeAll(_inFlight);
-                }
-                if (_inFlightIndex >= _inFlight.Count)
-                {
-                    ReleaseInFlight();
-                    _out.ResetChunkSizeIfIdle(_outLock);
-                    return;
-                }
-                Volatile.Write(ref _writeStartedTicks, Environment.TickCount64);
-                while (_inFlightIndex < _inFlight.Count)
-                {
-                    var segment = _inFlight[_inFlightIndex];
-                    await _transport.SendAsync(segment.AsMemory(_inFlightOffset), CancellationToken.None).ConfigureAwait(false);
-                    _inFlightIndex++;
-                    _inFlightOffset = 0;
-                }
-                Volatile.Write(ref _writeStartedTicks, 0);
-                Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
-                ReleaseInFlight();
-            }
-            finally
-            {
-                Volatile.Write(ref _sending, 0);
-            }
-        }
-    }
+    private bool TryTakeSendingFlag() => Interlocked.CompareExchange(ref _sending, 1, 0) == 0;
 }

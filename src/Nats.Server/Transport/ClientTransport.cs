@@ -12,7 +12,8 @@ internal abstract class ClientTransport : IDisposable
 
     public abstract ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken);
 
-    public abstract ValueTask SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken);
+    /// <summary>Sends some or all of the data; returns how many bytes went out.</summary>
+    public abstract ValueTask<int> SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken);
 
     /// <summary>Stops both directions so pending reads and writes complete promptly.</summary>
     public abstract void Abort();

@@ -37,14 +37,8 @@ internal sealed class SocketTransport : ClientTransport
     public override ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken) =>
         _socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
 
-    public override async ValueTask SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
-    {
-        while (!data.IsEmpty)
-        {
-            var sent = await _socket.SendAsync(data, SocketFlags.None, cancellationToken).ConfigureAwait(false);
-            data = data[sent..];
-        }
-    }
+    public override ValueTask<int> SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken) =>
+        _socket.SendAsync(data, SocketFlags.None, cancellationToken);
 
     public override void Abort()
     {
