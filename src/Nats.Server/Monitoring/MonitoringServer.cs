@@ -81,11 +81,20 @@ internal sealed class MonitoringServer : IAsyncDisposable
             return context.Response.WriteAsync(IndexPage.Render(NatsServer.FeatureLevelVersion));
         });
         app.Map("/varz", context => Handle(context, "/varz", _ => Json(_documents.Varz(), MonitorJsonContext.Indented.Varz)));
-        app.Map("/connz", context => Handle(context, "/connz", Connz));
+        // Go counts /connz and /routez only once their parameters decoded.
+        app.Map("/connz", context => Handle(context, null, Connz));
         app.Map("/subsz", context => Handle(context, "/subsz", Subsz));
         app.Map("/subscriptionsz", context => Handle(context, "/subsz", Subsz));
-        app.Map("/routez", context => Handle(context, "/routez", query =>
-            query.TryBool("subs", out _, out var error) ? Json(_documents.Routez(), MonitorJsonContext.Indented.Routez) : BadRequest(error)));
+        app.Map("/routez", context => Handle(context, null, query =>
+        {
+            var detail = query.Get("subs").Equals("detail", StringComparison.OrdinalIgnoreCase);
+            if (!detail && !query.TryBool("subs", out _, out var error))
+            {
+                return BadRequest(error);
+            }
+            _requestStats.Increment("/routez");
+            return Json(_documents.Routez(), MonitorJsonContext.Indented.Routez);
+        }));
         app.Map("/gatewayz", context => Handle(context, "/gatewayz", query =>
             query.TryBool("accs", out _, out var error) ? Json(_documents.Gatewayz(), MonitorJsonContext.Indented.Gatewayz) : BadRequest(error)));
         app.Map("/leafz", context => Handle(context, "/leafz", query =>
@@ -142,6 +151,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
             default:
                 return BadRequest($"Error decoding state for {stateText}");
         }
+        _requestStats.Increment("/connz");
         var options = new ConnzOptions(sort, auth, subs, subsDetail, offset, limit, cid, state, query.Get("user"), query.Get("acc"));
         return ConnzBuilder.Build(_server, options, out error) is { } connz
             ? Json(connz, MonitorJsonContext.Indented.Connz)
@@ -201,9 +211,12 @@ internal sealed class MonitoringServer : IAsyncDisposable
         return Json(health, MonitorJsonContext.Compact.HealthStatus) with { Status = status };
     }
 
-    private async Task Handle(HttpContext context, string statsPath, Func<QueryDecoder, Response> build)
+    private async Task Handle(HttpContext context, string? statsPath, Func<QueryDecoder, Response> build)
     {
-        _requestStats.Increment(statsPath);
+        if (statsPath is not null)
+        {
+            _requestStats.Increment(statsPath);
+        }
         var query = new QueryDecoder(context.Request.Query);
         var response = build(query);
         context.Response.StatusCode = response.Status;
