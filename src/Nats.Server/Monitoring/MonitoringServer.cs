@@ -7,6 +7,7 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Hosting;
 
@@ -47,6 +48,10 @@ internal sealed class MonitoringServer : IAsyncDisposable
         });
         // Kestrel's own logging would interleave with the Go-style server log; failures surface as exceptions.
         builder.Logging.ClearProviders();
+        // An embedded host must not take over the process's Ctrl+C/SIGTERM handling (the default
+        // console lifetime would), nor watch appsettings files: the NATS server owns both.
+        builder.Services.AddSingleton<IHostLifetime, EmbeddedLifetime>();
+        builder.Configuration.Sources.Clear();
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
@@ -261,4 +266,11 @@ internal sealed class MonitoringServer : IAsyncDisposable
     }
 
     private readonly record struct Response(int Status, bool IsJson, byte[] Body);
+
+    private sealed class EmbeddedLifetime : IHostLifetime
+    {
+        public Task WaitForStartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+        public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+    }
 }

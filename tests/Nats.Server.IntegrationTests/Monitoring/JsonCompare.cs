@@ -6,8 +6,8 @@ namespace Nats.Server.IntegrationTests.Monitoring;
 internal static class JsonCompare
 {
     /// <summary>
-    /// Both documents have the same keys at every level (arrays: compared element-wise when both are
-    /// non-empty, against their first element). Paths in <paramref name="ignored"/> (e.g. "system_account")
+    /// Both documents have the same keys at every level (arrays of objects: the same distinct
+    /// key layouts on both sides). Paths in <paramref name="ignored"/> (e.g. "system_account")
     /// may be missing on either side: they are the documented differences.
     /// </summary>
     public static void SameKeys(JsonElement go, JsonElement ours, string path = "", params string[] ignored)
@@ -27,7 +27,23 @@ internal static class JsonCompare
         }
         else if (go.ValueKind == JsonValueKind.Array && go.GetArrayLength() > 0 && ours.GetArrayLength() > 0)
         {
-            SameKeys(go[0], ours[0], path + "[]", ignored);
+            // Element order can differ (Go iterates maps) and optional keys vary per element: the
+            // distinct key layouts must be the same on both sides; elements with the same layout are compared in depth.
+            if (go[0].ValueKind == JsonValueKind.Object)
+            {
+                var goLayouts = go.EnumerateArray().GroupBy(Layout).ToDictionary(g => g.Key, g => g.First());
+                var ourLayouts = ours.EnumerateArray().GroupBy(Layout).ToDictionary(g => g.Key, g => g.First());
+                Assert.True(goLayouts.Keys.ToHashSet().SetEquals(ourLayouts.Keys),
+                    $"{path}[]: key layouts differ\n go:   {string.Join(" | ", goLayouts.Keys.Order())}\n ours: {string.Join(" | ", ourLayouts.Keys.Order())}");
+                foreach (var (layout, goElement) in goLayouts)
+                {
+                    SameKeys(goElement, ourLayouts[layout], path + "[]", ignored);
+                }
+            }
+            else
+            {
+                SameKeys(go[0], ours[0], path + "[]", ignored);
+            }
         }
     }
 
@@ -50,6 +66,8 @@ internal static class JsonCompare
         }
         return element;
     }
+
+    private static string Layout(JsonElement element) => string.Join(",", element.EnumerateObject().Select(p => p.Name));
 
     private static string Join(string path, string key) => path.Length == 0 ? key : path + "." + key;
 
