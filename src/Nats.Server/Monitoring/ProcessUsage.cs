@@ -3,42 +3,44 @@ using System.Diagnostics;
 namespace Nats.Server.Monitoring;
 
 /// <summary>
-/// Resident memory and CPU percentage for /varz "mem" and "cpu". CPU is the share of one core used
-/// since the previous sample (at least a second apart), like the Go server's pse sampler.
+/// Resident memory and CPU percentage for /varz "mem" and "cpu". Like the Go server's pse sampler,
+/// values are refreshed at most once a second (reading /proc costs more than the rest of /varz),
+/// and CPU is the share of one core used since the previous refresh.
 /// </summary>
 internal sealed class ProcessUsage
 {
+    private static readonly TimeSpan RefreshInterval = TimeSpan.FromSeconds(1);
+
     private readonly Lock _lock = new();
     private TimeSpan _lastCpu;
     private long _lastSampleTimestamp;
+    private long _rss;
     private double _cpuPercent;
 
     public (long Rss, double CpuPercent) Sample()
     {
-        using var process = Process.GetCurrentProcess();
-        var rss = process.WorkingSet64;
-        var cpu = process.TotalProcessorTime;
         lock (_lock)
         {
             var now = Stopwatch.GetTimestamp();
+            if (_lastSampleTimestamp != 0 && Stopwatch.GetElapsedTime(_lastSampleTimestamp, now) < RefreshInterval)
+            {
+                return (_rss, _cpuPercent);
+            }
+            using var process = Process.GetCurrentProcess();
+            var cpu = process.TotalProcessorTime;
             if (_lastSampleTimestamp == 0)
             {
                 var sinceStart = DateTime.Now - process.StartTime;
                 _cpuPercent = sinceStart > TimeSpan.Zero ? Percent(cpu, sinceStart) : 0;
-                _lastSampleTimestamp = now;
-                _lastCpu = cpu;
             }
             else
             {
-                var elapsed = Stopwatch.GetElapsedTime(_lastSampleTimestamp, now);
-                if (elapsed >= TimeSpan.FromSeconds(1))
-                {
-                    _cpuPercent = Percent(cpu - _lastCpu, elapsed);
-                    _lastSampleTimestamp = now;
-                    _lastCpu = cpu;
-                }
+                _cpuPercent = Percent(cpu - _lastCpu, Stopwatch.GetElapsedTime(_lastSampleTimestamp, now));
             }
-            return (rss, _cpuPercent);
+            _rss = process.WorkingSet64;
+            _lastCpu = cpu;
+            _lastSampleTimestamp = now;
+            return (_rss, _cpuPercent);
         }
     }
 
