@@ -174,6 +174,7 @@ internal sealed partial class ClientConnection
             all = [.. _subscriptions.Values];
             _subscriptions.Clear();
         }
+        KeepSubscriptionsAtClose(all);
         if (all.Length > 0)
         {
             Account.SubList.RemoveBatch(all);

@@ -152,6 +152,7 @@ internal sealed partial class ClientConnection
                     Trace("<<-", "PONG"u8, default);
                 }
                 Volatile.Write(ref _pingsOut, 0);
+                MeasureRttOnPong();
                 break;
             case CommandKind.Connect:
                 if (_trace)
@@ -159,6 +160,7 @@ internal sealed partial class ClientConnection
                     Trace("<<-", "CONNECT"u8, buffer[command.Argument]);
                 }
                 ProcessConnect(buffer[command.Argument]);
+                EstimateRttAtConnect();
                 break;
             case CommandKind.Info:
                 // Clients may send INFO; the Go server only checks that it is JSON.

@@ -76,6 +76,7 @@ internal sealed partial class ClientConnection
         }
         _firstPingSent = true;
         Interlocked.Increment(ref _pingsOut);
+        MarkRttPingSent();
         if (_trace)
         {
             Trace("->>", "PING"u8, default);

@@ -6,6 +6,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Accounts;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
+using Nats.Server.Monitoring;
 using Nats.Server.Protocol;
 using Nats.Server.Transport;
 
@@ -23,6 +24,8 @@ public sealed class NatsServer : IAsyncDisposable
     private readonly ConcurrentDictionary<ulong, Task> _clientTasks = new();
     private readonly Account _globalAccount = new(Account.GlobalAccountName);
     private readonly CancellationTokenSource _shutdown = new();
+    private readonly ConnectionHistory _history = new();
+    private MonitoringServer? _monitoring;
     private Socket? _listener;
     private Task? _acceptLoop;
     private Timer? _heartbeat;
@@ -67,12 +70,25 @@ public sealed class NatsServer : IAsyncDisposable
     /// <summary>Our own build, as opposed to the Go feature level in <see cref="FeatureLevelVersion"/>.</summary>
     public static string BuildVersion => ServerVersion.BuildVersion;
 
+    /// <summary>The bound monitoring (HTTP) port; 0 when monitoring is off. Options.HttpPort -1 picks a free port, like Go.</summary>
+    public int MonitoringPort => _monitoring?.Port ?? 0;
+
     internal Account GlobalAccount => _globalAccount;
+
+    /// <summary>Every account; only the global one until accounts are configurable.</summary>
+    internal IEnumerable<Account> Accounts => [_globalAccount];
+
+    internal ConnectionHistory History => _history;
+
+    internal bool IsShuttingDown => Volatile.Read(ref _shuttingDown) == 1;
+
+    /// <summary>The client listener is accepting (what /healthz checks, like Go's readyForConnections).</summary>
+    internal bool IsReadyForConnections => _acceptLoop is not null && !IsShuttingDown;
 
     internal IEnumerable<ClientConnection> Clients => _clients.Values;
 
     /// <summary>Binds the listener and starts accepting clients; returns once the port is bound.</summary>
-    public Task StartAsync(CancellationToken cancellationToken = default)
+    public async Task StartAsync(CancellationToken cancellationToken = default)
     {
         StartTime = DateTime.UtcNow;
         _logger.LogInformation("Starting nats-server");
@@ -85,6 +101,14 @@ public sealed class NatsServer : IAsyncDisposable
             _logger.LogInformation("Using configuration file: {File}", Options.ConfigFile);
         }
 
+        if (Options.HttpPort != 0)
+        {
+            // Like Go, the monitor comes up before the client listener.
+            var monitoring = new MonitoringServer(this, _loggerFactory);
+            await monitoring.StartAsync(cancellationToken).ConfigureAwait(false);
+            _monitoring = monitoring;
+        }
+
         var address = ResolveListenAddress(Options.Host);
         var listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
         if (address.Equals(IPAddress.IPv6Any))
@@ -93,8 +117,21 @@ public sealed class NatsServer : IAsyncDisposable
         }
         listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
         var port = Options.Port < 0 ? 0 : Options.Port;
-        listener.Bind(new IPEndPoint(address, port));
-        listener.Listen(1024);
+        try
+        {
+            listener.Bind(new IPEndPoint(address, port));
+            listener.Listen(1024);
+        }
+        catch
+        {
+            listener.Dispose();
+            if (_monitoring is not null)
+            {
+                await _monitoring.DisposeAsync().ConfigureAwait(false);
+                _monitoring = null;
+            }
+            throw;
+        }
         _listener = listener;
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
 
@@ -117,7 +154,6 @@ public sealed class NatsServer : IAsyncDisposable
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
         var tick = HeartbeatInterval();
         _heartbeat = new Timer(_ => Heartbeat(), null, tick, tick);
-        return Task.CompletedTask;
     }
 
     /// <summary>Stops accepting, flushes and closes every client.</summary>
@@ -144,6 +180,10 @@ public sealed class NatsServer : IAsyncDisposable
         // Steady-state message paths are meant to allocate nothing; this line makes that checkable.
         _logger.LogDebug("Runtime totals: allocated {Allocated} bytes, GC gen0 {Gen0}, gen1 {Gen1}, gen2 {Gen2}",
             GC.GetTotalAllocatedBytes(), GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2));
+        if (_monitoring is not null)
+        {
+            await _monitoring.DisposeAsync().ConfigureAwait(false);
+        }
         _logger.LogInformation("Server Exiting..");
     }
 
@@ -168,7 +208,13 @@ public sealed class NatsServer : IAsyncDisposable
 
     internal void OnClientClosed(ClientConnection client)
     {
-        _clients.TryRemove(client.Id, out _);
+        // Built outside the lock; moving from live to closed is atomic for the totals in /varz.
+        var closed = ConnectionSnapshot.CaptureClosed(client);
+        lock (_history.SyncRoot)
+        {
+            _clients.TryRemove(client.Id, out _);
+            _history.AddLocked(closed);
+        }
         _logger.LogDebug("{Client} - Client connection closed: {Reason}", client, client.ClosedReason.ToText());
     }
 

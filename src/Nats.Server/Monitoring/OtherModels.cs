@@ -1,0 +1,117 @@
+using System.Text.Json.Serialization;
+
+namespace Nats.Server.Monitoring;
+
+/// <summary>/routez with no cluster configured.</summary>
+internal sealed class Routez
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; set; }
+    [JsonPropertyName("num_routes")] public int NumRoutes { get; set; }
+    [JsonPropertyName("routes")] public List<EmptyObject> Routes { get; set; } = [];
+}
+
+/// <summary>/gatewayz with gateways disabled: empty outbound and inbound maps.</summary>
+internal sealed class Gatewayz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; set; }
+    [JsonPropertyName("outbound_gateways")] public Dictionary<string, EmptyObject> OutboundGateways { get; set; } = [];
+    [JsonPropertyName("inbound_gateways")] public Dictionary<string, List<EmptyObject>> InboundGateways { get; set; } = [];
+}
+
+/// <summary>/leafz with no leafnodes: Go leaves the list nil, so it is written as null.</summary>
+internal sealed class Leafz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; set; }
+    [JsonPropertyName("leafnodes")] public int NumLeafs { get; set; }
+    [JsonPropertyName("leafs")] public List<EmptyObject>? Leafs { get; set; }
+}
+
+internal sealed class Accountz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; set; }
+    [JsonPropertyName("system_account"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SystemAccount { get; set; }
+    [JsonPropertyName("accounts"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Accounts { get; set; }
+    [JsonPropertyName("account_detail"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public AccountInfo? AccountDetail { get; set; }
+}
+
+/// <summary>AccountInfo in monitor.go, for accounts without JWTs, mappings, imports or exports.</summary>
+internal sealed class AccountInfo
+{
+    [JsonPropertyName("account_name")] public string AccountName { get; set; } = "";
+    [JsonPropertyName("update_time")] public DateTime UpdateTime { get; set; }
+    [JsonPropertyName("is_system"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool IsSystem { get; set; }
+    [JsonPropertyName("expired")] public bool Expired { get; set; }
+    [JsonPropertyName("complete")] public bool Complete { get; set; } = true;
+    [JsonPropertyName("jetstream_enabled")] public bool JetStreamEnabled { get; set; }
+    [JsonPropertyName("leafnode_connections")] public int LeafnodeConnections { get; set; }
+    [JsonPropertyName("client_connections")] public int ClientConnections { get; set; }
+    [JsonPropertyName("subscriptions")] public long Subscriptions { get; set; }
+    [JsonPropertyName("sublist_stats")] public SubListStatsModel SublistStats { get; set; } = new();
+}
+
+internal sealed class AccountStatz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; set; }
+    [JsonPropertyName("account_statz")] public List<AccountStat> Accounts { get; set; } = [];
+}
+
+/// <summary>AccountStat in events.go.</summary>
+internal sealed class AccountStat
+{
+    [JsonPropertyName("acc")] public string Account { get; set; } = "";
+    [JsonPropertyName("conns")] public int Conns { get; set; }
+    [JsonPropertyName("leafnodes")] public int LeafNodes { get; set; }
+    [JsonPropertyName("total_conns")] public int TotalConns { get; set; }
+    [JsonPropertyName("sent")] public DataStats Sent { get; set; } = new();
+    [JsonPropertyName("received")] public DataStats Received { get; set; } = new();
+    [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; set; }
+}
+
+internal sealed class DataStats
+{
+    [JsonPropertyName("msgs")] public long Msgs { get; set; }
+    [JsonPropertyName("bytes")] public long Bytes { get; set; }
+}
+
+/// <summary>/jsz (JSInfo in monitor.go) as Go answers with JetStream disabled.</summary>
+internal sealed class Jsz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
+    [JsonPropertyName("now")] public DateTime Now { get; set; }
+    [JsonPropertyName("disabled"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Disabled { get; set; }
+    [JsonPropertyName("config")] public JetStreamConfigModel Config { get; set; } = new();
+    [JsonPropertyName("memory")] public ulong Memory { get; set; }
+    [JsonPropertyName("storage")] public ulong Storage { get; set; }
+    [JsonPropertyName("reserved_memory")] public ulong ReservedMemory { get; set; }
+    [JsonPropertyName("reserved_storage")] public ulong ReservedStorage { get; set; }
+    [JsonPropertyName("accounts")] public int Accounts { get; set; }
+    [JsonPropertyName("ha_assets")] public int HaAssets { get; set; }
+    [JsonPropertyName("api")] public JetStreamApiStats Api { get; set; } = new();
+    [JsonPropertyName("streams")] public int Streams { get; set; }
+    [JsonPropertyName("consumers")] public int Consumers { get; set; }
+    [JsonPropertyName("messages")] public ulong Messages { get; set; }
+    [JsonPropertyName("bytes")] public ulong Bytes { get; set; }
+}
+
+internal sealed class JetStreamConfigModel
+{
+    [JsonPropertyName("max_memory")] public long MaxMemory { get; set; }
+    [JsonPropertyName("max_storage")] public long MaxStorage { get; set; }
+}
+
+internal sealed class JetStreamApiStats
+{
+    [JsonPropertyName("total")] public ulong Total { get; set; }
+    [JsonPropertyName("errors")] public ulong Errors { get; set; }
+}
+
+internal sealed class HealthStatus
+{
+    [JsonPropertyName("status")] public string Status { get; set; } = "ok";
+    [JsonPropertyName("error"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; set; }
+}

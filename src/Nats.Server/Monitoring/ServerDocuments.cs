@@ -1,0 +1,250 @@
+using System.Text;
+using Nats.Server.Accounts;
+using Nats.Server.Hosting;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Monitoring;
+
+/// <summary>
+/// Builds /varz, /subsz, /accountz, /accstatz and the documents for features that are not
+/// configured (routes, gateways, leafnodes, JetStream), answering what the Go server answers then.
+/// </summary>
+internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, RequestStats requestStats)
+{
+    // Go's default TLS timeout (seconds); reported even when TLS is not configured.
+    private const double DefaultTlsTimeoutSeconds = 2;
+    private const int DefaultSubListSize = 1024;
+
+    public Varz Varz()
+    {
+        var options = server.Options;
+        var (rss, cpu) = usage.Sample();
+        var now = DateTime.UtcNow;
+        var traffic = TrafficSnapshot(null);
+        return new Varz
+        {
+            ServerId = server.ServerId,
+            ServerName = server.ServerName,
+            Version = NatsServer.FeatureLevelVersion,
+            Proto = 1,
+            Go = "dotnet" + Environment.Version,
+            Host = options.Host,
+            Port = server.Port,
+            AuthRequired = server.AuthRequired,
+            MaxConnections = options.MaxConnections,
+            MaxSubscriptions = options.MaxSubscriptions,
+            PingInterval = Nanoseconds(options.PingInterval),
+            PingMax = options.MaxPingsOut,
+            HttpHost = string.IsNullOrEmpty(options.HttpHost) ? options.Host : options.HttpHost,
+            HttpPort = options.HttpPort,
+            AuthTimeout = options.AuthTimeout.TotalSeconds,
+            MaxControlLine = options.MaxControlLine,
+            MaxPayload = options.MaxPayload,
+            MaxPending = options.MaxPending,
+            TlsTimeout = DefaultTlsTimeoutSeconds,
+            WriteDeadline = Nanoseconds(options.WriteDeadline),
+            Start = server.StartTime,
+            Now = now,
+            Uptime = GoFormat.Uptime(now - server.StartTime),
+            Mem = rss,
+            Cores = Environment.ProcessorCount,
+            MaxProcs = Environment.ProcessorCount,
+            Cpu = cpu,
+            Connections = server.ClientCount,
+            TotalConnections = server.TotalConnections,
+            InMsgs = traffic.InMsgs,
+            OutMsgs = traffic.OutMsgs,
+            InBytes = traffic.InBytes,
+            OutBytes = traffic.OutBytes,
+            SlowConsumers = server.SlowConsumers,
+            Subscriptions = server.Accounts.Sum(a => (long)a.SubList.Count),
+            HttpReqStats = requestStats.Snapshot(),
+            ConfigLoadTime = server.StartTime,
+        };
+    }
+
+    /// <summary>Returns the document (a full Subsz, or just the stats when no list is shown), or null and the 400 text.</summary>
+    public object? Subsz(bool subs, int offset, int limit, string test, string account, out string error)
+    {
+        error = "";
+        offset = Math.Max(0, offset);
+        limit = limit <= 0 ? DefaultSubListSize : limit;
+        if (test.Length > 0 && !SubjectValidation.IsValidLiteralSubject(Encoding.UTF8.GetBytes(test)))
+        {
+            error = $"invalid test subject, must be valid publish subject: {test}";
+            return null;
+        }
+        var accounts = server.Accounts.Where(a => account.Length == 0 || a.Name == account).ToList();
+        var stats = new SubListStatsModel();
+        foreach (var acc in accounts)
+        {
+            stats.Add(Stats(acc.SubList));
+        }
+        if (!subs)
+        {
+            return stats;
+        }
+        var testBytes = Encoding.UTF8.GetBytes(test);
+        var details = new List<SubDetail>();
+        foreach (var acc in accounts)
+        {
+            foreach (var subscription in acc.SubList.All())
+            {
+                if (test.Length > 0 && !SubjectValidation.Matches(testBytes, subscription.Subject))
+                {
+                    continue;
+                }
+                details.Add(ConnectionSnapshot.Detail(subscription, acc.Name));
+            }
+        }
+        var start = Math.Min(offset, details.Count);
+        var end = (int)Math.Min((long)offset + limit, details.Count);
+        var page = details.GetRange(start, end - start);
+        if (page.Count == 0)
+        {
+            // Go writes only the statistics when the list comes out empty.
+            return stats;
+        }
+        return new Subsz
+        {
+            ServerId = server.ServerId,
+            Now = DateTime.UtcNow,
+            NumSubscriptions = stats.NumSubscriptions,
+            NumCache = stats.NumCache,
+            NumInserts = stats.NumInserts,
+            NumRemoves = stats.NumRemoves,
+            NumMatches = stats.NumMatches,
+            CacheHitRate = stats.CacheHitRate,
+            MaxFanout = stats.MaxFanout,
+            AvgFanout = stats.AvgFanout,
+            // Go reports the size of the returned page here, not the number of matches.
+            Total = page.Count,
+            Offset = offset,
+            Limit = limit,
+            SubscriptionsList = page,
+        };
+    }
+
+    public Accountz? Accountz(string account, out string error)
+    {
+        error = "";
+        var result = new Accountz { ServerId = server.ServerId, Now = DateTime.UtcNow };
+        if (account.Length == 0)
+        {
+            result.Accounts = server.Accounts.Select(a => a.Name).ToList();
+            return result;
+        }
+        var acc = server.Accounts.FirstOrDefault(a => a.Name == account);
+        if (acc is null)
+        {
+            error = $"Account {account} does not exist";
+            return null;
+        }
+        result.AccountDetail = new AccountInfo
+        {
+            AccountName = acc.Name,
+            UpdateTime = server.StartTime,
+            ClientConnections = ConnectionsIn(acc),
+            Subscriptions = acc.SubList.Count,
+            SublistStats = Stats(acc.SubList),
+        };
+        return result;
+    }
+
+    public AccountStatz AccountStatz(bool includeUnused)
+    {
+        var result = new AccountStatz { ServerId = server.ServerId, Now = DateTime.UtcNow };
+        foreach (var acc in server.Accounts)
+        {
+            var conns = ConnectionsIn(acc);
+            if (!includeUnused && conns == 0)
+            {
+                continue;
+            }
+            var traffic = TrafficSnapshot(acc.Name);
+            result.Accounts.Add(new AccountStat
+            {
+                Account = acc.Name,
+                Conns = conns,
+                TotalConns = conns,
+                Received = new DataStats { Msgs = traffic.InMsgs, Bytes = traffic.InBytes },
+                Sent = new DataStats { Msgs = traffic.OutMsgs, Bytes = traffic.OutBytes },
+                SlowConsumers = traffic.SlowConsumers,
+            });
+        }
+        return result;
+    }
+
+    public Routez Routez() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
+
+    public Gatewayz Gatewayz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
+
+    public Leafz Leafz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
+
+    /// <summary>JetStream is not part of the server yet: the answer of a Go server without it.</summary>
+    public Jsz? Jsz(bool leaderOnly, out string error)
+    {
+        error = "";
+        if (leaderOnly)
+        {
+            error = "filtered response: not leader";
+            return null;
+        }
+        return new Jsz { ServerId = server.ServerId, Now = DateTime.UtcNow, Disabled = true };
+    }
+
+    public HealthStatus Healthz() => server.IsReadyForConnections
+        ? new HealthStatus()
+        : new HealthStatus { Status = "error", Error = "failed to be ready for connections after 1ms: startup did not complete" };
+
+    internal static SubListStatsModel Stats(SubList subList)
+    {
+        var raw = subList.GetStats();
+        var fanout = subList.GetFanoutStats();
+        return new SubListStatsModel
+        {
+            NumSubscriptions = raw.Subscriptions,
+            NumCache = raw.CacheEntries,
+            NumInserts = raw.Inserts,
+            NumRemoves = raw.Removes,
+            NumMatches = raw.Matches,
+            CacheHits = raw.CacheHits,
+            CacheHitRate = raw.Matches > 0 ? (double)raw.CacheHits / raw.Matches : 0,
+            MaxFanout = fanout.MaxFanout,
+            TotalFanout = fanout.TotalFanout,
+            CachedResults = fanout.CachedResults,
+            AvgFanout = fanout.TotalFanout > 0 ? (double)fanout.TotalFanout / fanout.CachedResults : 0,
+        };
+    }
+
+    private int ConnectionsIn(Account account) => server.Clients.Count(c => c.Account == account && !c.IsClosed);
+
+    /// <summary>Closed totals plus the live connections' counters, read under the history lock so nothing is counted twice.</summary>
+    private TrafficTotals TrafficSnapshot(string? account)
+    {
+        var sum = new TrafficTotals();
+        lock (server.History.SyncRoot)
+        {
+            var closed = account is null ? server.History.Closed : server.History.AccountTotalsLocked(account);
+            sum.InMsgs = closed.InMsgs;
+            sum.InBytes = closed.InBytes;
+            sum.OutMsgs = closed.OutMsgs;
+            sum.OutBytes = closed.OutBytes;
+            sum.SlowConsumers = closed.SlowConsumers;
+            foreach (var client in server.Clients)
+            {
+                if (account is not null && client.Account.Name != account)
+                {
+                    continue;
+                }
+                sum.InMsgs += Volatile.Read(ref client.InMsgs);
+                sum.InBytes += Volatile.Read(ref client.InBytes);
+                sum.OutMsgs += Volatile.Read(ref client.OutMsgs);
+                sum.OutBytes += Volatile.Read(ref client.OutBytes);
+            }
+        }
+        return sum;
+    }
+
+    private static long Nanoseconds(TimeSpan span) => span.Ticks * 100;
+}

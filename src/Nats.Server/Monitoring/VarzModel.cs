@@ -1,0 +1,71 @@
+using System.Text.Json.Serialization;
+
+namespace Nats.Server.Monitoring;
+
+/// <summary>/varz, field for field in the Go server's order (Varz in monitor.go); omitempty fields are nullable or default-skipped.</summary>
+internal sealed class Varz
+{
+    [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
+    [JsonPropertyName("server_name")] public string ServerName { get; set; } = "";
+    [JsonPropertyName("version")] public string Version { get; set; } = "";
+    [JsonPropertyName("proto")] public int Proto { get; set; }
+    [JsonPropertyName("git_commit"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? GitCommit { get; set; }
+    [JsonPropertyName("go")] public string Go { get; set; } = "";
+    [JsonPropertyName("host")] public string Host { get; set; } = "";
+    [JsonPropertyName("port")] public int Port { get; set; }
+    [JsonPropertyName("auth_required"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool AuthRequired { get; set; }
+    [JsonPropertyName("tls_required"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsRequired { get; set; }
+    [JsonPropertyName("tls_verify"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsVerify { get; set; }
+    [JsonPropertyName("ip"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Ip { get; set; }
+    [JsonPropertyName("connect_urls"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string[]? ConnectUrls { get; set; }
+    [JsonPropertyName("ws_connect_urls"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string[]? WsConnectUrls { get; set; }
+    [JsonPropertyName("max_connections")] public int MaxConnections { get; set; }
+    [JsonPropertyName("max_subscriptions"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int MaxSubscriptions { get; set; }
+    /// <summary>Nanoseconds (a Go time.Duration).</summary>
+    [JsonPropertyName("ping_interval")] public long PingInterval { get; set; }
+    [JsonPropertyName("ping_max")] public int PingMax { get; set; }
+    [JsonPropertyName("http_host")] public string HttpHost { get; set; } = "";
+    [JsonPropertyName("http_port")] public int HttpPort { get; set; }
+    [JsonPropertyName("http_base_path")] public string HttpBasePath { get; set; } = "";
+    [JsonPropertyName("https_port")] public int HttpsPort { get; set; }
+    /// <summary>Seconds, as a float.</summary>
+    [JsonPropertyName("auth_timeout")] public double AuthTimeout { get; set; }
+    [JsonPropertyName("max_control_line")] public int MaxControlLine { get; set; }
+    [JsonPropertyName("max_payload")] public int MaxPayload { get; set; }
+    [JsonPropertyName("max_pending")] public long MaxPending { get; set; }
+    [JsonPropertyName("cluster")] public EmptyObject Cluster { get; set; } = new();
+    [JsonPropertyName("gateway")] public EmptyObject Gateway { get; set; } = new();
+    [JsonPropertyName("leaf")] public EmptyObject Leaf { get; set; } = new();
+    [JsonPropertyName("mqtt")] public EmptyObject Mqtt { get; set; } = new();
+    [JsonPropertyName("websocket")] public EmptyObject Websocket { get; set; } = new();
+    [JsonPropertyName("jetstream")] public EmptyObject JetStream { get; set; } = new();
+    [JsonPropertyName("tls_timeout")] public double TlsTimeout { get; set; }
+    [JsonPropertyName("write_deadline")] public long WriteDeadline { get; set; }
+    [JsonPropertyName("start")] public DateTime Start { get; set; }
+    [JsonPropertyName("now")] public DateTime Now { get; set; }
+    [JsonPropertyName("uptime")] public string Uptime { get; set; } = "";
+    [JsonPropertyName("mem")] public long Mem { get; set; }
+    [JsonPropertyName("cores")] public int Cores { get; set; }
+    [JsonPropertyName("gomaxprocs")] public int MaxProcs { get; set; }
+    [JsonPropertyName("cpu")] public double Cpu { get; set; }
+    [JsonPropertyName("connections")] public int Connections { get; set; }
+    [JsonPropertyName("total_connections")] public long TotalConnections { get; set; }
+    [JsonPropertyName("routes")] public int Routes { get; set; }
+    [JsonPropertyName("remotes")] public int Remotes { get; set; }
+    [JsonPropertyName("leafnodes")] public int LeafNodes { get; set; }
+    [JsonPropertyName("in_msgs")] public long InMsgs { get; set; }
+    [JsonPropertyName("out_msgs")] public long OutMsgs { get; set; }
+    [JsonPropertyName("in_bytes")] public long InBytes { get; set; }
+    [JsonPropertyName("out_bytes")] public long OutBytes { get; set; }
+    [JsonPropertyName("slow_consumers")] public long SlowConsumers { get; set; }
+    [JsonPropertyName("subscriptions")] public long Subscriptions { get; set; }
+    [JsonPropertyName("http_req_stats")] public SortedDictionary<string, long> HttpReqStats { get; set; } = new(StringComparer.Ordinal);
+    [JsonPropertyName("config_load_time")] public DateTime ConfigLoadTime { get; set; }
+    [JsonPropertyName("system_account"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SystemAccount { get; set; }
+}
+
+/// <summary>
+/// The cluster/gateway/leaf/mqtt/websocket/jetstream sub-objects: every field in Go is omitempty,
+/// so with none of those features configured each one is written as {}.
+/// </summary>
+internal sealed class EmptyObject;
