@@ -4,11 +4,13 @@ using System.Security.Cryptography;
 namespace Nats.Server.Auth;
 
 /// <summary>
-/// Ed25519 (RFC 8032) over BigInteger field arithmetic: verification for nkey challenges, and signing
-/// so tests and tools can act as nkey clients. The BCL has no Ed25519 and no managed package is
-/// available; this runs once per connection handshake, where a few milliseconds are acceptable.
-/// Verification follows Go's crypto/ed25519: canonical S required, the top three bits of the
-/// signature's last byte must be clear, and the recomputed R is compared byte for byte.
+/// Ed25519 (RFC 8032): verification for nkey challenges, and signing so tests and tools can act as
+/// nkey clients. The BCL has no Ed25519 and no managed package is available, so it is implemented
+/// here: field arithmetic in <see cref="Field25519"/>, points in extended coordinates, scalars mod L
+/// with BigInteger (a handful of operations per signature). Verification follows Go's crypto/ed25519:
+/// canonical S required, the top three bits of the signature's last byte must be clear, non-canonical
+/// point encodings are reduced rather than refused, and the recomputed R is compared byte for byte.
+/// Not constant time: it verifies public data; signing is for tests and tools only.
 /// </summary>
 internal static class Ed25519
 {
@@ -18,11 +20,13 @@ internal static class Ed25519
 
     private static readonly BigInteger P = BigInteger.Pow(2, 255) - 19;
     private static readonly BigInteger L = BigInteger.Pow(2, 252) + BigInteger.Parse("27742317777372353535851937790883648493");
-    private static readonly BigInteger D = Mod(-121665 * Inverse(121666));
-    private static readonly BigInteger D2 = Mod(2 * D);
-    private static readonly BigInteger SqrtMinusOne = BigInteger.ModPow(2, (P - 1) / 4, P);
+    private static readonly Field25519 D = FieldFrom(Mod(-121665 * BigInteger.ModPow(121666, P - 2, P), P));
+    private static readonly Field25519 D2 = D + D;
+    private static readonly Field25519 SqrtMinusOne = FieldFrom(BigInteger.ModPow(2, (P - 1) / 4, P));
+    private static readonly byte[] InverseExponent = ExponentBytes(P - 2);
+    private static readonly byte[] SqrtExponent = ExponentBytes((P + 3) / 8);
+    private static readonly Point Identity = new(Field25519.Zero, Field25519.One, Field25519.One, Field25519.Zero);
     private static readonly Point Base = BasePoint();
-    private static readonly Point Identity = new(0, 1, 1, 0);
 
     public static bool Verify(ReadOnlySpan<byte> publicKey, ReadOnlySpan<byte> message, ReadOnlySpan<byte> signature)
     {
@@ -40,8 +44,8 @@ internal static class Ed25519
             return false;
         }
         var k = HashToScalar(signature[..32], publicKey, message);
-        var minusA = new Point(Mod(-a.X), a.Y, a.Z, Mod(-a.T));
-        var r = Add(Multiply(Base, s), Multiply(minusA, k));
+        var minusA = new Point(-a.X, a.Y, a.Z, -a.T);
+        var r = DoubleMultiply(s, Base, k, minusA);
         Span<byte> encoded = stackalloc byte[32];
         Encode(r, encoded);
         return encoded.SequenceEqual(signature[..32]);
@@ -95,49 +99,69 @@ internal static class Ed25519
     private static bool TryDecode(ReadOnlySpan<byte> encoded, out Point point)
     {
         point = Identity;
-        Span<byte> copy = stackalloc byte[32];
-        encoded.CopyTo(copy);
-        var sign = copy[31] >> 7;
-        copy[31] &= 0x7F;
-        // Like Go's edwards25519, non-canonical y encodings (y >= p) are reduced rather than refused.
-        var y = Mod(FromLittleEndian(copy));
-        var y2 = y * y % P;
-        var x2 = Mod((y2 - 1) * Inverse(Mod(D * y2 + 1)));
-        var x = BigInteger.ModPow(x2, (P + 3) / 8, P);
-        if (Mod(x * x - x2) != 0)
+        var sign = encoded[31] >> 7;
+        var y = Field25519.FromBytes(encoded);
+        var y2 = y.Square();
+        var u = y2 - Field25519.One;
+        var v = D * y2 + Field25519.One;
+        var x2 = u * v.Pow(InverseExponent);
+        var x = x2.Pow(SqrtExponent);
+        if (!(x.Square() - x2).IsZero)
         {
-            x = x * SqrtMinusOne % P;
-            if (Mod(x * x - x2) != 0)
+            x *= SqrtMinusOne;
+            if (!(x.Square() - x2).IsZero)
             {
                 return false;
             }
         }
-        if ((int)(x & 1) != sign)
+        if ((x.IsOdd ? 1 : 0) != sign)
         {
-            x = Mod(-x);
+            x = -x;
         }
-        point = new Point(x, y, 1, x * y % P);
+        point = new Point(x, y, Field25519.One, x * y);
         return true;
     }
 
     private static void Encode(Point point, Span<byte> destination)
     {
-        var zInverse = Inverse(point.Z);
-        var x = point.X * zInverse % P;
-        var y = point.Y * zInverse % P;
-        ToLittleEndian(y, destination);
-        destination[31] |= (byte)((int)(x & 1) << 7);
+        var zInverse = point.Z.Pow(InverseExponent);
+        var x = point.X * zInverse;
+        var y = point.Y * zInverse;
+        y.ToBytes(destination);
+        if (x.IsOdd)
+        {
+            destination[31] |= 0x80;
+        }
     }
 
-    private static Point Multiply(Point point, BigInteger scalar)
+    private static Point Multiply(Point point, BigInteger scalar) => DoubleMultiply(scalar, point, BigInteger.Zero, Identity);
+
+    /// <summary>[a]P + [b]Q with one shared doubling chain (Straus/Shamir).</summary>
+    private static Point DoubleMultiply(BigInteger a, Point p, BigInteger b, Point q)
     {
+        var sum = Add(p, q);
+        var bits = (int)Math.Max(a.GetBitLength(), b.GetBitLength());
+        Span<byte> aBytes = stackalloc byte[33];
+        Span<byte> bBytes = stackalloc byte[33];
+        ToLittleEndian(a, aBytes);
+        ToLittleEndian(b, bBytes);
         var result = Identity;
-        for (var bit = (int)scalar.GetBitLength() - 1; bit >= 0; bit--)
+        for (var bit = bits - 1; bit >= 0; bit--)
         {
             result = Add(result, result);
-            if (!(scalar >> bit).IsEven)
+            var aBit = (aBytes[bit >> 3] >> (bit & 7)) & 1;
+            var bBit = (bBytes[bit >> 3] >> (bit & 7)) & 1;
+            if (aBit != 0 && bBit != 0)
             {
-                result = Add(result, point);
+                result = Add(result, sum);
+            }
+            else if (aBit != 0)
+            {
+                result = Add(result, p);
+            }
+            else if (bBit != 0)
+            {
+                result = Add(result, q);
             }
         }
         return result;
@@ -146,35 +170,46 @@ internal static class Ed25519
     // Unified addition in extended coordinates (RFC 8032 section 5.1.4); also used for doubling.
     private static Point Add(Point p, Point q)
     {
-        var a = Mod((p.Y - p.X) * (q.Y - q.X));
-        var b = (p.Y + p.X) * (q.Y + q.X) % P;
-        var c = p.T * D2 % P * q.T % P;
-        var d = 2 * p.Z * q.Z % P;
-        var e = Mod(b - a);
-        var f = Mod(d - c);
-        var g = (d + c) % P;
-        var h = (b + a) % P;
-        return new Point(e * f % P, g * h % P, f * g % P, e * h % P);
+        var a = (p.Y - p.X) * (q.Y - q.X);
+        var b = (p.Y + p.X) * (q.Y + q.X);
+        var c = p.T * D2 * q.T;
+        var zz = p.Z * q.Z;
+        var d = zz + zz;
+        var e = b - a;
+        var f = d - c;
+        var g = d + c;
+        var h = b + a;
+        return new Point(e * f, g * h, f * g, e * h);
     }
 
     private static Point BasePoint()
     {
-        var y = Mod(4 * Inverse(5));
+        var y = Mod(4 * BigInteger.ModPow(5, P - 2, P), P);
         Span<byte> encoded = stackalloc byte[32];
         ToLittleEndian(y, encoded);
         TryDecode(encoded, out var point);
         return point;
     }
 
-    private static BigInteger Mod(BigInteger value) => Mod(value, P);
+    private static Field25519 FieldFrom(BigInteger value)
+    {
+        Span<byte> bytes = stackalloc byte[32];
+        ToLittleEndian(value, bytes);
+        return Field25519.FromBytes(bytes);
+    }
+
+    private static byte[] ExponentBytes(BigInteger exponent)
+    {
+        var bytes = new byte[32];
+        ToLittleEndian(exponent, bytes);
+        return bytes;
+    }
 
     private static BigInteger Mod(BigInteger value, BigInteger modulus)
     {
         var r = value % modulus;
         return r.Sign < 0 ? r + modulus : r;
     }
-
-    private static BigInteger Inverse(BigInteger value) => BigInteger.ModPow(Mod(value), P - 2, P);
 
     private static BigInteger FromLittleEndian(ReadOnlySpan<byte> bytes) => new(bytes, isUnsigned: true, isBigEndian: false);
 
@@ -184,5 +219,5 @@ internal static class Ed25519
         value.TryWriteBytes(destination, out _, isUnsigned: true, isBigEndian: false);
     }
 
-    private readonly record struct Point(BigInteger X, BigInteger Y, BigInteger Z, BigInteger T);
+    private readonly record struct Point(Field25519 X, Field25519 Y, Field25519 Z, Field25519 T);
 }
