@@ -1,5 +1,7 @@
 using System.Buffers.Binary;
 using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Text;
 
@@ -192,19 +194,25 @@ internal static class Bcrypt
 
         public void Encrypt(ref uint left, ref uint right)
         {
-            var l = left ^ _p[0];
+            // The Eksblowfish loop runs this 2^cost * 1042 times: index without bounds checks
+            // (every index is a byte plus a fixed offset, always inside the 1024-entry table).
+            ref var p = ref MemoryMarshal.GetArrayDataReference(_p);
+            ref var s = ref MemoryMarshal.GetArrayDataReference(_s);
+            var l = left ^ p;
             var r = right;
             for (var i = 1; i <= 16; i += 2)
             {
-                r ^= F(l) ^ _p[i];
-                l ^= F(r) ^ _p[i + 1];
+                r ^= F(ref s, l) ^ Unsafe.Add(ref p, i);
+                l ^= F(ref s, r) ^ Unsafe.Add(ref p, i + 1);
             }
-            left = r ^ _p[17];
+            left = r ^ Unsafe.Add(ref p, 17);
             right = l;
         }
 
-        private uint F(uint x) =>
-            ((_s[x >> 24] + _s[256 + ((x >> 16) & 0xFF)]) ^ _s[512 + ((x >> 8) & 0xFF)]) + _s[768 + (x & 0xFF)];
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private static uint F(ref uint s, uint x) =>
+            ((Unsafe.Add(ref s, (int)(x >> 24)) + Unsafe.Add(ref s, 256 + (int)((x >> 16) & 0xFF)))
+                ^ Unsafe.Add(ref s, 512 + (int)((x >> 8) & 0xFF))) + Unsafe.Add(ref s, 768 + (int)(x & 0xFF));
 
         private static uint NextWord(byte[] data, ref int position)
         {
