@@ -30,6 +30,12 @@ internal sealed partial class ClientConnection
             return false;
         }
         AuthUser = user;
+        if (user.Method == AuthMethod.UserPassword && string.IsNullOrEmpty(_connect.User))
+        {
+            // no_auth_user: Go writes the substituted name into the client's options, which is
+            // what monitoring then reports as the authorized user.
+            _connect.User = user.Name;
+        }
         // A second CONNECT re-authenticates and replaces the permissions, as RegisterUser does in Go.
         _permissions = user.Permissions is null ? null : new ClientPermissions(user.Permissions);
         return true;
