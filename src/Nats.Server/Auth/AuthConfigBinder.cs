@@ -102,6 +102,7 @@ public static class AuthConfigBinder
             }
             string? nkey = null, username = null, password = null;
             Permissions? permissions = null;
+            List<string>? connectionTypes = null;
             foreach (var (key, v) in entry)
             {
                 switch (key.ToLowerInvariant())
@@ -117,7 +118,7 @@ public static class AuthConfigBinder
                     case "allowed_connection_types":
                     case "connection_types":
                     case "clients":
-                        // Only standard client connections exist so far; every listed type is accepted.
+                        connectionTypes = ParseConnectionTypes(v, errors);
                         break;
                     default:
                         errors.Add($"unknown field \"{key}\"");
@@ -141,14 +142,42 @@ public static class AuthConfigBinder
                     errors.Add("Nkey users do not take usernames or passwords");
                     return (nkeys, users);
                 }
-                (nkeys ??= []).Add(new NkeyUser { Nkey = nkey, Permissions = permissions });
+                (nkeys ??= []).Add(new NkeyUser { Nkey = nkey, Permissions = permissions, AllowedConnectionTypes = connectionTypes });
             }
             else
             {
-                users.Add(new User { Username = username!, Password = password ?? "", Permissions = permissions });
+                users.Add(new User { Username = username!, Password = password ?? "", Permissions = permissions, AllowedConnectionTypes = connectionTypes });
             }
         }
         return (nkeys, users);
+    }
+
+    /// <summary>Go's convertAllowedConnectionTypes: upper-cased known names; unknown ones are an error.</summary>
+    private static List<string>? ParseConnectionTypes(object value, List<string> errors)
+    {
+        var names = value switch
+        {
+            string s => [s],
+            System.Collections.IList list => list.OfType<object>().Select(o => o as string ?? "").ToList(),
+            _ => null,
+        };
+        if (names is null)
+        {
+            errors.Add($"error parsing allowed connection types: unsupported type {GoTypeName(value)}");
+            return null;
+        }
+        var known = new List<string>();
+        var unknown = new List<string>();
+        foreach (var name in names)
+        {
+            var upper = name.ToUpperInvariant();
+            (ConnectionTypes.IsKnown(upper) ? known : unknown).Add(upper);
+        }
+        if (unknown.Count > 0)
+        {
+            errors.Add($"invalid connection types [{string.Join(" ", unknown.Select(u => GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(u))))}]");
+        }
+        return known;
     }
 
     /// <summary>Go's parseUserPermissions: publish/subscribe (old list style or allow/deny maps) and allow_responses.</summary>

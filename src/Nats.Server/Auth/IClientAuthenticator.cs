@@ -24,8 +24,8 @@ internal interface IClientAuthenticator
     AuthenticatedUser? Authenticate(in ClientAuthRequest request);
 }
 
-/// <summary>What the authenticator gets to see: the client's CONNECT options and the nonce it was sent.</summary>
-internal readonly record struct ClientAuthRequest(ConnectOptions Connect, string? Nonce, string RemoteIp);
+/// <summary>What the authenticator gets to see: the client's CONNECT options, the nonce it was sent and its connection type.</summary>
+internal readonly record struct ClientAuthRequest(ConnectOptions Connect, string? Nonce, string RemoteIp, string ConnectionType = ConnectionTypes.Standard);
 
 /// <summary>
 /// An authenticated client identity: name for logs and monitoring, the account it is bound to and its

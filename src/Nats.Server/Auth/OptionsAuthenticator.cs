@@ -57,7 +57,7 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
         var connect = request.Connect;
         if (_nkeys.Count > 0 && !string.IsNullOrEmpty(connect.Nkey))
         {
-            if (!_nkeys.TryGetValue(connect.Nkey, out var nkey))
+            if (!_nkeys.TryGetValue(connect.Nkey, out var nkey) || !ConnectionTypes.Allows(nkey.User.AllowedConnectionTypes, request.ConnectionType))
             {
                 return null;
             }
@@ -80,7 +80,7 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
             }
             if (!string.IsNullOrEmpty(username))
             {
-                if (!_users.TryGetValue(username, out var user))
+                if (!_users.TryGetValue(username, out var user) || !ConnectionTypes.Allows(user.User.AllowedConnectionTypes, request.ConnectionType))
                 {
                     return null;
                 }

@@ -9,6 +9,9 @@ public sealed class User
 
     /// <summary>Account the user belongs to; null means the global account.</summary>
     public string? Account { get; set; }
+
+    /// <summary>allowed_connection_types (e.g. STANDARD, WEBSOCKET, MQTT); null or empty allows all.</summary>
+    public List<string>? AllowedConnectionTypes { get; set; }
 }
 
 /// <summary>An nkey user: authenticates by signing the server's nonce with the key's seed.</summary>
@@ -18,4 +21,23 @@ public sealed class NkeyUser
     public required string Nkey { get; set; }
     public Permissions? Permissions { get; set; }
     public string? Account { get; set; }
+    public List<string>? AllowedConnectionTypes { get; set; }
+}
+
+/// <summary>Connection type names of allowed_connection_types (jwt.ConnectionType* in Go).</summary>
+public static class ConnectionTypes
+{
+    public const string Standard = "STANDARD";
+    public const string Websocket = "WEBSOCKET";
+    public const string Leafnode = "LEAFNODE";
+    public const string LeafnodeWebsocket = "LEAFNODE_WS";
+    public const string Mqtt = "MQTT";
+    public const string MqttWebsocket = "MQTT_WS";
+
+    public static bool IsKnown(string upperCaseName) =>
+        upperCaseName is Standard or Websocket or Leafnode or LeafnodeWebsocket or Mqtt or MqttWebsocket;
+
+    /// <summary>Go's connectionTypeAllowed: an empty list allows every type; names compare upper-cased.</summary>
+    public static bool Allows(List<string>? allowed, string connectionType) =>
+        allowed is not { Count: > 0 } || allowed.Any(t => string.Equals(t, connectionType, StringComparison.OrdinalIgnoreCase));
 }

@@ -14,6 +14,7 @@ namespace Nats.Server.IntegrationTests.Infrastructure;
 /// <c>sub_deny.alice=...</c> (queue entries in double quotes), <c>responses.alice=true</c> or
 /// <c>responses.alice=MAX/EXPIRES</c> (e.g. <c>2/1m</c>); the user may be an nkey, or <c>@default</c>
 /// for default_permissions</item>
+/// <item><c>conn_types.alice=STANDARD,WEBSOCKET</c> (allowed_connection_types)</item>
 /// <item><c>no_auth_user=alice</c></item>
 /// </list>
 /// </summary>
@@ -69,6 +70,7 @@ internal sealed class AuthSettings
             case "pub_deny": spec.PubDeny = SplitList(value); return true;
             case "sub_allow": spec.SubAllow = SplitList(value); return true;
             case "sub_deny": spec.SubDeny = SplitList(value); return true;
+            case "conn_types": spec.ConnectionTypes = SplitList(value); return true;
             case "responses":
                 if (value == "true")
                 {
@@ -103,6 +105,7 @@ internal sealed class AuthSettings
             {
                 sb.Append(CultureInfo.InvariantCulture, $"    {{user: {Quote(name)}, password: {Quote(password)}");
                 AppendGoPermissions(sb, name, "permissions");
+                AppendGoConnectionTypes(sb, name);
                 sb.Append("}\n");
             }
 
@@ -110,6 +113,7 @@ internal sealed class AuthSettings
             {
                 sb.Append(CultureInfo.InvariantCulture, $"    {{nkey: {Quote(nkey)}");
                 AppendGoPermissions(sb, nkey, "permissions");
+                AppendGoConnectionTypes(sb, nkey);
                 sb.Append("}\n");
             }
 
@@ -129,12 +133,15 @@ internal sealed class AuthSettings
         options.NoAuthUser = NoAuthUser;
         if (_users.Count > 0)
         {
-            options.Users = _users.Select(u => new User { Username = u.Name, Password = u.Password, Permissions = ToPermissions(u.Name) }).ToList();
+            options.Users = _users.Select(u => new User
+            {
+                Username = u.Name, Password = u.Password, Permissions = ToPermissions(u.Name), AllowedConnectionTypes = ConnectionTypesOf(u.Name),
+            }).ToList();
         }
 
         if (_nkeys.Count > 0)
         {
-            options.Nkeys = _nkeys.Select(k => new NkeyUser { Nkey = k, Permissions = ToPermissions(k) }).ToList();
+            options.Nkeys = _nkeys.Select(k => new NkeyUser { Nkey = k, Permissions = ToPermissions(k), AllowedConnectionTypes = ConnectionTypesOf(k) }).ToList();
         }
 
         options.DefaultPermissions = ToPermissions(DefaultPermissionsName);
@@ -151,9 +158,21 @@ internal sealed class AuthSettings
         return spec;
     }
 
+    private List<string>? ConnectionTypesOf(string name) =>
+        _permissions.TryGetValue(name, out var spec) ? spec.ConnectionTypes?.Select(t => t.ToUpperInvariant()).ToList() : null;
+
+    private void AppendGoConnectionTypes(StringBuilder sb, string name)
+    {
+        if (_permissions.TryGetValue(name, out var spec) && spec.ConnectionTypes is { } types)
+        {
+            sb.Append(CultureInfo.InvariantCulture, $", allowed_connection_types: [{string.Join(", ", types.Select(Quote))}]");
+        }
+    }
+
     private Permissions? ToPermissions(string name)
     {
-        if (!_permissions.TryGetValue(name, out var spec))
+        if (!_permissions.TryGetValue(name, out var spec)
+            || (spec.PubAllow, spec.PubDeny, spec.SubAllow, spec.SubDeny, spec.Responses) == (null, null, null, null, null))
         {
             return null;
         }
@@ -190,7 +209,8 @@ internal sealed class AuthSettings
 
     private void AppendGoPermissions(StringBuilder sb, string name, string key)
     {
-        if (!_permissions.TryGetValue(name, out var spec))
+        if (!_permissions.TryGetValue(name, out var spec)
+            || (spec.PubAllow, spec.PubDeny, spec.SubAllow, spec.SubDeny, spec.Responses) == (null, null, null, null, null))
         {
             return;
         }
@@ -282,5 +302,6 @@ internal sealed class AuthSettings
         public List<string>? SubAllow { get; set; }
         public List<string>? SubDeny { get; set; }
         public (int Max, string? Expires)? Responses { get; set; }
+        public List<string>? ConnectionTypes { get; set; }
     }
 }

@@ -119,4 +119,20 @@ public sealed class AuthConfigBinderTests
     [InlineData("5")]
     [InlineData("1x")]
     public void Rejects_bad_durations(string text) => Assert.False(AuthConfigBinder.TryParseGoDuration(text, out _));
+
+    [Fact]
+    public void Connection_types_are_upper_cased_and_checked()
+    {
+        var o = new ServerOptions();
+        var errors = AuthConfigBinder.BindAuthorization(Map(("users", new List<object>
+        {
+            Map(("user", "a"), ("allowed_connection_types", new List<object> { "standard", "Websocket" })),
+            Map(("user", "b"), ("clients", new List<object> { "bogus" })),
+        })), o);
+        Assert.Equal(["STANDARD", "WEBSOCKET"], o.Users![0].AllowedConnectionTypes);
+        Assert.Equal(["invalid connection types [\"BOGUS\"]"], errors);
+        Assert.True(ConnectionTypes.Allows(null, ConnectionTypes.Standard));
+        Assert.True(ConnectionTypes.Allows(["STANDARD"], ConnectionTypes.Standard));
+        Assert.False(ConnectionTypes.Allows(["WEBSOCKET"], ConnectionTypes.Standard));
+    }
 }
