@@ -14,6 +14,7 @@ public class AuthBenchmarks
     private ClientPermissions _publish = null!;
     private ClientPermissions _delivery = null!;
     private byte[][] _subjects = [];
+    private byte[][] _manySubjects = [];
     private byte[] _key = [];
     private byte[] _signature = [];
     private readonly byte[] _nonce = "0123456789abcde"u8.ToArray();
@@ -29,6 +30,7 @@ public class AuthBenchmarks
         };
         _publish = new ClientPermissions(new CompiledPermissions(CompiledPermissions.Normalize(permissions)));
         _delivery = new ClientPermissions(new CompiledPermissions(new Permissions { Subscribe = new SubjectPermission { Deny = ["admin.>"] } }));
+        _manySubjects = Enumerable.Range(0, 4096).Select(i => Encoding.ASCII.GetBytes($"orders.region{i % 8}.item{i}")).ToArray();
         _subjects = Enumerable.Range(0, 64).Select(i => Encoding.ASCII.GetBytes($"orders.region{i % 8}.item{i}")).ToArray();
         var seed = Enumerable.Range(0, 32).Select(i => (byte)i).ToArray();
         _key = Ed25519.PublicKeyFromSeed(seed);
@@ -38,6 +40,10 @@ public class AuthBenchmarks
 
     [Benchmark]
     public bool PublishCheckCached() => _publish.CanPublish(_subjects[_next++ & 63]);
+
+    /// <summary>Distinct subjects beyond the 128-entry cache: every call is a miss (match, insert, prune).</summary>
+    [Benchmark]
+    public bool PublishCheckCacheMiss() => _publish.CanPublish(_manySubjects[_next++ & 4095]);
 
     [Benchmark]
     public bool DeliveryCheckNoFilter() => _delivery.AllowDelivery("orders.x"u8, default);

@@ -52,19 +52,18 @@ internal sealed class ClientPermissions
         {
             return cached;
         }
-        var text = Encoding.UTF8.GetString(subject);
         var allowed = true;
         if (_permissions.PublishAllow is { } allow)
         {
-            allowed = allow.MatchesPlain(text);
+            allowed = allow.MatchesPlain(subject);
         }
         if (allowed && _permissions.PublishDeny is { } deny)
         {
-            allowed = !deny.MatchesPlain(text);
+            allowed = !deny.MatchesPlain(subject);
         }
         if (!allowed && _replies is not null)
         {
-            return UseReplyGrant(text);
+            return UseReplyGrant(Encoding.UTF8.GetString(subject));
         }
         if (_publishCache.Count >= MaxPublishCache)
         {
@@ -152,7 +151,7 @@ internal sealed class ClientPermissions
         {
             return denied;
         }
-        denied = _permissions.DeliveryDeny!.MatchesPlain(Encoding.UTF8.GetString(subject));
+        denied = _permissions.DeliveryDeny!.MatchesPlain(subject);
         if (cache.Count >= MaxDenyCache)
         {
             Prune(cache, PruneSize);

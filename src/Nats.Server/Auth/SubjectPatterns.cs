@@ -41,9 +41,30 @@ internal sealed class SubjectPatterns
             {
                 continue;
             }
-            compiled.Add(new Entry(subject.Split('.'), queue));
+            var tokens = subject.Split('.');
+            compiled.Add(new Entry(tokens, tokens.Select(System.Text.Encoding.UTF8.GetBytes).ToArray(), queue));
         }
         return new SubjectPatterns([.. compiled]);
+    }
+
+    /// <summary>
+    /// True when a plain (non-queue) entry matches the subject bytes; used on the publish and delivery
+    /// paths on a cache miss, so it works on the span without allocating.
+    /// </summary>
+    public bool MatchesPlain(ReadOnlySpan<byte> subject)
+    {
+        if (subject.IsEmpty || subject[0] == (byte)'.' || subject[^1] == (byte)'.' || subject.IndexOf(".."u8) >= 0)
+        {
+            return false;
+        }
+        foreach (var entry in _entries)
+        {
+            if (entry.Queue is null && Matches(entry.Utf8Tokens, subject))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /// <summary>True when a plain (non-queue) entry matches.</summary>
@@ -200,6 +221,32 @@ internal sealed class SubjectPatterns
         return tokens;
     }
 
+    // The subject has no empty tokens (checked by the caller); its tokens are compared literally.
+    private static bool Matches(byte[][] pattern, ReadOnlySpan<byte> subject)
+    {
+        var position = 0;
+        foreach (var p in pattern)
+        {
+            if (p is [(byte)'>'])
+            {
+                return position <= subject.Length;
+            }
+            if (position > subject.Length)
+            {
+                return false;
+            }
+            var rest = subject[position..];
+            var dot = rest.IndexOf((byte)'.');
+            var token = dot < 0 ? rest : rest[..dot];
+            if (p is not [(byte)'*'] && !token.SequenceEqual(p))
+            {
+                return false;
+            }
+            position += token.Length + 1;
+        }
+        return position == subject.Length + 1;
+    }
+
     private static bool Matches(string[] pattern, string[] subject)
     {
         for (var i = 0; i < pattern.Length; i++)
@@ -221,5 +268,5 @@ internal sealed class SubjectPatterns
         return pattern.Length == subject.Length;
     }
 
-    private readonly record struct Entry(string[] Tokens, string? Queue);
+    private readonly record struct Entry(string[] Tokens, byte[][] Utf8Tokens, string? Queue);
 }

@@ -21,8 +21,20 @@ public sealed class SubjectPatternsTests
     // A subject with an empty token matches nothing.
     [InlineData(">", "foo..bar", false)]
     [InlineData(">", "foo.", false)]
-    public void Plain_matching(string pattern, string subject, bool expected) =>
-        Assert.Equal(expected, SubjectPatterns.Compile([pattern], allowQueues: false).MatchesPlain(subject));
+    [InlineData(">", ".foo", false)]
+    [InlineData(">", "", false)]
+    [InlineData("foo.>", "foo.", false)]
+    [InlineData("a.b.c", "a.b", false)]
+    [InlineData("a.b", "a.b.c", false)]
+    [InlineData("a.*.c", "a.xyz.c", true)]
+    [InlineData("a.*.c", "a.xyz.cd", false)]
+    [InlineData("café.*", "café.x", true)]
+    public void Plain_matching(string pattern, string subject, bool expected)
+    {
+        var patterns = SubjectPatterns.Compile([pattern], allowQueues: false);
+        Assert.Equal(expected, patterns.MatchesPlain(subject));
+        Assert.Equal(expected, patterns.MatchesPlain(System.Text.Encoding.UTF8.GetBytes(subject)));
+    }
 
     [Fact]
     public void Invalid_patterns_are_ignored()
