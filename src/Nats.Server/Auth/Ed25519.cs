@@ -24,7 +24,7 @@ internal static class Ed25519
     private static readonly Field25519 D2 = D + D;
     private static readonly Field25519 SqrtMinusOne = FieldFrom(BigInteger.ModPow(2, (P - 1) / 4, P));
     private static readonly byte[] InverseExponent = ExponentBytes(P - 2);
-    private static readonly byte[] SqrtExponent = ExponentBytes((P + 3) / 8);
+    private static readonly byte[] SqrtRatioExponent = ExponentBytes((P - 5) / 8);
     private static readonly Point Identity = new(Field25519.Zero, Field25519.One, Field25519.One, Field25519.Zero);
     private static readonly Point Base = BasePoint();
 
@@ -104,15 +104,17 @@ internal static class Ed25519
         var y2 = y.Square();
         var u = y2 - Field25519.One;
         var v = D * y2 + Field25519.One;
-        var x2 = u * v.Pow(InverseExponent);
-        var x = x2.Pow(SqrtExponent);
-        if (!(x.Square() - x2).IsZero)
+        // RFC 8032 5.1.3: x = u v^3 (u v^7)^((p-5)/8) finds sqrt(u/v) with one exponentiation.
+        var v3 = v.Square() * v;
+        var x = u * v3 * (u * v3.Square() * v).Pow(SqrtRatioExponent);
+        var vx2 = v * x.Square();
+        if (!(vx2 - u).IsZero)
         {
-            x *= SqrtMinusOne;
-            if (!(x.Square() - x2).IsZero)
+            if (!(vx2 + u).IsZero)
             {
                 return false;
             }
+            x *= SqrtMinusOne;
         }
         if ((x.IsOdd ? 1 : 0) != sign)
         {
