@@ -1,6 +1,8 @@
 // Real-client scenarios: nats.js v3 (@nats-io/transport-node) against a server URL.
 // Usage: node scenarios.mjs <nats-url> <scenario>   (node scenarios.mjs --list prints the names)
-// The "auth" scenario expects a server configured with user "alice" / password "s3cret".
+// The "auth" scenario expects a server configured with user "alice" / password "s3cret", "token" the
+// token "t0k3n", "nkey" the nkey user of NKEY_SEED, and "permissions" the users described there
+// (JsClient/JsClientTests.cs configures each).
 // Exit code 0 = scenario passed; otherwise a message on stderr says what went wrong.
 import { createHash, randomBytes } from "node:crypto";
 import {
@@ -8,10 +10,14 @@ import {
   connect,
   createInbox,
   headers,
+  nkeyAuthenticator,
   NoRespondersError,
+  PermissionViolationError,
   RequestError,
 } from "@nats-io/transport-node";
 
+// User nkey seed whose public key is UD7GDMLP62QES2BSXTHS32TUKQCIYQUNY6WSF4WXFYCZEVTTAQCMJVAR.
+const NKEY_SEED = "SUADI37IG7T4RJFKKSPJ7566JGBFMZV6H37EJWM4WUBHCP56BNM7Z7JNCM";
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const TIMEOUT_MS = 30_000;
@@ -24,6 +30,28 @@ function equal(actual, expected, what) {
   const a = JSON.stringify(actual);
   const e = JSON.stringify(expected);
   if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
+}
+
+// Connecting must fail with an authorization error.
+async function expectRefused(url, opts, what) {
+  let refused;
+  try {
+    const bad = await open(url, { ...opts, reconnect: false });
+    await bad.close();
+  } catch (err) {
+    refused = err;
+  }
+  check(refused, `${what} must be refused`);
+  const isAuth = refused instanceof AuthorizationError || refused?.cause instanceof AuthorizationError ||
+    /authorization violation/i.test(String(refused?.message));
+  check(isAuth, `${what}: expected an authorization error, got ${refused?.name}: ${refused?.message}`);
+}
+
+// A publish and subscribe round trip on a fresh subject.
+async function roundTrip(nc, subject) {
+  const sub = nc.subscribe(subject, { max: 1 });
+  nc.publish(subject, enc.encode("in"));
+  equal((await collect(sub, 1, `round trip on ${subject}`))[0].string(), "in", "payload");
 }
 
 // Collects exactly n messages from a subscription, or fails with what arrived so far.
@@ -228,6 +256,67 @@ const scenarios = {
     nc.publish("auth.ok", enc.encode("in"));
     equal((await collect(sub, 1, "authenticated round trip"))[0].string(), "in", "payload");
     await nc.close();
+  },
+
+  async token(url) {
+    await expectRefused(url, { token: "wrong" }, "a wrong token");
+    await expectRefused(url, {}, "no token");
+    const nc = await open(url, { token: "t0k3n" });
+    await roundTrip(nc, "token.ok");
+    await nc.close();
+  },
+
+  async nkey(url) {
+    // The client signs the nonce from INFO with the seed; the server verifies the ed25519 signature.
+    const nc = await open(url, { authenticator: nkeyAuthenticator(enc.encode(NKEY_SEED)) });
+    check(nc.info?.nonce, "INFO carries a nonce");
+    await roundTrip(nc, "nkey.ok");
+    await nc.close();
+    // Another (valid but unknown) user key is refused.
+    const other = "SUAPPSG3ZXVYVYYXJAT5J7FJLRU4YDLF3L5F5RNCQW3YX7FQL6OPXKHY5M";
+    await expectRefused(url, { authenticator: nkeyAuthenticator(enc.encode(other)) }, "an unknown nkey");
+  },
+
+  async permissions(url) {
+    // "limited" may publish only to allowed.> and may not subscribe to secret.>; "admin" is unrestricted.
+    const nc = await open(url, { user: "limited", pass: "pw" });
+    const errors = [];
+    const watcher = (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "error") errors.push(s.error);
+      }
+    })();
+
+    const denied = nc.subscribe("secret.plans");
+    const closedWith = await denied.closed;
+    check(closedWith instanceof PermissionViolationError, `denied subscription closes with a permission error, got ${closedWith}`);
+    equal([closedWith.operation, closedWith.subject], ["subscription", "secret.plans"], "subscription violation details");
+
+    nc.publish("forbidden.topic", enc.encode("x"));
+    await roundTrip(nc, "allowed.one");
+    await nc.flush();
+    const pubErr = errors.find((e) => e instanceof PermissionViolationError && e.operation === "publish");
+    check(pubErr, `a publish violation is reported, got ${errors.map(String)}`);
+    equal(pubErr.subject, "forbidden.topic", "publish violation subject");
+
+    // A wildcard subscription wider than the deny is allowed but never receives the denied subjects.
+    const wide = nc.subscribe(">");
+    await nc.flush();
+    const admin = await open(url, { user: "admin", pass: "pw" });
+    const spy = admin.subscribe("secret.>");
+    await admin.flush();
+    nc.publish("allowed.two", enc.encode("2"));
+    // Its own message is queued to it before the PONG, so it precedes the admin's later publishes.
+    await nc.flush();
+    admin.publish("secret.leak", enc.encode("s"));
+    await admin.flush();
+    equal((await collect(spy, 1, "admin sees secret"))[0].string(), "s", "admin payload");
+    admin.publish("allowed.three", enc.encode("3"));
+    const got = await collect(wide, 2, "wide subscription");
+    equal(got.map((m) => m.subject), ["allowed.two", "allowed.three"], "limited user's deliveries");
+    check(!nc.isClosed(), "violations do not close the connection");
+    await Promise.all([nc.close(), admin.close()]);
+    void watcher;
   },
 
   async ordered(url) {

@@ -38,7 +38,7 @@ internal sealed partial class ClientConnection
         _echo = _connect.Echo;
         _headers = !_options.NoHeaderSupport && _connect.Headers;
 
-        if (!_server.Authenticate(_connect) || _connect.NewAccount || !string.IsNullOrEmpty(_connect.Account))
+        if (!AuthenticateConnect() || _connect.NewAccount || !string.IsNullOrEmpty(_connect.Account))
         {
             _logger.LogError("{Client} - authentication error - User \"{User}\"", this, _connect.User);
             EnqueueProtocol(ErrorTexts.AuthorizationViolation);
@@ -72,6 +72,10 @@ internal sealed partial class ClientConnection
     private void ProcessSubscribe(ReadOnlySpan<byte> buffer, in ClientCommand command)
     {
         var sid = buffer[command.Sid];
+        if (!CheckSubscribePermission(buffer[command.Subject], command.HasQueue ? buffer[command.Queue] : default, command.HasQueue, sid))
+        {
+            return;
+        }
         bool atLimit;
         bool exists;
         lock (_subscriptionsLock)

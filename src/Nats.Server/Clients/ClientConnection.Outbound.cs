@@ -85,6 +85,10 @@ internal sealed partial class ClientConnection
         {
             return false;
         }
+        if (_permissions is not null && !_permissions.AllowDelivery(subject, reply))
+        {
+            return false;
+        }
         if (headerSize > 0 && !_headers)
         {
             return DeliverWithoutHeaders(publisher, subscription, subject, reply, message[headerSize..]);

@@ -36,6 +36,10 @@ internal sealed partial class ClientConnection
             EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublish(Encoding.UTF8.GetString(subject))));
             return;
         }
+        if (_permissions is not null && !CheckPublishPermission(subject))
+        {
+            return;
+        }
         if (!reply.IsEmpty && IsReservedReply(reply))
         {
             EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublishReply(Encoding.UTF8.GetString(reply))));

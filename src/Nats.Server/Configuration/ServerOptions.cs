@@ -59,6 +59,18 @@ public sealed class ServerOptions
     public string? Password { get; set; }
     public string? AuthToken { get; set; }
 
+    /// <summary>authorization.users entries with a user name (null: none configured; empty: nobody may connect).</summary>
+    public List<Auth.User>? Users { get; set; }
+
+    /// <summary>authorization.users entries with an nkey.</summary>
+    public List<Auth.NkeyUser>? Nkeys { get; set; }
+
+    /// <summary>authorization.default_permissions: applied to users that have none of their own.</summary>
+    public Auth.Permissions? DefaultPermissions { get; set; }
+
+    /// <summary>no_auth_user: the user a client without credentials is connected as.</summary>
+    public string? NoAuthUser { get; set; }
+
     /// <summary>Monitoring HTTP port (0 = off).</summary>
     public int HttpPort { get; set; }
     public string? HttpHost { get; set; }

@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Accounts;
+using Nats.Server.Auth;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
 using Nats.Server.Monitoring;
@@ -43,7 +44,8 @@ public sealed class NatsServer : IAsyncDisposable
         _logger = _loggerFactory.CreateLogger("nats-server");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
-        AuthRequired = !string.IsNullOrEmpty(options.Username) || !string.IsNullOrEmpty(options.AuthToken);
+        Authenticator = new OptionsAuthenticator(options);
+        AuthRequired = Authenticator.AuthRequired;
     }
 
     public ServerOptions Options { get; }
@@ -144,7 +146,7 @@ public sealed class NatsServer : IAsyncDisposable
             Host = Options.Host,
             Port = Port,
             Headers = !Options.NoHeaderSupport,
-            AuthRequired = AuthRequired,
+            AuthRequired = Authenticator.AdvertiseAuthRequired,
             MaxPayload = Options.MaxPayload,
         };
 
@@ -193,18 +195,7 @@ public sealed class NatsServer : IAsyncDisposable
 
     internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
 
-    internal bool Authenticate(ConnectOptions connect)
-    {
-        if (!string.IsNullOrEmpty(Options.AuthToken))
-        {
-            return connect.AuthToken == Options.AuthToken;
-        }
-        if (!string.IsNullOrEmpty(Options.Username))
-        {
-            return connect.User == Options.Username && connect.Pass == (Options.Password ?? "");
-        }
-        return true;
-    }
+    internal IClientAuthenticator Authenticator { get; }
 
     internal void OnClientClosed(ClientConnection client)
     {
@@ -262,7 +253,8 @@ public sealed class NatsServer : IAsyncDisposable
             _clients[id] = client;
         }
         _logger.LogDebug("{Client} - Client connection created", client);
-        var info = _info!.RenderForClient(id, client.RemoteIp);
+        client.Nonce = Authenticator.NonceRequired ? NonceGenerator.Create() : null;
+        var info = _info!.RenderForClient(id, client.RemoteIp, client.Nonce);
         var task = Task.Run(() => client.RunAsync(info, overLimit));
         _clientTasks[id] = task;
         task.ContinueWith(_ => _clientTasks.TryRemove(id, out Task? _), TaskScheduler.Default);

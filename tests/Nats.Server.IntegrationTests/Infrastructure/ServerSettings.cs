@@ -22,6 +22,9 @@ internal sealed class ServerSettings
     public int? PingMax { get; set; }
     public bool NoHeaderSupport { get; set; }
 
+    /// <summary>Users list, permissions, nkeys and no_auth_user (see <see cref="AuthSettings"/> for the script syntax).</summary>
+    public AuthSettings Auth { get; } = new();
+
     /// <summary>Parses "key=value" pairs as written on a script's <c>server:</c> line.</summary>
     public static ServerSettings Parse(IEnumerable<string> pairs)
     {
@@ -49,7 +52,13 @@ internal sealed class ServerSettings
                 case "ping_interval": s.PingIntervalSeconds = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "ping_max": s.PingMax = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "no_header_support": s.NoHeaderSupport = bool.Parse(value); break;
-                default: throw new FormatException($"unknown server setting '{key}'");
+                default:
+                    if (!s.Auth.TryParse(key, value))
+                    {
+                        throw new FormatException($"unknown server setting '{key}'");
+                    }
+
+                    break;
             }
         }
 
@@ -68,9 +77,11 @@ internal sealed class ServerSettings
         if (PingIntervalSeconds is { } pi) sb.Append(inv, $"ping_interval: \"{pi}s\"\n");
         if (PingMax is { } pm) sb.Append(inv, $"ping_max: {pm}\n");
         if (NoHeaderSupport) sb.Append("no_header_support: true\n");
-        if (User is not null || Token is not null || AuthTimeoutSeconds is not null)
+        Auth.AppendGoTopLevel(sb);
+        if (User is not null || Token is not null || AuthTimeoutSeconds is not null || Auth.HasAuthorizationBlock)
         {
             sb.Append("authorization {\n");
+            Auth.AppendGoAuthorization(sb);
             if (User is not null) sb.Append(inv, $"  user: \"{User}\"\n");
             if (Password is not null) sb.Append(inv, $"  password: \"{Password}\"\n");
             if (Token is not null) sb.Append(inv, $"  token: \"{Token}\"\n");
@@ -95,6 +106,7 @@ internal sealed class ServerSettings
         o.Username = User;
         o.Password = Password;
         o.AuthToken = Token;
+        Auth.Apply(o);
         return o;
     }
 }

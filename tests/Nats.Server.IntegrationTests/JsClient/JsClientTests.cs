@@ -11,6 +11,7 @@ public sealed class JsClientTests
     private static readonly string[] ScenarioNames =
     [
         "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered", "auth",
+        "token", "nkey", "permissions",
     ];
 
     public static TheoryData<string> Scenarios() => new(ScenarioNames);
@@ -19,8 +20,15 @@ public sealed class JsClientTests
     [MemberData(nameof(Scenarios))]
     public async Task NatsJs_scenario_passes(string scenario)
     {
-        // Must match the credentials scenarios.mjs uses for its "auth" scenario.
-        var settings = scenario == "auth" ? new ServerSettings { User = "alice", Password = "s3cret" } : new ServerSettings();
+        // Must match the credentials scenarios.mjs uses for its auth scenarios.
+        var settings = scenario switch
+        {
+            "auth" => new ServerSettings { User = "alice", Password = "s3cret" },
+            "token" => new ServerSettings { Token = "t0k3n" },
+            "nkey" => ServerSettings.Parse(["nkeys=UD7GDMLP62QES2BSXTHS32TUKQCIYQUNY6WSF4WXFYCZEVTTAQCMJVAR"]),
+            "permissions" => ServerSettings.Parse(["users=limited:pw,admin:pw", "pub_allow.limited=allowed.>", "sub_deny.limited=secret.>"]),
+            _ => new ServerSettings(),
+        };
         await using var server = await TestServers.StartOursAsync(settings);
         var result = await NodeRunner.RunScenariosAsync(server.Url, scenario);
         Assert.True(result.ExitCode == 0, $"nats.js scenario '{scenario}' failed against the {server.Kind} server (exit {result.ExitCode}):\n{result.Output}");
