@@ -19,7 +19,7 @@ public sealed class ConfigBinder
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "tls", "ocsp",
         "allow_non_tls", "lame_duck_duration", "lame_duck_grace_period", "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
-        "resolver_preload", "resolver_pinned_accounts", "no_auth_user", "system_account", "system",
+        "resolver_preload", "resolver_pinned_accounts", "system_account", "system",
         "no_system_account", "no_system", "no_sys_acc", "trusted", "trusted_keys", "connect_error_reports",
         "reconnect_error_reports", "websocket", "ws", "mqtt", "server_tags", "default_js_domain",
     };
@@ -44,6 +44,10 @@ public sealed class ConfigBinder
             {
                 binder._errors.Add(e.Message);
             }
+        }
+        if (Auth.AuthConfigBinder.ValidateNoAuthUser(options) is { } noAuthUserError)
+        {
+            binder._errors.Add(noAuthUserError);
         }
         return new ConfigBindResult(binder._errors, binder._warnings);
     }
@@ -149,6 +153,9 @@ public sealed class ConfigBinder
             case "authorization":
                 BindAuthorization(v);
                 break;
+            case "no_auth_user":
+                _options.NoAuthUser = Str(v);
+                break;
             default:
                 if (KnownUnsupportedKeys.Contains(key.ToLowerInvariant()))
                 {
@@ -192,7 +199,7 @@ public sealed class ConfigBinder
                     case "default_permission":
                     case "default_permissions":
                     case "permissions":
-                        _options.UnsupportedConfig["authorization." + key] = item;
+                        // Bound by the auth binder once the single user/token are known (below).
                         break;
                     default:
                         if (!item.UsedAsVariable)
@@ -211,6 +218,10 @@ public sealed class ConfigBinder
         _options.Password = password;
         _options.AuthToken = token;
         _options.AuthTimeout = timeoutSeconds == 0 ? TimeSpan.FromSeconds(2) : TimeSpan.FromSeconds(timeoutSeconds);
+        foreach (var error in Auth.AuthConfigBinder.BindAuthorization((IDictionary<string, object>)v.ToPlain(), _options))
+        {
+            _errors.Add($"{v.Source}: {error}");
+        }
         if ((!string.IsNullOrEmpty(user) || !string.IsNullOrEmpty(password)) && !string.IsNullOrEmpty(token))
         {
             _errors.Add($"{v.Source}: Cannot have a user/pass and token");

@@ -224,9 +224,38 @@ public class ConfigBinderTests
             """);
         Assert.Empty(result.Errors);
         Assert.Equal(
-            ["jetstream", "cluster", "tls", "accounts", "leafnodes", "websocket", "mqtt", "gateway", "authorization.users"],
+            ["jetstream", "cluster", "tls", "accounts", "leafnodes", "websocket", "mqtt", "gateway"],
             options.UnsupportedConfig.Keys);
         Assert.Equal(6222L, options.UnsupportedConfig["cluster"].AsMap!["port"].Value);
+    }
+
+    [Fact]
+    public void AuthorizationUsersPermissionsAndNoAuthUserAreBound()
+    {
+        var (options, result) = Bind("""
+            authorization {
+              users: [
+                { user: a, password: b, permissions: { publish: "foo.>", subscribe: { deny: "secret.>" } } }
+                { user: c, password: d }
+              ]
+              default_permissions: { publish: "public.>" }
+            }
+            no_auth_user: c
+            """);
+        Assert.Empty(result.Errors);
+        Assert.Empty(options.UnsupportedConfig);
+        Assert.Equal(["a", "c"], options.Users!.Select(u => u.Username));
+        Assert.Equal("c", options.NoAuthUser);
+        Assert.NotNull(options.DefaultPermissions);
+    }
+
+    [Theory]
+    [InlineData("no_auth_user: x", "users are not defined")]
+    [InlineData("authorization { user: a, password: b, users: [ { user: c, password: d } ] }", "Can not have a single user/pass and a users array")]
+    public void AuthorizationConflictsAreErrors(string text, string expected)
+    {
+        var (_, result) = Bind(text);
+        Assert.Contains(result.Errors, e => e.Contains(expected, StringComparison.Ordinal));
     }
 
     [Fact]
