@@ -21,6 +21,8 @@ internal abstract partial class StoreCore
         Warn?.Invoke(message);
     }
 
+    protected bool IsKnownLost(ulong seq) => _lostSeqs.Contains(seq);
+
     private LostStreamData? LostSnapshot() => _lostCount == 0
         ? null
         : new LostStreamData { Sequences = [.. _lostSeqs], Count = _lostCount, Bytes = _lostBytes };

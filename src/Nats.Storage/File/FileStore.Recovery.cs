@@ -49,7 +49,10 @@ internal sealed partial class FileStore
             // The store was stopped cleanly at a higher sequence: the tail was lost afterwards.
             damaged = true;
             for (var s = LastSeq + 1; s <= _meta.CleanLast; s++)
-                RecordLost(s, 0, $"message {s} is missing from the end of the stream");
+            {
+                if (!IsKnownLost(s))
+                    RecordLost(s, 0, $"message {s} is missing from the end of the stream");
+            }
             target = _meta.CleanLast;
         }
         if (damaged && _meta.Valid)

@@ -37,7 +37,7 @@ public sealed record FileStoreOptions
     public double CompactThreshold { get; init; } = 0.5;
 
     /// <summary>How far ahead of the last sequence the meta file reserves sequences.</summary>
-    public ulong SequenceReserve { get; init; } = 100_000;
+    public ulong SequenceReserve { get; init; } = 10_000;
 
     public Action<string>? Warn { get; init; }
 
