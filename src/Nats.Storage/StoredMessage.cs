@@ -2,7 +2,8 @@ namespace Nats.Storage;
 
 /// <summary>
 /// A loaded message. Callers pass the same instance back into load calls so steady-state reads do not
-/// allocate: the file store copies the record into <see cref="Buffer"/>, which only grows.
+/// allocate: the file store copies the record into <see cref="Buffer"/>, which only grows. Header and
+/// Data stay valid until the instance is passed to another load.
 /// </summary>
 public sealed class StoredMessage
 {

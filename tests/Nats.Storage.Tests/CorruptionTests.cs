@@ -32,7 +32,7 @@ public sealed class CorruptionTests(ITestOutputHelper output)
     public void DamageIsReportedAndNeverPoisonsTheFuture(string damage, bool crashed, int seed)
     {
         using var dir = new TempDir();
-        var rng = new Random(seed * 7919 + damage.GetHashCode(StringComparison.Ordinal) % 1000);
+        var rng = new Random(seed * 7919 + damage.Sum(c => c) + (crashed ? 1 : 0));
         var payloads = new Dictionary<ulong, byte[]>();
         var options = new FileStoreOptions { Directory = dir.Path, BlockSize = BlockSize };
         var store = StreamStores.OpenFile(new StoreConfig(), options);
@@ -55,7 +55,7 @@ public sealed class CorruptionTests(ITestOutputHelper output)
             m[20] = 0; // clean flag; the checksum now fails, which the store must also survive
             System.IO.File.WriteAllBytes(meta, m);
         }
-        Damage(damage, blocks, rng);
+        Damage(damage, blocks, rng, crashed);
 
         var warnings = new List<string>();
         options = options with { Warn = warnings.Add };
@@ -109,15 +109,18 @@ public sealed class CorruptionTests(ITestOutputHelper output)
         store.Stop();
     }
 
-    private static void Damage(string damage, string[] blocks, Random rng)
+    private static void Damage(string damage, string[] blocks, Random rng, bool crashed)
     {
         switch (damage)
         {
             case "truncate-newest":
-                Truncate(blocks[^1], rng);
+                // After a crash, a newest block that ends exactly on a record boundary looks the same
+                // as one whose last writes never happened; nothing can tell them apart (see
+                // docs/STORAGE.md), so the crash variant cuts inside a record, as a torn write does.
+                Truncate(blocks[^1], rng, insideRecord: crashed);
                 break;
             case "truncate-older":
-                Truncate(blocks[rng.Next(blocks.Length - 1)], rng);
+                Truncate(blocks[rng.Next(blocks.Length - 1)], rng, insideRecord: false);
                 break;
             case "zero-tail-newest":
             {
@@ -140,11 +143,18 @@ public sealed class CorruptionTests(ITestOutputHelper output)
         }
     }
 
-    private static void Truncate(string path, Random rng)
+    private static void Truncate(string path, Random rng, bool insideRecord)
     {
-        var len = new FileInfo(path).Length;
+        var bytes = System.IO.File.ReadAllBytes(path);
+        var boundaries = new HashSet<long>();
+        for (var off = 0; off < bytes.Length; off += BitConverter.ToInt32(bytes, off))
+            boundaries.Add(off);
+        long cut;
+        do
+            cut = rng.NextInt64(1, bytes.Length - 1);
+        while (insideRecord && boundaries.Contains(cut));
         using var f = new FileStream(path, FileMode.Open);
-        f.SetLength(rng.NextInt64(1, len - 1));
+        f.SetLength(cut);
     }
 
     private static void Flip(string path, Random rng, int count)

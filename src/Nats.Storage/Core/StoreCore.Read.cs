@@ -243,10 +243,10 @@ internal abstract partial class StoreCore
     /// returns null for a literal subject.</summary>
     protected string[]? PrepareFilter(string filter)
     {
+        if (!SubjectMatch.HasWildcard(filter))
+            return null;
         if (!_filters.TryGetValue(filter, out var entry))
         {
-            if (!SubjectMatch.HasWildcard(filter))
-                return null;
             if (_filters.Count >= 256)
                 _filters.Clear();
             entry = (SubjectMatch.Tokenize(filter), _nextEpoch++);

@@ -100,6 +100,39 @@ internal static class BlockIndexFile
         return true;
     }
 
+    /// <summary>Message sequences a verifiable index lists beyond <paramref name="length"/>: records the
+    /// block held when it was sealed but that are no longer in the file (it was cut short).</summary>
+    public static List<(ulong Seq, int Length)> MessagesBeyond(string blockPath, long length)
+    {
+        var result = new List<(ulong, int)>();
+        byte[] buf;
+        try
+        {
+            buf = System.IO.File.ReadAllBytes(PathFor(blockPath));
+        }
+        catch (IOException)
+        {
+            return result;
+        }
+        if (buf.Length < HeaderSize + 4
+            || BinaryPrimitives.ReadUInt32LittleEndian(buf) != Magic
+            || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) <= length
+            || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))
+            return result;
+        var count = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12));
+        var pos = HeaderSize;
+        for (var i = 0; i < count; i++)
+        {
+            var e = buf.AsSpan(pos);
+            var offset = BinaryPrimitives.ReadInt32LittleEndian(e);
+            var len = BinaryPrimitives.ReadInt32LittleEndian(e[4..]);
+            if ((RecordKind)e[8] == RecordKind.Message && offset + (long)len > length)
+                result.Add((BinaryPrimitives.ReadUInt64LittleEndian(e[16..]), len));
+            pos += EntrySize + BinaryPrimitives.ReadUInt16LittleEndian(e[10..]);
+        }
+        return result;
+    }
+
     public static void Delete(string blockPath)
     {
         try

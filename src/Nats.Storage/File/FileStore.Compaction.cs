@@ -75,7 +75,7 @@ internal sealed partial class FileStore
     {
         block.WritePending();
         var cache = block.Cache ?? block.LoadCache();
-        var output = new byte[block.Length];
+        var output = MessageBlock.Rent(block.Length);
         var outLen = 0;
         long liveBytes = 0;
         var live = 0;
@@ -111,8 +111,8 @@ internal sealed partial class FileStore
             RandomAccess.FlushToDisk(h);
         }
         System.IO.File.Move(tmp, block.Path, overwrite: true);
-        var content = output.AsSpan(0, outLen).ToArray();
-        block.Reopen(System.IO.File.OpenHandle(block.Path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read), content);
+        block.Reopen(System.IO.File.OpenHandle(block.Path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read), output, outLen);
+        var content = output.AsSpan(0, outLen);
         block.LiveMsgs = live;
         block.LiveBytes = liveBytes;
         block.DeadBytes = 0;
@@ -123,6 +123,8 @@ internal sealed partial class FileStore
 
     private void RemoveBlock(MessageBlock block)
     {
+        if (_lastRead == block)
+            _lastRead = null;
         _blocks.Remove(block);
         _byId.Remove(block.Id);
         _cached.Remove(block);

@@ -30,7 +30,16 @@ internal sealed partial class FileStore
             _byId[id] = block;
             if (!BlockIndexFile.TryReplay(path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
             {
-                if (ScanBlock(block))
+                var scanDamaged = ScanBlock(block);
+                // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
+                foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(path, length))
+                {
+                    if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
+                        continue;
+                    scanDamaged = true;
+                    RecordLost(seq, (ulong)len, $"block {id}: message {seq} is missing (block is shorter than when it was sealed)");
+                }
+                if (scanDamaged)
                 {
                     damaged = true;
                     RepairBlock(block);
@@ -100,11 +109,24 @@ internal sealed partial class FileStore
             }
             damaged = true;
             var next = NextValidRecord(cache, off + 1, len);
-            var seq = RecordCodec.PeekSeq(cache.AsSpan(off, len - off), LastSeq);
-            RecordLost(seq, (ulong)(next - off),
-                next == len && off > 0 && IsZero(cache.AsSpan(off, len - off))
-                    ? $"block {block.Id}: {len - off} zeroed or torn bytes at offset {off} dropped (last record sequence {LastSeq})"
-                    : $"block {block.Id}: {next - off} damaged bytes at offset {off} dropped{(seq != 0 ? $" (message {seq})" : "")}");
+            // Message records sit in sequence order, so the sequences between the last good record and
+            // the next one are exactly what the damaged bytes held (header fields inside them cannot
+            // be trusted). Without a next record the count is unknown here.
+            ulong nextSeq = 0;
+            if (next < len && RecordCodec.TryRead(cache.AsSpan(next, len - next), out var after) && after.Kind == RecordKind.Message)
+                nextSeq = after.Seq;
+            var gap = nextSeq > LastSeq + 1 && nextSeq - LastSeq - 1 <= 10_000 ? nextSeq - LastSeq - 1 : 0;
+            var what = next == len && IsZero(cache.AsSpan(off, len - off)) ? "zeroed or torn" : "damaged";
+            if (gap == 0)
+            {
+                RecordLost(0, (ulong)(next - off), $"block {block.Id}: {next - off} {what} bytes at offset {off} dropped (after sequence {LastSeq})");
+            }
+            else
+            {
+                for (var s = LastSeq + 1; s < nextSeq; s++)
+                    RecordLost(s, s == LastSeq + 1 ? (ulong)(next - off) : 0,
+                        $"block {block.Id}: message {s} dropped ({next - off} {what} bytes at offset {off})");
+            }
             off = next;
         }
         return damaged;

@@ -21,6 +21,7 @@ internal sealed partial class FileStore : StoreCore
     private MessageBlock _active = null!;
     private bool _recovering;
     private long _useTick;
+    private MessageBlock? _lastRead;
 
     public FileStore(StoreConfig config, FileStoreOptions options) : base(config, options.Clock)
     {
@@ -73,23 +74,34 @@ internal sealed partial class FileStore : StoreCore
         ReserveUpTo(seq);
     }
 
+    private MessageBlock BlockOf(int id)
+    {
+        var last = _lastRead;
+        if (last is not null && last.Id == id)
+            return last;
+        return _lastRead = _byId[id];
+    }
+
     protected override bool ReadMessage(ulong seq, in Slot slot, StoredMessage into)
     {
-        var block = _byId[slot.A];
+        var block = BlockOf(slot.A);
         var cache = block.Cache ?? LoadCache(block);
         block.LastUse = ++_useTick;
         if (slot.B >= block.Length
             || !RecordCodec.TryRead(cache.AsSpan(slot.B, block.Length - slot.B), out var rec)
             || rec.Kind != RecordKind.Message || rec.Seq != seq)
             return false;
-        into.Header = cache.AsMemory(slot.B + rec.HeaderOffset, rec.HeaderLength);
-        into.Data = cache.AsMemory(slot.B + rec.DataOffset, rec.DataLength);
+        // Copied out: cache arrays are pooled and reused once a block leaves the cache.
+        var total = rec.HeaderLength + rec.DataLength;
+        cache.AsSpan(slot.B + rec.HeaderOffset, total).CopyTo(into.Rent(total));
+        into.Header = into.Buffer.AsMemory(0, rec.HeaderLength);
+        into.Data = into.Buffer.AsMemory(rec.HeaderLength, rec.DataLength);
         return true;
     }
 
     protected override void OnRemove(ulong seq, in Slot slot, bool erase, bool bulk)
     {
-        var block = _byId[slot.A];
+        var block = BlockOf(slot.A);
         block.LiveMsgs--;
         block.LiveBytes -= slot.Size;
         block.DeadBytes += slot.Size;
@@ -242,6 +254,7 @@ internal sealed partial class FileStore : StoreCore
         var path = Path.Combine(_dir, $"{id:D10}.blk");
         var handle = System.IO.File.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite, FileShare.Read);
         var block = new MessageBlock(id, path, handle, 0);
+        block.PrepareForWrites(_opts.BlockSize);
         BlockIndexFile.Delete(path);
         _blocks.Add(block);
         _byId[id] = block;
@@ -268,7 +281,7 @@ internal sealed partial class FileStore : StoreCore
             var victim = _cached.Where(b => b != _active).MinBy(b => b.LastUse);
             if (victim is null)
                 break;
-            victim.Cache = null;
+            victim.DropCache();
             _cached.Remove(victim);
         }
     }

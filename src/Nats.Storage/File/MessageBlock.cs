@@ -5,12 +5,12 @@ namespace Nats.Storage.File;
 /// <summary>
 /// One append-only block file. While a block is active its whole content is also in <see cref="Cache"/>,
 /// which is where records are built; the unwritten tail [Flushed, Length) goes to the file in one write.
-/// A sealed block's cache is loaded on demand and may be dropped; arrays are never reused for other
-/// content, so readers holding slices of an old cache stay valid.
+/// A sealed block's cache is loaded on demand and may be dropped. Cache arrays come from a pool and go
+/// back to it (reads copy out of them), so rotating 8 MB blocks does not churn the large object heap.
 /// </summary>
 internal sealed class MessageBlock : IDisposable
 {
-    private const int InitialCache = 64 * 1024;
+    private static readonly System.Buffers.ArrayPool<byte> Pool = System.Buffers.ArrayPool<byte>.Create(256 << 20, 16);
 
     public MessageBlock(int id, string path, SafeFileHandle handle, int length)
     {
@@ -62,18 +62,32 @@ internal sealed class MessageBlock : IDisposable
         LiveBytes += recordLength;
     }
 
+    /// <summary>Sizes the cache of a new active block for a whole block up front.</summary>
+    public void PrepareForWrites(int blockSize) => Cache ??= Pool.Rent(blockSize);
+
     /// <summary>Room for <paramref name="extra"/> more bytes in the cache of an active block.</summary>
     public Span<byte> Reserve(int extra)
     {
         var need = Length + extra;
-        var cache = Cache ??= new byte[Math.Max(InitialCache, need)];
+        var cache = Cache ??= Pool.Rent(need);
         if (cache.Length < need)
         {
-            var grown = new byte[Math.Max(need, cache.Length * 2)];
+            var grown = Pool.Rent(Math.Max(need, cache.Length * 2));
             cache.AsSpan(0, Length).CopyTo(grown);
+            Pool.Return(cache);
             Cache = cache = grown;
         }
         return cache.AsSpan(Length, extra);
+    }
+
+    /// <summary>Gives the cache back to the pool; the next read reloads it from the file.</summary>
+    public void DropCache()
+    {
+        if (Cache is { } c)
+        {
+            Cache = null;
+            Pool.Return(c);
+        }
     }
 
     /// <summary>Hands the unwritten tail to the operating system (page cache; no fsync).</summary>
@@ -90,7 +104,7 @@ internal sealed class MessageBlock : IDisposable
     {
         if (Cache is { } c)
             return c;
-        var buf = GC.AllocateUninitializedArray<byte>(Length);
+        var buf = Pool.Rent(Math.Max(Length, 1));
         var read = 0;
         while (read < Length)
         {
@@ -126,15 +140,22 @@ internal sealed class MessageBlock : IDisposable
     }
 
     /// <summary>Switches to a rewritten file whose whole content is <paramref name="content"/>.</summary>
-    public void Reopen(SafeFileHandle handle, byte[] content)
+    public void Reopen(SafeFileHandle handle, byte[] content, int length)
     {
         Handle.Dispose();
+        DropCache();
         Handle = handle;
         Cache = content;
-        Length = content.Length;
-        Flushed = content.Length;
+        Length = length;
+        Flushed = length;
         NeedsSync = false;
     }
 
-    public void Dispose() => Handle.Dispose();
+    public static byte[] Rent(int size) => Pool.Rent(Math.Max(size, 1));
+
+    public void Dispose()
+    {
+        Handle.Dispose();
+        DropCache();
+    }
 }

@@ -107,13 +107,4 @@ internal static class RecordCodec
             BinaryPrimitives.ReadUInt64LittleEndian(buf[12..]), BinaryPrimitives.ReadInt64LittleEndian(buf[20..]), ttl);
         return true;
     }
-
-    /// <summary>Best-effort sequence of a damaged record, for reporting; 0 when it cannot be trusted.</summary>
-    public static ulong PeekSeq(ReadOnlySpan<byte> buf, ulong after)
-    {
-        if (buf.Length < FixedSize)
-            return 0;
-        var seq = BinaryPrimitives.ReadUInt64LittleEndian(buf[12..]);
-        return seq > after && seq - after < 1_000_000 ? seq : 0;
-    }
 }
