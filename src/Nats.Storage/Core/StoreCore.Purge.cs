@@ -146,7 +146,9 @@ internal abstract partial class StoreCore
         if (seq <= FirstSeq)
             return 0;
         ulong n = 0;
-        for (var s = FirstSeq; s < seq && MsgCount > 0; s++)
+        // Removing the first message moves FirstSeq and releases index chunks below it, so the cursor
+        // jumps to FirstSeq rather than walking through released slots.
+        for (var s = FirstSeq; s < seq && MsgCount > 0; s = Math.Max(s + 1, FirstSeq))
         {
             if (Slots[s].HasMessage)
             {
@@ -174,7 +176,7 @@ internal abstract partial class StoreCore
         var tokens = PrepareFilter(subject);
         var literal = tokens is null ? Subjects.Find(subject) : null;
         ulong purged = 0;
-        for (var s = ss.First; s <= last && s <= LastSeq && purged < target; s++)
+        for (var s = ss.First; s <= last && s <= LastSeq && purged < target && MsgCount > 0; s = Math.Max(s + 1, FirstSeq))
         {
             var info = Slots[s].Subject;
             if (info is null)

@@ -31,7 +31,7 @@ internal static class BlockIndexFile
             count++;
             off += rec.Length;
         }
-        var buf = new byte[size];
+        var buf = System.Buffers.ArrayPool<byte>.Shared.Rent(size);
         BinaryPrimitives.WriteUInt32LittleEndian(buf, Magic);
         BinaryPrimitives.WriteInt32LittleEndian(buf.AsSpan(4), Version);
         BinaryPrimitives.WriteInt32LittleEndian(buf.AsSpan(8), block.Length);
@@ -56,7 +56,9 @@ internal static class BlockIndexFile
         BinaryPrimitives.WriteUInt32LittleEndian(buf.AsSpan(pos), Crc32C.Compute(buf.AsSpan(0, pos)));
         var idxPath = PathFor(blockPath);
         var tmp = idxPath + ".tmp";
-        System.IO.File.WriteAllBytes(tmp, buf);
+        using (var h = System.IO.File.OpenHandle(tmp, FileMode.Create, FileAccess.Write))
+            RandomAccess.Write(h, buf.AsSpan(0, size), 0);
+        System.Buffers.ArrayPool<byte>.Shared.Return(buf);
         System.IO.File.Move(tmp, idxPath, overwrite: true);
     }
 
