@@ -44,6 +44,9 @@ internal sealed partial class FileStore
         var oldest = _blocks[0] == block ? (_blocks.Count > 1 ? _blocks[1] : null) : _blocks[0];
         var floor = oldest?.MinSeq ?? ulong.MaxValue;
         var cache = block.Cache ?? LoadCache(block);
+        // Collected first: appending can rotate the active block, and the cache eviction that follows
+        // may hand this block's cache array to the new block while we are still reading it.
+        List<ulong>? carry = null;
         for (var off = 0; off < block.Length;)
         {
             if (!RecordCodec.TryRead(cache.AsSpan(off, block.Length - off), out var rec))
@@ -52,9 +55,13 @@ internal sealed partial class FileStore
                 continue;
             }
             if (rec.Kind == RecordKind.Tombstone && NeedsTombstone(rec.Seq, block, floor))
-                AppendControl(RecordKind.Tombstone, rec.Seq);
+                (carry ??= []).Add(rec.Seq);
             off += rec.Length;
         }
+        if (carry is null)
+            return;
+        foreach (var seq in carry)
+            AppendControl(RecordKind.Tombstone, seq);
     }
 
     private bool NeedsTombstone(ulong seq, MessageBlock holder, ulong floor)
