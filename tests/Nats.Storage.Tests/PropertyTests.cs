@@ -11,8 +11,10 @@ public sealed class PropertyTests
 
     public static TheoryData<int> Seeds()
     {
+        // NATS_STORAGE_PROPERTY_SEEDS widens the sweep for a soak run; the default keeps the suite quick.
+        var count = int.TryParse(Environment.GetEnvironmentVariable("NATS_STORAGE_PROPERTY_SEEDS"), out var n) ? n : 24;
         var data = new TheoryData<int>();
-        for (var i = 1; i <= 24; i++)
+        for (var i = 1; i <= count; i++)
             data.Add(i);
         return data;
     }
@@ -30,7 +32,13 @@ public sealed class PropertyTests
         };
         var clock = new ManualClock();
         using var mem = new StoreHarness("memory", config, clock: clock);
-        using var file = new StoreHarness("file", config, blockSize: 300 + seed * 20, clock: clock);
+        // Odd seeds keep a single block cached, so reads, compaction and rotation keep evicting and
+        // reloading pooled caches.
+        using var file = new StoreHarness("file", config, blockSize: 300 + seed * 20, clock: clock)
+        {
+            MaxCachedBlocks = seed % 2 == 1 ? 1 : 4,
+        };
+        file.Reopen();
 
         var history = new List<string>();
         for (var step = 0; step < 400; step++)

@@ -57,6 +57,7 @@ internal sealed class StoreHarness : IDisposable
 
     public StoreConfig Config { get; }
     public int BlockSize { get; }
+    public int MaxCachedBlocks { get; init; } = 4;
     public TimeProvider? Clock { get; }
     public IStreamStore Store { get; private set; }
     public string Directory => _dir.Path;
@@ -71,6 +72,7 @@ internal sealed class StoreHarness : IDisposable
     {
         Directory = _dir.Path,
         BlockSize = BlockSize,
+        MaxCachedBlocks = MaxCachedBlocks,
         Clock = Clock,
         Warn = Warn,
     };

@@ -19,6 +19,13 @@ internal sealed partial class FileStore
             var sparse = total > 0 && block.LiveBytes < total * (1 - _opts.CompactThreshold);
             if (!emptyish && !sparse)
                 continue;
+            if (block.Length == 0 || LastSeq == 0)
+            {
+                // Nothing was ever written here (or nothing stored at all): no state to restate.
+                if (emptyish)
+                    RemoveBlock(block);
+                continue;
+            }
             if (!wroteMarkers)
             {
                 // Records the block may hold that still matter are re-stated in the active block first,
