@@ -167,6 +167,13 @@ internal sealed partial class FileStore
                     RemoveSlot(rec.Seq, erase: false, bulk: true);
                 break;
             case RecordKind.Skip:
+                // A skip record carries the store's last time when it was written; restating it keeps
+                // the recovered last time identical to the one the store had (truncate can lower it).
+                if (rec.Seq > LastSeq)
+                    SkipRange(LastSeq + 1, rec.Seq - LastSeq, rec.Timestamp);
+                else if (rec.Seq == LastSeq)
+                    LastTs = rec.Timestamp;
+                break;
             case RecordKind.Erased:
                 if (rec.Seq > LastSeq)
                     SkipRange(LastSeq + 1, rec.Seq - LastSeq, Math.Max(rec.Timestamp, LastTs));
