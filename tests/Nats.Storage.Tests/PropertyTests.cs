@@ -55,7 +55,7 @@ public sealed class PropertyTests
                     file.Reopen();
                 if (op == 98)
                     file.Store.FlushAllPending();
-                CompareQueries(mem.Store, file.Store, rng, opName);
+                CompareQueries(mem.Store, file.Store, rng, $"{opName} after [{string.Join(", ", history.TakeLast(8))}]");
             }
             catch (Exception e) when (e is not Xunit.Sdk.XunitException)
             {

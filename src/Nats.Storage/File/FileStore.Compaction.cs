@@ -19,19 +19,20 @@ internal sealed partial class FileStore
             var sparse = total > 0 && block.LiveBytes < total * (1 - _opts.CompactThreshold);
             if (!emptyish && !sparse)
                 continue;
-            if (block.Length == 0 || LastSeq == 0)
+            if (block.Length == 0)
             {
-                // Nothing was ever written here (or nothing stored at all): no state to restate.
-                if (emptyish)
-                    RemoveBlock(block);
+                RemoveBlock(block); // nothing was ever written here
                 continue;
             }
             if (!wroteMarkers)
             {
                 // Records the block may hold that still matter are re-stated in the active block first,
-                // so a crash at any point leaves a replayable set of files.
-                AppendControl(RecordKind.FirstMarker, MsgCount == 0 ? LastSeq + 1 : FirstSeq);
-                AppendControl(RecordKind.Skip, LastSeq);
+                // so a crash at any point leaves a replayable set of files. A store that never held or
+                // purged anything has first sequence 0, which a marker would turn into 1.
+                if (FirstSeq != 0)
+                    AppendControl(RecordKind.FirstMarker, MsgCount == 0 ? LastSeq + 1 : FirstSeq);
+                if (LastSeq != 0)
+                    AppendControl(RecordKind.Skip, LastSeq);
                 wroteMarkers = true;
             }
             CarryTombstones(block);
@@ -160,6 +161,8 @@ internal sealed partial class FileStore
                 block.MaxSeq = lastSeq;
         }
         AppendControl(RecordKind.Skip, lastSeq);
+        if (FirstSeq != 0)
+            AppendControl(RecordKind.FirstMarker, MsgCount == 0 ? LastSeq + 1 : FirstSeq);
         foreach (var b in _blocks)
         {
             if (b != _active && b.LiveMsgs == 0)
