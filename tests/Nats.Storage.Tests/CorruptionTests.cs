@@ -12,6 +12,10 @@ namespace Nats.Storage.Tests;
 public sealed class CorruptionTests(ITestOutputHelper output)
 {
     private const int Messages = 1500;
+
+    // NATS_STORAGE_CORRUPTION_SEEDS widens the sweep for a soak run.
+    private static readonly int Seeds =
+        int.TryParse(Environment.GetEnvironmentVariable("NATS_STORAGE_CORRUPTION_SEEDS"), out var n) ? n : 4;
     private const int BlockSize = 8 * 1024;
 
     public static TheoryData<string, bool, int> Cases()
@@ -21,7 +25,7 @@ public sealed class CorruptionTests(ITestOutputHelper output)
         {
             foreach (var crashed in new[] { false, true })
             {
-                for (var seed = 1; seed <= 4; seed++)
+                for (var seed = 1; seed <= Seeds; seed++)
                     data.Add(kind, crashed, seed);
             }
         }
