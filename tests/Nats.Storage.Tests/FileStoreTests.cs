@@ -94,6 +94,22 @@ public sealed class FileStoreTests
     }
 
     [Fact]
+    public void IntervalSyncRunsBesidePublishing()
+    {
+        using var h = new StoreHarness("file", blockSize: 2048);
+        var store = (FileStore)h.Store;
+        for (var i = 0; i < 100; i++)
+        {
+            store.StoreMsg("sync", default, Payload);
+            if (i % 10 == 0)
+                store.SyncNow();
+        }
+        h.Store.RemoveMsg(3);
+        store.SyncNow();
+        Assert.Equal(99UL, h.Reopen().State().Msgs);
+    }
+
+    [Fact]
     public void DeleteRemovesEverything()
     {
         using var dir = new TempDir();

@@ -74,6 +74,13 @@ internal sealed partial class FileStore
                     // Removed or rewritten meanwhile; a rewrite syncs its own file.
                 }
             }
+            try
+            {
+                _meta.Sync(); // the sequence reservation must survive power loss as well as the blocks
+            }
+            catch (ObjectDisposedException)
+            {
+            }
         }
         finally
         {

@@ -58,5 +58,7 @@ internal sealed class StoreMeta : IDisposable
             RandomAccess.FlushToDisk(_handle);
     }
 
+    public void Sync() => RandomAccess.FlushToDisk(_handle);
+
     public void Dispose() => _handle.Dispose();
 }
