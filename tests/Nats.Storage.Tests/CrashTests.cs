@@ -6,7 +6,8 @@ namespace Nats.Storage.Tests;
 /// <summary>
 /// Kills a writer process (SIGKILL) at random points, many times over one directory, and checks that
 /// every message whose store call returned is readable with its exact bytes after restart, that
-/// acknowledged removals stay removed, and that no sequence is ever handed out twice.
+/// acknowledged removals stay removed, that no sequence is ever handed out twice, and that anything
+/// reported lost was never acknowledged.
 /// </summary>
 public sealed class CrashTests
 {
@@ -65,7 +66,11 @@ public sealed class CrashTests
                 Assert.Equal($"crash.{token % 7}", m.Subject);
                 Assert.True(m.Data.Span.SequenceEqual(CrashWriter.CrashPayload(token)), $"message {seq} has wrong bytes");
             }
-            Assert.Null(store.State().Lost);
+            // A kill in the middle of writing records nobody was told about yet (a buffered flush spans
+            // pages, and the kernel may stop a write between pages on SIGKILL) leaves a torn tail; it
+            // is reported as lost, but it must never include an acknowledged message.
+            if (store.State().Lost is { } lost)
+                Assert.DoesNotContain(lost.Sequences, s => stored.ContainsKey(s) && !mayBeRemoved.Contains(s));
             store.Stop();
         }
         Assert.True(stored.Count > rounds, "the writer never got going");
