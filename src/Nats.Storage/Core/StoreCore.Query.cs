@@ -1,0 +1,247 @@
+using Nats.Storage.Subjects;
+
+namespace Nats.Storage.Core;
+
+internal abstract partial class StoreCore
+{
+    private int _straddleMark;
+
+    public SimpleState FilteredState(ulong seq, string filter)
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            return Filtered(seq, filter);
+        }
+    }
+
+    public (ulong Total, ulong ValidThrough) NumPending(ulong sseq, string filter, bool lastPerSubject)
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            if (!lastPerSubject)
+                return (Filtered(sseq, filter).Msgs, LastSeq);
+            var v = new LastPerSubjectCounter(this, Math.Max(sseq, FirstSeq));
+            Subjects.Match(filter, SubjectMatch.IsAll(filter) ? null : PrepareFilter(filter), ref v);
+            return (v.Count, LastSeq);
+        }
+    }
+
+    public Dictionary<string, SimpleState> SubjectsState(string filter)
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            var v = new Collector(this, new Dictionary<string, SimpleState>(StringComparer.Ordinal));
+            Subjects.Match(filter, SubjectMatch.IsAll(filter) ? null : PrepareFilter(filter), ref v);
+            return v.Result;
+        }
+    }
+
+    public Dictionary<string, ulong> SubjectsTotals(string filter)
+    {
+        var states = SubjectsState(filter);
+        var totals = new Dictionary<string, ulong>(states.Count, StringComparer.Ordinal);
+        foreach (var (subject, st) in states)
+            totals[subject] = st.Msgs;
+        return totals;
+    }
+
+    public ulong[] AllLastSeqs()
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            var seqs = new ulong[Subjects.Count];
+            var i = 0;
+            foreach (var info in Subjects.All)
+            {
+                FixLast(info);
+                seqs[i++] = info.Last;
+            }
+            Array.Sort(seqs);
+            return seqs;
+        }
+    }
+
+    public ulong[] DeletedSeqs()
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            if (MsgCount == 0)
+                return [];
+            var result = new List<ulong>();
+            for (var s = FirstSeq; s <= LastSeq; s++)
+            {
+                if (!Slots[s].HasMessage)
+                    result.Add(s);
+            }
+            return [.. result];
+        }
+    }
+
+    public StreamState State()
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            var firstTs = MsgCount > 0 ? Slots[FirstSeq].Timestamp : 0;
+            var span = MsgCount > 0 ? LastSeq - FirstSeq + 1 : 0;
+            return new StreamState
+            {
+                Msgs = MsgCount,
+                Bytes = ByteCount,
+                FirstSeq = FirstSeq,
+                FirstTime = firstTs == 0 ? default : DateTime.UnixEpoch.AddTicks(firstTs / 100),
+                LastSeq = LastSeq,
+                LastTime = LastTs == 0 ? default : DateTime.UnixEpoch.AddTicks(LastTs / 100),
+                NumSubjects = Subjects.Count,
+                NumDeleted = span - MsgCount,
+                Lost = LostSnapshot(),
+            };
+        }
+    }
+
+    public ulong GetSeqFromTime(DateTime time)
+    {
+        var ts = (time.ToUniversalTime().Ticks - DateTime.UnixEpoch.Ticks) * 100;
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            if (MsgCount == 0 || ts > LastTs)
+                return LastSeq + 1;
+            // Slot timestamps never decrease (removed and skipped slots keep theirs), so binary search.
+            ulong lo = FirstSeq, hi = LastSeq;
+            while (lo < hi)
+            {
+                var mid = lo + (hi - lo) / 2;
+                if (Slots[mid].Timestamp < ts)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            while (lo <= LastSeq && !Slots[lo].HasMessage)
+                lo++;
+            return lo;
+        }
+    }
+
+    private SimpleState Filtered(ulong sseq, string filter)
+    {
+        if (MsgCount == 0)
+            return default;
+        if (sseq < FirstSeq)
+            sseq = FirstSeq;
+        if (sseq > LastSeq)
+            return default;
+        var first = FindNext(filter, sseq);
+        if (first == 0)
+            return default;
+        if (SubjectMatch.IsAll(filter))
+            return new SimpleState(CountAllFrom(sseq), first, FindPrev(filter, LastSeq));
+
+        var tokens = PrepareFilter(filter);
+        if (++_straddleMark == int.MaxValue)
+            _straddleMark = 1;
+        var v = new FilterTotals(this, sseq, _straddleMark);
+        Subjects.Match(filter, tokens, ref v);
+        var total = v.Full;
+        if (v.StraddleCount > 0)
+        {
+            // Subjects that began before sseq: count their messages on whichever side of sseq is shorter.
+            var mark = _straddleMark;
+            if (sseq - v.StraddleLo <= v.StraddleHi - sseq + 1)
+            {
+                ulong below = 0;
+                for (var s = v.StraddleLo; s < sseq; s++)
+                {
+                    if (Slots[s].Subject is { } info && info.StraddleMark == mark)
+                        below++;
+                }
+                total += v.StraddleCount - below;
+            }
+            else
+            {
+                for (var s = sseq; s <= v.StraddleHi; s++)
+                {
+                    if (Slots[s].Subject is { } info && info.StraddleMark == mark)
+                        total++;
+                }
+            }
+        }
+        return new SimpleState(total, first, v.Last);
+    }
+
+    private ulong CountAllFrom(ulong sseq)
+    {
+        if (sseq <= FirstSeq)
+            return MsgCount;
+        ulong n = 0;
+        if (sseq - FirstSeq < LastSeq - sseq)
+        {
+            for (var s = FirstSeq; s < sseq; s++)
+                n += Slots[s].HasMessage ? 1UL : 0;
+            return MsgCount - n;
+        }
+        for (var s = sseq; s <= LastSeq; s++)
+            n += Slots[s].HasMessage ? 1UL : 0;
+        return n;
+    }
+
+    private struct FilterTotals(StoreCore store, ulong sseq, int mark) : ISubjectVisitor
+    {
+        public ulong Full;
+        public ulong Last;
+        public ulong StraddleCount;
+        public ulong StraddleLo = ulong.MaxValue;
+        public ulong StraddleHi;
+
+        public bool Visit(SubjectInfo info)
+        {
+            store.FixLast(info);
+            if (info.Last < sseq)
+                return true;
+            if (info.Last > Last)
+                Last = info.Last;
+            store.FixFirst(info);
+            if (info.First >= sseq)
+            {
+                Full += info.Count;
+                return true;
+            }
+            info.StraddleMark = mark;
+            StraddleCount += info.Count;
+            StraddleLo = Math.Min(StraddleLo, info.First);
+            StraddleHi = Math.Max(StraddleHi, info.Last);
+            return true;
+        }
+    }
+
+    private struct LastPerSubjectCounter(StoreCore store, ulong sseq) : ISubjectVisitor
+    {
+        public ulong Count;
+
+        public bool Visit(SubjectInfo info)
+        {
+            store.FixLast(info);
+            if (info.Last >= sseq)
+                Count++;
+            return true;
+        }
+    }
+
+    private struct Collector(StoreCore store, Dictionary<string, SimpleState> result) : ISubjectVisitor
+    {
+        public readonly Dictionary<string, SimpleState> Result = result;
+
+        public readonly bool Visit(SubjectInfo info)
+        {
+            store.FixFirst(info);
+            store.FixLast(info);
+            Result[info.Subject] = new SimpleState(info.Count, info.First, info.Last);
+            return true;
+        }
+    }
+}

@@ -1,0 +1,376 @@
+using Nats.Storage.Subjects;
+
+namespace Nats.Storage.Core;
+
+/// <summary>
+/// Everything both engines share: the sequence index, the subject index, counters, limits, expiry,
+/// queries and purges. An engine only decides where message bytes live (hooks at the bottom), so the
+/// two engines cannot drift apart in behaviour.
+/// </summary>
+internal abstract partial class StoreCore : IStreamStore
+{
+    protected readonly Lock Sync = new();
+    protected readonly SlotList Slots = new();
+    protected readonly SubjectIndex Subjects = new();
+    protected readonly TimeProvider Clock;
+    protected StoreConfig Config;
+
+    protected ulong FirstSeq;
+    protected ulong LastSeq;
+    protected long LastTs;
+    protected ulong MsgCount;
+    protected ulong ByteCount;
+    protected bool Closed;
+
+    private StorageUpdateHandler? _onUpdate;
+
+    protected StoreCore(StoreConfig config, TimeProvider? clock)
+    {
+        Config = config;
+        Clock = clock ?? TimeProvider.System;
+    }
+
+    public abstract StorageType Type { get; }
+
+    /// <summary>Bytes a message counts for; each engine uses the Go server's formula for its kind.</summary>
+    protected abstract int MessageSize(string subject, int headerLength, int dataLength);
+
+    /// <summary>Persists a new message and records where its bytes are in the slot.</summary>
+    protected abstract void WriteMessage(ref Slot slot, ulong seq, string subject, ReadOnlySpan<byte> header,
+        ReadOnlySpan<byte> data, long timestamp, long ttlExpiry);
+
+    /// <summary>Fills <paramref name="into"/>'s header and data; false when the bytes are damaged.</summary>
+    protected abstract bool ReadMessage(ulong seq, in Slot slot, StoredMessage into);
+
+    /// <summary>A message is leaving; <paramref name="bulk"/> means a purge, compact or truncate will
+    /// record the removal as a whole afterwards, so no per-message record is needed.</summary>
+    protected abstract void OnRemove(ulong seq, in Slot slot, bool erase, bool bulk);
+
+    protected abstract void OnSkip(ulong seq, ulong count, long timestamp);
+
+    /// <summary>Everything below <paramref name="firstSeq"/> is gone (purge or compact).</summary>
+    protected abstract void OnCompacted(ulong firstSeq);
+
+    protected abstract void OnTruncated(ulong lastSeq);
+
+    protected virtual void OnFlush() { }
+
+    /// <summary>End of a mutating operation, still under the lock: the file engine hands everything the
+    /// operation appended to the operating system in one write.</summary>
+    protected virtual void OnCommit() { }
+
+    protected virtual void OnStop() { }
+
+    protected virtual void OnDelete() { }
+
+    public (ulong Seq, long Timestamp) StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0)
+    {
+        ulong seq;
+        long ts;
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            ValidateSubject(subject);
+            var size = MessageSize(subject, header.Length, data.Length);
+            CheckBeforeStore(subject, header.Length + data.Length, size);
+            seq = LastSeq + 1;
+            ts = Math.Max(NowNanos(), LastTs);
+            try
+            {
+                StoreAt(seq, subject, header, data, ts, ttl, size);
+                EnforceLimitsAfterStore(subject);
+            }
+            finally
+            {
+                OnCommit();
+            }
+        }
+        FireEvents();
+        return (seq, ts);
+    }
+
+    public void StoreRawMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, ulong seq, long timestamp, long ttl = 0)
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            ValidateSubject(subject);
+            if (seq <= LastSeq)
+                throw new StoreException(StoreError.SequenceMismatch);
+            var size = MessageSize(subject, header.Length, data.Length);
+            try
+            {
+                StoreAt(seq, subject, header, data, Math.Max(timestamp, 0), ttl, size);
+                EnforceLimitsAfterStore(subject);
+            }
+            finally
+            {
+                OnCommit();
+            }
+        }
+        FireEvents();
+    }
+
+    public ulong SkipMsg()
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            var seq = LastSeq + 1;
+            SkipRange(seq, 1, Math.Max(NowNanos(), LastTs));
+            OnCommit();
+            return seq;
+        }
+    }
+
+    public void SkipMsgs(ulong seq, ulong num)
+    {
+        if (num == 0)
+            return;
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            if (seq != LastSeq + 1)
+                throw new StoreException(StoreError.SequenceMismatch);
+            SkipRange(seq, num, Math.Max(NowNanos(), LastTs));
+            OnCommit();
+        }
+    }
+
+    public void FlushAllPending()
+    {
+        lock (Sync)
+        {
+            if (!Closed)
+                OnFlush();
+        }
+    }
+
+    public void RegisterStorageUpdates(StorageUpdateHandler? handler) => _onUpdate = handler;
+
+    public void UpdateConfig(StoreConfig config)
+    {
+        lock (Sync)
+        {
+            Config = config;
+            EnforceAllLimits();
+            ScheduleExpiry();
+            OnCommit();
+        }
+        FireEvents();
+    }
+
+    public void Stop()
+    {
+        lock (Sync)
+        {
+            if (Closed)
+                return;
+            StopExpiryTimer();
+            OnStop();
+            Closed = true;
+        }
+    }
+
+    public void Delete()
+    {
+        lock (Sync)
+        {
+            StopExpiryTimer();
+            if (!Closed)
+                OnStop();
+            Closed = true;
+            OnDelete();
+        }
+    }
+
+    public void Dispose() => Stop();
+
+    /// <summary>Places a message at <paramref name="seq"/>; callers have checked limits and ordering.</summary>
+    protected void StoreAt(ulong seq, string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data,
+        long ts, long ttl, int size)
+    {
+        FillGap(seq, ts);
+        Slots.ExtendTo(seq);
+        var info = Subjects.GetOrAdd(subject);
+        ref var slot = ref Slots[seq];
+        var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : 0;
+        WriteMessage(ref slot, seq, info.Subject, header, data, ts, ttlExpiry);
+        slot.Subject = info;
+        slot.Timestamp = ts;
+        slot.Size = size;
+        AddToCounts(seq, info, size, ts);
+        if (ttlExpiry > 0)
+            TrackTtl(seq, ttlExpiry);
+        QueueEvent(1, size, seq, info.Subject);
+    }
+
+    /// <summary>Recovery path: re-creates an index entry for a message already persisted.</summary>
+    protected ref Slot RestoreSlot(ulong seq, SubjectInfo info, long ts, int size)
+    {
+        FillGap(seq, ts);
+        Slots.ExtendTo(seq);
+        ref var slot = ref Slots[seq];
+        slot.Subject = info;
+        slot.Timestamp = ts;
+        slot.Size = size;
+        AddToCounts(seq, info, size, ts);
+        return ref slot;
+    }
+
+    private void AddToCounts(ulong seq, SubjectInfo info, int size, long ts)
+    {
+        if (info.Count == 0)
+        {
+            info.First = seq;
+            info.FirstStale = false;
+            info.LastStale = false;
+        }
+        info.Last = seq;
+        info.LastStale = false;
+        info.Count++;
+        if (MsgCount == 0)
+            FirstSeq = seq;
+        MsgCount++;
+        ByteCount += (ulong)size;
+        LastSeq = seq;
+        LastTs = ts;
+    }
+
+    // Sequences skipped by a raw store with a jump keep the previous time so time search stays monotonic.
+    private void FillGap(ulong seq, long ts)
+    {
+        if (seq <= LastSeq + 1)
+            return;
+        if (MsgCount == 0)
+        {
+            Slots.Reset(seq);
+            FirstSeq = seq;
+            return;
+        }
+        Slots.ExtendTo(seq - 1);
+        for (var s = LastSeq + 1; s < seq; s++)
+            Slots[s].Timestamp = LastTs == 0 ? ts : LastTs;
+    }
+
+    protected void SkipRange(ulong seq, ulong num, long ts)
+    {
+        var last = seq + num - 1;
+        if (MsgCount == 0)
+        {
+            Slots.Reset(last + 1);
+            FirstSeq = last + 1;
+        }
+        else
+        {
+            Slots.ExtendTo(last);
+            for (var s = seq; s <= last; s++)
+                Slots[s].Timestamp = ts;
+        }
+        LastSeq = last;
+        LastTs = ts;
+        OnSkip(seq, num, ts);
+    }
+
+    /// <summary>Takes one message out of the index and counters. The engine hook runs first so it can
+    /// still see where the bytes are.</summary>
+    protected void RemoveSlot(ulong seq, bool erase, bool bulk)
+    {
+        ref var slot = ref Slots[seq];
+        var info = slot.Subject!;
+        OnRemove(seq, slot, erase, bulk);
+        var size = slot.Size;
+        slot.Subject = null;
+        slot.Payload = null;
+        MsgCount--;
+        ByteCount -= (ulong)size;
+
+        info.Count--;
+        if (info.Count == 0)
+        {
+            Subjects.Remove(info);
+        }
+        else
+        {
+            // Removing an end moves it by one as a safe bound; the exact value is found lazily.
+            if (seq == info.First)
+            {
+                info.First = seq + 1;
+                info.FirstStale = true;
+            }
+            if (seq == info.Last)
+            {
+                info.Last = seq - 1;
+                info.LastStale = true;
+            }
+            if (info.Count == 1)
+            {
+                if (!info.LastStale)
+                {
+                    info.First = info.Last;
+                    info.FirstStale = false;
+                }
+                else if (!info.FirstStale)
+                {
+                    info.Last = info.First;
+                    info.LastStale = false;
+                }
+            }
+        }
+        QueueEvent(-1, -size, seq, info.Subject);
+        if (seq == FirstSeq)
+            AdvanceFirst();
+    }
+
+    private void AdvanceFirst()
+    {
+        if (MsgCount == 0)
+        {
+            FirstSeq = LastSeq + 1;
+            Slots.Reset(FirstSeq);
+            return;
+        }
+        var s = FirstSeq + 1;
+        while (!Slots[s].HasMessage)
+            s++;
+        FirstSeq = s;
+        Slots.ReleaseBelow(s);
+    }
+
+    protected void FixFirst(SubjectInfo info)
+    {
+        if (!info.FirstStale)
+            return;
+        var s = Math.Max(info.First, FirstSeq);
+        while (s <= info.Last && !ReferenceEquals(Slots[s].Subject, info))
+            s++;
+        info.First = s;
+        info.FirstStale = false;
+    }
+
+    protected void FixLast(SubjectInfo info)
+    {
+        if (!info.LastStale)
+            return;
+        var s = Math.Min(info.Last, LastSeq);
+        var floor = Math.Max(info.First, FirstSeq);
+        while (s > floor && !ReferenceEquals(Slots[s].Subject, info))
+            s--;
+        info.Last = s;
+        info.LastStale = false;
+    }
+
+    protected long NowNanos() => (Clock.GetUtcNow().UtcTicks - DateTime.UnixEpoch.Ticks) * 100;
+
+    protected void ThrowIfClosed()
+    {
+        if (Closed)
+            throw new StoreException(StoreError.Closed);
+    }
+
+    private static void ValidateSubject(string subject)
+    {
+        if (string.IsNullOrEmpty(subject) || SubjectMatch.HasWildcard(subject))
+            throw new StoreException(StoreError.InvalidArgument, "invalid subject");
+    }
+}

@@ -1,0 +1,148 @@
+using System.Buffers.Binary;
+
+namespace Nats.Storage.File;
+
+/// <summary>
+/// Sidecar written when a block is sealed: every record's header and subject, without payloads, so a
+/// restart rebuilds the index from a file a fraction of the block's size. Trusted only when its
+/// checksum verifies and the block still has the length it describes; otherwise the block is scanned.
+/// </summary>
+internal static class BlockIndexFile
+{
+    private const uint Magic = 0x5844494E; // "NIDX"
+    private const int Version = 1;
+    private const int HeaderSize = 16;
+    private const int EntrySize = 40;
+
+    public delegate void EntryHandler(int offset, in RecordHeader rec, ReadOnlySpan<byte> subject);
+
+    public static string PathFor(string blockPath) => Path.ChangeExtension(blockPath, ".idx");
+
+    /// <summary>Writes the index of a block whose records are all in <paramref name="block"/> (trusted).</summary>
+    public static void Write(string blockPath, ReadOnlySpan<byte> block)
+    {
+        var size = HeaderSize + 4;
+        var count = 0;
+        for (var off = 0; off < block.Length;)
+        {
+            if (!RecordCodec.TryRead(block[off..], out var rec))
+                return; // never index a block we cannot fully parse; recovery will scan it instead
+            size += EntrySize + rec.SubjectLength;
+            count++;
+            off += rec.Length;
+        }
+        var buf = System.Buffers.ArrayPool<byte>.Shared.Rent(size);
+        BinaryPrimitives.WriteUInt32LittleEndian(buf, Magic);
+        BinaryPrimitives.WriteInt32LittleEndian(buf.AsSpan(4), Version);
+        BinaryPrimitives.WriteInt32LittleEndian(buf.AsSpan(8), block.Length);
+        BinaryPrimitives.WriteInt32LittleEndian(buf.AsSpan(12), count);
+        var pos = HeaderSize;
+        for (var off = 0; off < block.Length;)
+        {
+            RecordCodec.TryRead(block[off..], out var rec);
+            var e = buf.AsSpan(pos);
+            BinaryPrimitives.WriteInt32LittleEndian(e, off);
+            BinaryPrimitives.WriteInt32LittleEndian(e[4..], rec.Length);
+            e[8] = (byte)rec.Kind;
+            BinaryPrimitives.WriteUInt16LittleEndian(e[10..], (ushort)rec.SubjectLength);
+            BinaryPrimitives.WriteInt32LittleEndian(e[12..], rec.HeaderLength);
+            BinaryPrimitives.WriteUInt64LittleEndian(e[16..], rec.Seq);
+            BinaryPrimitives.WriteInt64LittleEndian(e[24..], rec.Timestamp);
+            BinaryPrimitives.WriteInt64LittleEndian(e[32..], rec.TtlExpiry);
+            block.Slice(off + rec.SubjectOffset, rec.SubjectLength).CopyTo(e[EntrySize..]);
+            pos += EntrySize + rec.SubjectLength;
+            off += rec.Length;
+        }
+        BinaryPrimitives.WriteUInt32LittleEndian(buf.AsSpan(pos), Crc32C.Compute(buf.AsSpan(0, pos)));
+        var idxPath = PathFor(blockPath);
+        var tmp = idxPath + ".tmp";
+        using (var h = System.IO.File.OpenHandle(tmp, FileMode.Create, FileAccess.Write))
+            RandomAccess.Write(h, buf.AsSpan(0, size), 0);
+        System.Buffers.ArrayPool<byte>.Shared.Return(buf);
+        System.IO.File.Move(tmp, idxPath, overwrite: true);
+    }
+
+    /// <summary>Replays a valid index; false (having called nothing) when it is missing, damaged or stale.</summary>
+    public static bool TryReplay(string blockPath, long blockLength, EntryHandler handler)
+    {
+        var idxPath = PathFor(blockPath);
+        byte[] buf;
+        try
+        {
+            if (!System.IO.File.Exists(idxPath))
+                return false;
+            buf = System.IO.File.ReadAllBytes(idxPath);
+        }
+        catch (IOException)
+        {
+            return false;
+        }
+        if (buf.Length < HeaderSize + 4
+            || BinaryPrimitives.ReadUInt32LittleEndian(buf) != Magic
+            || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(4)) != Version
+            || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) != blockLength
+            || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))
+            return false;
+        var count = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12));
+        var pos = HeaderSize;
+        for (var i = 0; i < count; i++)
+        {
+            var e = buf.AsSpan(pos);
+            var offset = BinaryPrimitives.ReadInt32LittleEndian(e);
+            var len = BinaryPrimitives.ReadInt32LittleEndian(e[4..]);
+            int subj = BinaryPrimitives.ReadUInt16LittleEndian(e[10..]);
+            var hdr = BinaryPrimitives.ReadInt32LittleEndian(e[12..]);
+            var ttl = BinaryPrimitives.ReadInt64LittleEndian(e[32..]);
+            var data = len - RecordCodec.Overhead - (ttl != 0 ? 8 : 0) - subj - hdr;
+            var rec = new RecordHeader(len, (RecordKind)e[8], subj, hdr, data,
+                BinaryPrimitives.ReadUInt64LittleEndian(e[16..]), BinaryPrimitives.ReadInt64LittleEndian(e[24..]), ttl);
+            handler(offset, rec, e.Slice(EntrySize, subj));
+            pos += EntrySize + subj;
+        }
+        return true;
+    }
+
+    /// <summary>Message sequences a verifiable index lists beyond <paramref name="length"/>: records the
+    /// block held when it was sealed but that are no longer in the file (it was cut short).</summary>
+    public static List<(ulong Seq, int Length)> MessagesBeyond(string blockPath, long length)
+    {
+        var result = new List<(ulong, int)>();
+        byte[] buf;
+        try
+        {
+            buf = System.IO.File.ReadAllBytes(PathFor(blockPath));
+        }
+        catch (IOException)
+        {
+            return result;
+        }
+        if (buf.Length < HeaderSize + 4
+            || BinaryPrimitives.ReadUInt32LittleEndian(buf) != Magic
+            || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) <= length
+            || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))
+            return result;
+        var count = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12));
+        var pos = HeaderSize;
+        for (var i = 0; i < count; i++)
+        {
+            var e = buf.AsSpan(pos);
+            var offset = BinaryPrimitives.ReadInt32LittleEndian(e);
+            var len = BinaryPrimitives.ReadInt32LittleEndian(e[4..]);
+            if ((RecordKind)e[8] == RecordKind.Message && offset + (long)len > length)
+                result.Add((BinaryPrimitives.ReadUInt64LittleEndian(e[16..]), len));
+            pos += EntrySize + BinaryPrimitives.ReadUInt16LittleEndian(e[10..]);
+        }
+        return result;
+    }
+
+    public static void Delete(string blockPath)
+    {
+        try
+        {
+            System.IO.File.Delete(PathFor(blockPath));
+        }
+        catch (IOException)
+        {
+        }
+    }
+}

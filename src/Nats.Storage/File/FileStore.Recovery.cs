@@ -1,0 +1,189 @@
+using Nats.Storage.Core;
+
+namespace Nats.Storage.File;
+
+internal sealed partial class FileStore
+{
+    /// <summary>
+    /// Rebuilds the index from the block files: from a block's sidecar index when it is valid, otherwise
+    /// by reading and verifying every record. Damaged bytes are skipped up to the next record that
+    /// verifies, reported, counted as lost and cut out of the block, and the store resumes numbering
+    /// above every sequence it may ever have handed out.
+    /// </summary>
+    private void Recover()
+    {
+        _recovering = true;
+        var damaged = false;
+        var files = Directory.GetFiles(_dir, "*.blk")
+            .Select(p => (Path: p, Id: int.TryParse(Path.GetFileNameWithoutExtension(p), out var id) ? id : -1))
+            .Where(f => f.Id > 0)
+            .OrderBy(f => f.Id)
+            .ToList();
+        foreach (var (path, id) in files)
+        {
+            var handle = System.IO.File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read);
+            var length = RandomAccess.GetLength(handle);
+            if (length > int.MaxValue)
+                throw new IOException($"block {path} is larger than a block can be");
+            var block = new MessageBlock(id, path, handle, (int)length) { Sealed = true };
+            _blocks.Add(block);
+            _byId[id] = block;
+            if (!BlockIndexFile.TryReplay(path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
+            {
+                var scanDamaged = ScanBlock(block);
+                // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
+                foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(path, length))
+                {
+                    if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
+                        continue;
+                    scanDamaged = true;
+                    RecordLost(seq, (ulong)len, $"block {id}: message {seq} is missing (block is shorter than when it was sealed)");
+                }
+                if (scanDamaged)
+                {
+                    damaged = true;
+                    RepairBlock(block);
+                }
+                else if (block.Length > 0)
+                {
+                    BlockIndexFile.Write(path, block.Cache.AsSpan(0, block.Length));
+                }
+            }
+            Touch(block);
+        }
+
+        var target = LastSeq;
+        if (_meta.Valid && _meta.Clean && _meta.CleanLast > LastSeq)
+        {
+            // The store was stopped cleanly at a higher sequence: the tail was lost afterwards.
+            damaged = true;
+            for (var s = LastSeq + 1; s <= _meta.CleanLast; s++)
+            {
+                if (!IsKnownLost(s))
+                    RecordLost(s, 0, $"message {s} is missing from the end of the stream");
+            }
+            target = _meta.CleanLast;
+        }
+        if (damaged && _meta.Valid)
+            target = Math.Max(target, _meta.Reserved);
+        if (_meta.Existed && !_meta.Valid)
+        {
+            Warn?.Invoke("stream meta file is damaged; skipping ahead so no sequence can be reused");
+            target = Math.Max(target, LastSeq + _opts.SequenceReserve);
+        }
+
+        _recovering = false;
+        _active = NewBlock();
+        if (target > LastSeq)
+            SkipRange(LastSeq + 1, target - LastSeq, LastTs);
+        _meta.Write(LastSeq + _opts.SequenceReserve, LastSeq, clean: false, sync: true);
+        foreach (var b in _blocks)
+        {
+            if (b != _active && b.LiveMsgs == 0)
+                _candidates.Add(b);
+        }
+    }
+
+    /// <summary>Reads every record of a block; true when anything had to be dropped.</summary>
+    private bool ScanBlock(MessageBlock block)
+    {
+        var cache = block.LoadCache();
+        var len = block.Length;
+        var damaged = false;
+        var off = 0;
+        while (off < len)
+        {
+            if (RecordCodec.TryRead(cache.AsSpan(off, len - off), out var rec))
+            {
+                if (rec.Kind == RecordKind.Message && rec.Seq <= LastSeq && LastSeq != 0)
+                {
+                    damaged = true;
+                    RecordLost(0, (ulong)rec.Length, $"block {block.Id}: record at offset {off} has out-of-order sequence {rec.Seq}; dropped");
+                }
+                else
+                {
+                    Replay(block, off, rec, cache.AsSpan(off + rec.SubjectOffset, rec.SubjectLength));
+                }
+                off += rec.Length;
+                continue;
+            }
+            damaged = true;
+            var next = NextValidRecord(cache, off + 1, len);
+            // Message records sit in sequence order, so the sequences between the last good record and
+            // the next one are exactly what the damaged bytes held (header fields inside them cannot
+            // be trusted). Without a next record the count is unknown here.
+            ulong nextSeq = 0;
+            if (next < len && RecordCodec.TryRead(cache.AsSpan(next, len - next), out var after) && after.Kind == RecordKind.Message)
+                nextSeq = after.Seq;
+            var gap = nextSeq > LastSeq + 1 && nextSeq - LastSeq - 1 <= 10_000 ? nextSeq - LastSeq - 1 : 0;
+            var what = next == len && IsZero(cache.AsSpan(off, len - off)) ? "zeroed or torn" : "damaged";
+            if (gap == 0)
+            {
+                RecordLost(0, (ulong)(next - off), $"block {block.Id}: {next - off} {what} bytes at offset {off} dropped (after sequence {LastSeq})");
+            }
+            else
+            {
+                for (var s = LastSeq + 1; s < nextSeq; s++)
+                    RecordLost(s, s == LastSeq + 1 ? (ulong)(next - off) : 0,
+                        $"block {block.Id}: message {s} dropped ({next - off} {what} bytes at offset {off})");
+            }
+            off = next;
+        }
+        return damaged;
+    }
+
+    internal static int NextValidRecord(byte[] cache, int from, int len)
+    {
+        for (var p = from; p + RecordCodec.Overhead <= len; p++)
+        {
+            if (RecordCodec.TryRead(cache.AsSpan(p, len - p), out _))
+                return p;
+        }
+        return len;
+    }
+
+    private static bool IsZero(ReadOnlySpan<byte> span) => !span.ContainsAnyExcept((byte)0);
+
+    private void Replay(MessageBlock block, int offset, in RecordHeader rec, ReadOnlySpan<byte> subject)
+    {
+        switch (rec.Kind)
+        {
+            case RecordKind.Message:
+            {
+                if (rec.Seq <= LastSeq && LastSeq != 0)
+                    return; // stale index entry; the scan path reports these
+                var info = Subjects.GetOrAdd(subject);
+                var size = MessageSize(info.Subject, rec.HeaderLength, rec.DataLength);
+                ref var slot = ref RestoreSlot(rec.Seq, info, rec.Timestamp, size);
+                slot.A = block.Id;
+                slot.B = offset;
+                block.NoteMessage(rec.Seq, size);
+                if (rec.TtlExpiry != 0)
+                    TrackTtl(rec.Seq, rec.TtlExpiry);
+                break;
+            }
+            case RecordKind.Tombstone:
+                if (Slots.Contains(rec.Seq) && Slots[rec.Seq].HasMessage)
+                    RemoveSlot(rec.Seq, erase: false, bulk: true);
+                break;
+            case RecordKind.Skip:
+                // A skip record carries the store's last time when it was written; restating it keeps
+                // the recovered last time identical to the one the store had (truncate can lower it).
+                if (rec.Seq > LastSeq)
+                    SkipRange(LastSeq + 1, rec.Seq - LastSeq, rec.Timestamp);
+                else if (rec.Seq == LastSeq)
+                    LastTs = rec.Timestamp;
+                break;
+            case RecordKind.Erased:
+                if (rec.Seq > LastSeq)
+                    SkipRange(LastSeq + 1, rec.Seq - LastSeq, Math.Max(rec.Timestamp, LastTs));
+                break;
+            case RecordKind.FirstMarker:
+                CompactLocked(rec.Seq);
+                break;
+        }
+    }
+
+    /// <summary>Rewrites a damaged block with only its verifiable records, so damage is reported once.</summary>
+    private void RepairBlock(MessageBlock block) => RewriteBlock(block, static (MessageBlock _, in RecordHeader _) => true);
+}

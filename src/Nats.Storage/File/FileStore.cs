@@ -1,0 +1,288 @@
+using System.Security.Cryptography;
+using System.Text;
+using Nats.Storage.Core;
+
+namespace Nats.Storage.File;
+
+/// <summary>
+/// Messages in append-only, checksummed block files (see <see cref="RecordCodec"/>), with an in-memory
+/// index of every live message. Removals append tombstones; purges and compactions append markers;
+/// blocks that become empty are deleted and blocks that are mostly removed are rewritten.
+/// </summary>
+internal sealed partial class FileStore : StoreCore
+{
+    private readonly FileStoreOptions _opts;
+    private readonly string _dir;
+    private readonly List<MessageBlock> _blocks = [];
+    private readonly Dictionary<int, MessageBlock> _byId = [];
+    private readonly List<MessageBlock> _cached = [];
+    private readonly HashSet<MessageBlock> _candidates = [];
+    private readonly StoreMeta _meta;
+    private MessageBlock _active = null!;
+    private bool _recovering;
+    private long _useTick;
+    private MessageBlock? _lastRead;
+
+    public FileStore(StoreConfig config, FileStoreOptions options) : base(config, options.Clock)
+    {
+        _opts = options;
+        Warn = options.Warn;
+        _dir = Path.Combine(options.Directory, "msgs");
+        Directory.CreateDirectory(_dir);
+        _meta = new StoreMeta(Path.Combine(options.Directory, "meta.dat"));
+        lock (Sync)
+        {
+            Recover();
+            EnforceAllLimits();
+            ScheduleExpiry();
+            OnCommit();
+            StartBackground();
+        }
+    }
+
+    public override StorageType Type => StorageType.File;
+
+    /// <summary>Blocks on disk, oldest first (for tests and diagnostics).</summary>
+    internal IReadOnlyList<string> BlockPaths
+    {
+        get
+        {
+            lock (Sync)
+                return _blocks.Select(b => b.Path).ToArray();
+        }
+    }
+
+    // Go's fileStoreMsgSize: 22 bytes of record header, subject, optional 4-byte header length and
+    // header, data, and an 8-byte hash.
+    protected override int MessageSize(string subject, int headerLength, int dataLength)
+        => 22 + subject.Length + (headerLength > 0 ? 4 + headerLength : 0) + dataLength + 8;
+
+    protected override void WriteMessage(ref Slot slot, ulong seq, string subject, ReadOnlySpan<byte> header,
+        ReadOnlySpan<byte> data, long timestamp, long ttlExpiry)
+    {
+        var subjectBytes = Encoding.UTF8.GetByteCount(subject);
+        var size = RecordCodec.Size(subjectBytes, header.Length, data.Length, ttlExpiry != 0);
+        if (size > RecordCodec.MaxRecord || subjectBytes > ushort.MaxValue)
+            throw new StoreException(StoreError.MsgTooLarge);
+        var block = RoomFor(size);
+        var offset = block.Length;
+        RecordCodec.Write(block.Reserve(size), RecordKind.Message, seq, timestamp, ttlExpiry, subject, subjectBytes, header, data);
+        block.Length += size;
+        block.NoteMessage(seq, MessageSize(subject, header.Length, data.Length));
+        slot.A = block.Id;
+        slot.B = offset;
+        ReserveUpTo(seq);
+    }
+
+    private MessageBlock BlockOf(int id)
+    {
+        var last = _lastRead;
+        if (last is not null && last.Id == id)
+            return last;
+        return _lastRead = _byId[id];
+    }
+
+    protected override bool ReadMessage(ulong seq, in Slot slot, StoredMessage into)
+    {
+        var block = BlockOf(slot.A);
+        var cache = block.Cache ?? LoadCache(block);
+        block.LastUse = ++_useTick;
+        if (slot.B >= block.Length
+            || !RecordCodec.TryRead(cache.AsSpan(slot.B, block.Length - slot.B), out var rec)
+            || rec.Kind != RecordKind.Message || rec.Seq != seq)
+            return false;
+        // Copied out: cache arrays are pooled and reused once a block leaves the cache.
+        var total = rec.HeaderLength + rec.DataLength;
+        cache.AsSpan(slot.B + rec.HeaderOffset, total).CopyTo(into.Rent(total));
+        into.Header = into.Buffer.AsMemory(0, rec.HeaderLength);
+        into.Data = into.Buffer.AsMemory(rec.HeaderLength, rec.DataLength);
+        return true;
+    }
+
+    protected override void OnRemove(ulong seq, in Slot slot, bool erase, bool bulk)
+    {
+        var block = BlockOf(slot.A);
+        block.LiveMsgs--;
+        block.LiveBytes -= slot.Size;
+        block.DeadBytes += slot.Size;
+        if (_recovering)
+            return;
+        if (erase)
+            EraseRecord(block, slot.B, seq);
+        if (!bulk)
+            AppendControl(RecordKind.Tombstone, seq);
+        if (block != _active && (block.LiveMsgs == 0
+            || block.LiveBytes < (block.LiveBytes + block.DeadBytes) * (1 - _opts.CompactThreshold)))
+            _candidates.Add(block);
+    }
+
+    protected override void OnSkip(ulong seq, ulong count, long timestamp)
+    {
+        if (_recovering)
+            return;
+        var last = seq + count - 1;
+        AppendControl(RecordKind.Skip, last);
+        ReserveUpTo(last);
+    }
+
+    protected override void OnCompacted(ulong firstSeq)
+    {
+        if (_recovering)
+            return;
+        AppendControl(RecordKind.FirstMarker, firstSeq);
+        ReserveUpTo(firstSeq - 1);
+        foreach (var b in _blocks)
+        {
+            if (b != _active && b.LiveMsgs == 0)
+                _candidates.Add(b);
+        }
+        ProcessCandidates();
+    }
+
+    protected override void OnTruncated(ulong lastSeq)
+    {
+        if (_recovering)
+            return;
+        TruncateBlocks(lastSeq);
+    }
+
+    protected override void OnCommit()
+    {
+        if (_recovering || (!_active.HasPending && _candidates.Count == 0))
+            return;
+        if (_opts.WriteMode == FileWriteMode.WriteThrough || _opts.SyncAlways)
+        {
+            _active.WritePending();
+            if (_opts.SyncAlways)
+                _active.Sync();
+            if (_candidates.Count > 0)
+                ArmFlush(); // block removal and compaction happen off the publish path
+        }
+        else
+        {
+            ArmFlush();
+        }
+    }
+
+    protected override void OnFlush()
+    {
+        _active.WritePending();
+        if (_opts.SyncAlways)
+            _active.Sync();
+        ProcessCandidates();
+    }
+
+    protected override void OnStop()
+    {
+        StopBackground();
+        ProcessCandidates();
+        _active.WritePending();
+        if (_active.Length > 0)
+            SealActive();
+        foreach (var b in _blocks)
+        {
+            b.Sync();
+            b.Dispose();
+        }
+        _meta.Write(Math.Max(_meta.Reserved, LastSeq), LastSeq, clean: true, sync: true);
+        _meta.Dispose();
+    }
+
+    protected override void OnDelete()
+    {
+        try
+        {
+            Directory.Delete(_opts.Directory, recursive: true);
+        }
+        catch (DirectoryNotFoundException)
+        {
+        }
+    }
+
+    /// <summary>The active block, rotated first if the record would not fit.</summary>
+    private MessageBlock RoomFor(int size)
+    {
+        if (_active.Length > 0 && (long)_active.Length + size > _opts.BlockSize)
+        {
+            _active.WritePending();
+            SealActive();
+            _active = NewBlock();
+        }
+        return _active;
+    }
+
+    private void SealActive()
+    {
+        var b = _active;
+        b.Sealed = true;
+        BlockIndexFile.Write(b.Path, b.Cache.AsSpan(0, b.Length));
+        Touch(b);
+    }
+
+    private void AppendControl(RecordKind kind, ulong seq)
+    {
+        var block = RoomFor(RecordCodec.Overhead);
+        RecordCodec.WriteControl(block.Reserve(RecordCodec.Overhead), kind, seq, LastTs);
+        block.Length += RecordCodec.Overhead;
+    }
+
+    /// <summary>Rewrites a record in place as erased: same length, random content, valid checksum.</summary>
+    private void EraseRecord(MessageBlock block, int offset, ulong seq)
+    {
+        var cache = block.Cache ?? LoadCache(block);
+        if (!RecordCodec.TryRead(cache.AsSpan(offset, block.Length - offset), out var rec) || rec.Seq != seq)
+            return;
+        var bytes = new byte[rec.Length];
+        var body = rec.Length - RecordCodec.Overhead;
+        var random = new byte[body];
+        RandomNumberGenerator.Fill(random);
+        // Re-encode as a record of the same size whose payload is noise, so the file stays parseable.
+        RecordCodec.Write(bytes, RecordKind.Erased, seq, rec.Timestamp, 0, "", 0, default, random);
+        block.Overwrite(offset, bytes);
+    }
+
+    private void ReserveUpTo(ulong seq)
+    {
+        if (seq < _meta.Reserved)
+            return;
+        _meta.Write(seq + _opts.SequenceReserve, _meta.CleanLast, clean: false, sync: _opts.SyncAlways);
+    }
+
+    private MessageBlock NewBlock()
+    {
+        var id = _blocks.Count == 0 ? 1 : _blocks[^1].Id + 1;
+        var path = Path.Combine(_dir, $"{id:D10}.blk");
+        var handle = System.IO.File.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite, FileShare.Read);
+        var block = new MessageBlock(id, path, handle, 0);
+        block.PrepareForWrites(_opts.BlockSize);
+        BlockIndexFile.Delete(path);
+        _blocks.Add(block);
+        _byId[id] = block;
+        return block;
+    }
+
+    private byte[] LoadCache(MessageBlock block)
+    {
+        var cache = block.LoadCache();
+        Touch(block);
+        return cache;
+    }
+
+    /// <summary>Keeps at most MaxCachedBlocks sealed blocks' bytes in memory, dropping the least recently used.</summary>
+    private void Touch(MessageBlock block)
+    {
+        block.LastUse = ++_useTick;
+        if (block.Cache is null)
+            return;
+        if (!_cached.Contains(block))
+            _cached.Add(block);
+        while (_cached.Count > Math.Max(1, _opts.MaxCachedBlocks))
+        {
+            var victim = _cached.Where(b => b != _active).MinBy(b => b.LastUse);
+            if (victim is null)
+                break;
+            victim.DropCache();
+            _cached.Remove(victim);
+        }
+    }
+}

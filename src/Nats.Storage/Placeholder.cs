@@ -1,3 +1,0 @@
-namespace Nats.Storage;
-
-internal static class StorageAssembly;

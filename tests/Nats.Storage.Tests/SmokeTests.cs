@@ -1,7 +1,0 @@
-namespace Nats.Storage.Tests;
-
-public class SmokeTests
-{
-    [Fact]
-    public void AssemblyLoads() => Assert.NotNull(typeof(SmokeTests).Assembly);
-}
