@@ -28,6 +28,9 @@ internal sealed partial class ClientConnection
     /// <summary>CONNECT {json} — mirrors processConnect in the Go server's client.go.</summary>
     private void ProcessConnect(ReadOnlySpan<byte> json)
     {
+        // Like Go's clearAuthTimer at the top of processConnect: a slow credential check (bcrypt)
+        // must not be overtaken by the authentication timeout.
+        Volatile.Write(ref _authDeadlineTicks, 0);
         if (!_connect.TryApply(json))
         {
             _logger.LogError("{Client} - invalid CONNECT: not a valid JSON object", this);

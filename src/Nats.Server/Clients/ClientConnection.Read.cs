@@ -41,6 +41,12 @@ internal sealed partial class ClientConnection
                 var readFilledBuffer = filled + received == buffer.Length;
                 filled += received;
 
+                if (_awaitingAuth)
+                {
+                    // Credential checks (bcrypt, ed25519) are slow: run them on the thread pool, not on
+                    // the socket engine thread that serves every other connection.
+                    await Task.Yield();
+                }
                 var consumed = ProcessBuffer(buffer.AsSpan(0, filled), out var needed);
                 FlushPendingClients();
                 if (IsClosed)

@@ -197,3 +197,22 @@ public class LimitsTests
         Assert.Equal("PONG\r\n", await healthy.SyncAsync());
     }
 }
+
+public class SlowCredentialTests
+{
+    [Fact]
+    public async Task SlowPasswordCheck_IsNotOvertakenByTheAuthTimeout_AndDoesNotStallOthers()
+    {
+        // Cost 12 bcrypt takes far longer than the 50 ms auth timeout; Go clears the timer when
+        // CONNECT arrives, so the client must still be admitted.
+        var hash = Nats.Server.Auth.Bcrypt.Hash("pw", 12, Enumerable.Range(1, 16).Select(i => (byte)i).ToArray());
+        await using var server = await TestServer.StartAsync(o =>
+        {
+            o.Users = [new Nats.Server.Auth.User { Username = "u", Password = hash }];
+            o.AuthTimeout = TimeSpan.FromMilliseconds(50);
+        });
+        await using var client = await RawClient.ConnectAsync(server.Port);
+        await client.ConnectAndReadInfoAsync("{\"verbose\":false,\"user\":\"u\",\"pass\":\"pw\"}");
+        Assert.Equal("PONG\r\n", await client.SyncAsync());
+    }
+}
