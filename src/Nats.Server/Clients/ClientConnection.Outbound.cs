@@ -1,6 +1,7 @@
 using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Subscriptions;
+using Nats.Server.Transport;
 
 namespace Nats.Server.Clients;
 
@@ -111,7 +112,7 @@ internal sealed partial class ClientConnection
                 // A racing publisher already took the last allowed delivery.
                 pastMax = true;
             }
-            else if (_out.PendingBytes + length > _options.MaxPending)
+            else if (_out.PendingBytes + Volatile.Read(ref _inFlightBytes) + length > _options.MaxPending)
             {
                 slowConsumer = true;
             }
@@ -208,7 +209,7 @@ internal sealed partial class ClientConnection
         _closedReason = reason;
         StopTime = DateTime.UtcNow;
         var cutNow = reason is ClosedReason.SlowConsumerPendingBytes or ClosedReason.SlowConsumerWriteDeadline
-            or ClosedReason.WriteError or ClosedReason.ReadError or ClosedReason.ClientClosed;
+            or ClosedReason.WriteError or ClosedReason.ReadError;
         if (cutNow)
         {
             lock (_outLock)
@@ -216,6 +217,11 @@ internal sealed partial class ClientConnection
                 _out.Clear();
             }
             _transport.Abort();
+        }
+        else
+        {
+            // Flush what is queued (the -ERR), but like Go's flushAndClose never for longer than the write deadline.
+            _ = Task.Delay(_options.WriteDeadline).ContinueWith(static (_, state) => ((ClientTransport)state!).Abort(), _transport, TaskScheduler.Default);
         }
         RemoveAllSubscriptions();
         _server.OnClientClosed(this);

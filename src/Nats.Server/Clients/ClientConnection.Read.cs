@@ -191,7 +191,7 @@ internal sealed partial class ClientConnection
             case ParseError.UnknownOperation:
                 _logger.LogError("{Client} - Client parser ERROR, proto='{Snippet}'", this, Snippet(at));
                 EnqueueProtocol(ErrorTexts.UnknownProtocolOperation);
-                CloseConnection(ClosedReason.ParseError);
+                CloseConnection(ClosedReason.ProtocolViolation);
                 break;
             case ParseError.MaxControlLine:
                 _logger.LogError("{Client} - maximum control line exceeded", this);

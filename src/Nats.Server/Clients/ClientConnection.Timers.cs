@@ -35,7 +35,8 @@ internal sealed partial class ClientConnection
         {
             return;
         }
-        if (_authDeadlineTicks != 0 && _awaitingAuth && now >= Volatile.Read(ref _authDeadlineTicks))
+        var authDeadline = Volatile.Read(ref _authDeadlineTicks);
+        if (authDeadline != 0 && _awaitingAuth && now >= authDeadline)
         {
             _logger.LogError("{Client} - Authentication Timeout", this);
             SendProtocolNow(ErrorTexts.AuthenticationTimeout);

@@ -22,6 +22,9 @@ internal sealed partial class ClientConnection
     private int _sending;
     private long _writeStartedTicks;
 
+    /// <summary>Bytes taken off the queue but not yet written; they still count towards max_pending, as in Go.</summary>
+    private long _inFlightBytes;
+
     /// <summary>Wakes or writes for every client that got data in this read batch.</summary>
     private void FlushPendingClients()
     {
@@ -50,8 +53,9 @@ internal sealed partial class ClientConnection
         }
         if (Interlocked.CompareExchange(ref _sending, 1, 0) != 0)
         {
-            // The current sender loops until the queue is empty, so this data will go out.
-            return true;
+            // Someone else is sending and may already be past its last look at the queue:
+            // signal the writer so this data cannot be stranded.
+            return false;
         }
         var handedOver = false;
         try
@@ -63,7 +67,7 @@ internal sealed partial class ClientConnection
                     handedOver = true;
                     return false;
                 }
-                _out.TakeAll(_inFlight);
+                Volatile.Write(ref _inFlightBytes, _out.TakeAll(_inFlight));
             }
             var socket = socketTransport.Socket;
             while (_inFlightIndex < _inFlight.Count)
@@ -86,6 +90,7 @@ internal sealed partial class ClientConnection
                 _inFlightOffset = 0;
             }
             ReleaseInFlight();
+            _out.ResetChunkSizeIfIdle(_outLock);
             Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
         }
         catch (ObjectDisposedException)
@@ -114,6 +119,7 @@ internal sealed partial class ClientConnection
 
     private void ReleaseInFlight()
     {
+        Volatile.Write(ref _inFlightBytes, 0);
         OutboundBuffer.Release(_inFlight);
         _inFlightIndex = 0;
         _inFlightOffset = 0;
@@ -136,7 +142,7 @@ internal sealed partial class ClientConnection
                         {
                             lock (_outLock)
                             {
-                                _out.TakeAll(_inFlight);
+                                Interlocked.Add(ref _inFlightBytes, _out.TakeAll(_inFlight));
                             }
                             if (_inFlightIndex >= _inFlight.Count)
                             {
@@ -167,11 +173,17 @@ internal sealed partial class ClientConnection
                     }
                     if (!(closing || IsClosed))
                     {
+                        // Data queued while we still held the flag saw a busy sender; take it now.
+                        if (HasQueuedBytes() && Volatile.Read(ref _sending) == 0)
+                        {
+                            pass--;
+                            continue;
+                        }
                         break;
                     }
-                    // Closing: let an inline sender holding the flag finish, then drain once more.
+                    // Closing: let an inline sender holding the flag finish (its sends never block), then drain once more.
                     var spin = new SpinWait();
-                    while (Volatile.Read(ref _sending) != 0 && !spin.NextSpinWillYield)
+                    while (Volatile.Read(ref _sending) != 0)
                     {
                         spin.SpinOnce();
                     }

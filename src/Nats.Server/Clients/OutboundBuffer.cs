@@ -27,12 +27,16 @@ internal sealed class OutboundBuffer
     {
         if (_current is null || _current.Length - _currentLength < size)
         {
+            if (_current is not null)
+            {
+                // A chunk filled up within one batch: busy clients get bigger chunks, so a burst
+                // is written in fewer, larger sends.
+                _nextChunkSize = Math.Min(MaxChunkSize, _nextChunkSize * 2);
+            }
             SealCurrent();
             var chunkSize = Math.Max(size, _nextChunkSize);
             _current = ArrayPool<byte>.Shared.Rent(chunkSize);
             _currentLength = 0;
-            // Busy clients get bigger chunks, so a burst is written in fewer, larger sends.
-            _nextChunkSize = Math.Min(MaxChunkSize, _nextChunkSize * 2);
         }
         return _current.AsSpan(_currentLength);
     }

@@ -81,6 +81,8 @@ internal sealed partial class SubList
     {
         lock (_lock)
         {
+            // One cache reset for the whole batch (as Go does) instead of a cache scan per subscription.
+            _cache.Clear();
             foreach (var subscription in subscriptions)
             {
                 RemoveLocked(subscription);
