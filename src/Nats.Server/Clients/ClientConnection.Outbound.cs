@@ -94,7 +94,17 @@ internal sealed partial class ClientConnection
         {
             return DeliverWithoutHeaders(publisher, subscription, subject, reply, message[headerSize..]);
         }
+        return Enqueue(publisher, subscription, prefix, suffix, message);
+    }
 
+    /// <summary>Copies one MSG/HMSG into the outbound buffer (the checks of <see cref="TryDeliver"/> are done).</summary>
+    private bool Enqueue(
+        ClientConnection publisher,
+        Subscription subscription,
+        ReadOnlySpan<byte> prefix,
+        ReadOnlySpan<byte> suffix,
+        ReadOnlySpan<byte> message)
+    {
         var sid = subscription.Sid;
         var length = prefix.Length + sid.Length + suffix.Length + message.Length;
         var reachedMax = false;
@@ -155,8 +165,9 @@ internal sealed partial class ClientConnection
     /// <summary>A client that did not ask for headers gets the body only, as a plain MSG (Go strips them too).</summary>
     private bool DeliverWithoutHeaders(ClientConnection publisher, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> body)
     {
-        var line = new byte[subject.Length + reply.Length + 32];
-        var span = line.AsSpan();
+        var needed = subject.Length + reply.Length + 32;
+        byte[]? rented = null;
+        var span = needed <= 512 ? stackalloc byte[512] : (rented = System.Buffers.ArrayPool<byte>.Shared.Rent(needed));
         "MSG "u8.CopyTo(span);
         var position = 4;
         subject.CopyTo(span[position..]);
@@ -174,7 +185,12 @@ internal sealed partial class ClientConnection
         position += written;
         span[position++] = (byte)'\r';
         span[position++] = (byte)'\n';
-        return TryDeliver(publisher, subscription, span[..prefixLength], span[prefixLength..position], body, -1, subject, reply);
+        var delivered = Enqueue(publisher, subscription, span[..prefixLength], span[prefixLength..position], body);
+        if (rented is not null)
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+        }
+        return delivered;
     }
 
     /// <summary>Adds a destination to this read loop's pending-flush set, once per batch.</summary>
