@@ -3,19 +3,56 @@ using Nats.Server.Subscriptions;
 namespace Nats.Server.Accounts;
 
 /// <summary>
-/// An isolated subject space. Until accounts are configurable every client lives in the global
-/// account "$G", as in the Go server without an accounts block.
+/// An isolated subject space: its own subscription index, so a message published in one account
+/// reaches only that account's subscribers (imports and exports are the sanctioned ways across).
+/// Every client without an account of its own lives in the global account "$G", as in Go.
 /// </summary>
 internal sealed class Account
 {
     public const string GlobalAccountName = "$G";
 
-    public Account(string name)
+    private int _clientCount;
+
+    public Account(string name, AccountOptions? options = null)
     {
         Name = name;
+        Options = options ?? new AccountOptions(name);
+        CreatedAt = DateTime.UtcNow;
     }
 
     public string Name { get; }
 
+    /// <summary>The account's configuration (an empty one for $G and a created $SYS).</summary>
+    public AccountOptions Options { get; }
+
     public SubList SubList { get; } = new();
+
+    public bool IsSystem { get; internal set; }
+
+    public DateTime CreatedAt { get; }
+
+    /// <summary>Client connections bound to the account right now.</summary>
+    public int ClientCount => Volatile.Read(ref _clientCount);
+
+    /// <summary>Go's MaxTotalConnectionsReached, checked before a client joins.</summary>
+    public bool TryAddClient()
+    {
+        var max = Options.Limits.MaxConnections;
+        while (true)
+        {
+            var current = Volatile.Read(ref _clientCount);
+            if (max != AccountLimits.NoLimit && current >= max)
+            {
+                return false;
+            }
+            if (Interlocked.CompareExchange(ref _clientCount, current + 1, current) == current)
+            {
+                return true;
+            }
+        }
+    }
+
+    public void RemoveClient() => Interlocked.Decrement(ref _clientCount);
+
+    public override string ToString() => Name;
 }

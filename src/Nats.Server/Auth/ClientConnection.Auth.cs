@@ -41,6 +41,68 @@ internal sealed partial class ClientConnection
         return true;
     }
 
+    private readonly Lock _accountGate = new();
+    private bool _accountReleased;
+
+    /// <summary>Leaves the account's connection count once, when the connection is gone.</summary>
+    internal void ReleaseAccount()
+    {
+        lock (_accountGate)
+        {
+            if (!_accountReleased)
+            {
+                _accountReleased = true;
+                Account.RemoveClient();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Go's registerWithAccount: moves the client from $G to the account it authenticated into; false
+    /// (after sending the error and closing) when that account is at its connection limit.
+    /// </summary>
+    private bool BindAccount(string accountName)
+    {
+        var target = _server.FindAccount(accountName);
+        if (target is null)
+        {
+            _logger.LogError("{Client} - Problem registering with account \"{Account}\": account missing", this, accountName);
+            EnqueueProtocol("-ERR 'Failed Account Registration'\r\n"u8);
+            CloseConnection(ClosedReason.MissingAccount);
+            return false;
+        }
+        if (ReferenceEquals(target, Account))
+        {
+            return true;
+        }
+        bool joined;
+        lock (_accountGate)
+        {
+            if (_accountReleased)
+            {
+                return false;
+            }
+            joined = target.TryAddClient();
+            if (joined)
+            {
+                Account.RemoveClient();
+                Account = target;
+            }
+        }
+        if (!joined)
+        {
+            // Still counted in the old account, which the close path releases.
+            _logger.LogError("{Client} - maximum account active connections exceeded", this);
+            EnqueueProtocol("-ERR 'maximum account active connections exceeded'\r\n"u8);
+            CloseConnection(ClosedReason.MaxAccountConnectionsExceeded);
+            return false;
+        }
+        // The per-client match cache belongs to the old account's index.
+        _resultCacheGeneration = -1;
+        _resultCache.Clear();
+        return true;
+    }
+
     /// <summary>Go's pubAllowed check in processInboundClientMsg; sends the violation, keeps the connection.</summary>
     private bool CheckPublishPermission(ReadOnlySpan<byte> subject)
     {

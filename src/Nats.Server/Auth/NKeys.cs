@@ -36,6 +36,9 @@ internal static class NKeys
     public static bool IsValidPublicUserKey(string? encoded) =>
         TryDecodePublicKey(encoded, out var prefix, out _) && prefix == PrefixUser;
 
+    public static bool IsValidPublicAccountKey(string? encoded) =>
+        TryDecodePublicKey(encoded, out var prefix, out _) && prefix == PrefixAccount;
+
     /// <summary>Decodes a seed ("SU..." for a user) to its key type prefix and 32-byte ed25519 seed.</summary>
     public static bool TryDecodeSeed(string? encoded, out byte prefix, out byte[] seed)
     {

@@ -18,18 +18,21 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
     private readonly string? _password;
     private readonly string? _noAuthUser;
 
-    public OptionsAuthenticator(ServerOptions options)
+    private readonly string? _generatedNoAuthUser;
+
+    public OptionsAuthenticator(ServerOptions options, string? generatedNoAuthUser = null)
     {
+        _generatedNoAuthUser = generatedNoAuthUser;
         if (options.Users is not null || options.Nkeys is not null)
         {
             AuthRequired = true;
             foreach (var user in options.Users ?? [])
             {
-                _users[user.Username] = new UserEntry(user, Compile(user.Permissions, options.DefaultPermissions));
+                _users[user.Username] = new UserEntry(user, Compile(user.Permissions, user.Account is null ? options.DefaultPermissions : null));
             }
             foreach (var nkey in options.Nkeys ?? [])
             {
-                _nkeys[nkey.Nkey] = new NkeyEntry(nkey, Compile(nkey.Permissions, options.DefaultPermissions));
+                _nkeys[nkey.Nkey] = new NkeyEntry(nkey, Compile(nkey.Permissions, nkey.Account is null ? options.DefaultPermissions : null));
             }
         }
         else if (!string.IsNullOrEmpty(options.Username) || !string.IsNullOrEmpty(options.AuthToken))
@@ -44,7 +47,7 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
 
     public bool AuthRequired { get; }
 
-    public bool AdvertiseAuthRequired => AuthRequired && _noAuthUser is null;
+    public bool AdvertiseAuthRequired => AuthRequired && (_noAuthUser is null || _noAuthUser == _generatedNoAuthUser);
 
     public bool NonceRequired => _nkeys.Count > 0;
 

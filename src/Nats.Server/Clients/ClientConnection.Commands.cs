@@ -48,6 +48,10 @@ internal sealed partial class ClientConnection
             CloseConnection(ClosedReason.AuthenticationViolation);
             return;
         }
+        if (!BindAccount(AuthUser!.Account))
+        {
+            return;
+        }
         _awaitingAuth = false;
         _authDeadlineTicks = 0;
 

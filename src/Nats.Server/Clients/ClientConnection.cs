@@ -47,7 +47,7 @@ internal sealed partial class ClientConnection
     }
 
     public ulong Id { get; }
-    public Account Account { get; }
+    public Account Account { get; private set; }
     public DateTime StartTime { get; }
     public string RemoteIp { get; }
     public int RemotePort { get; }

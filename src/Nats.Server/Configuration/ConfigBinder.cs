@@ -14,19 +14,21 @@ public sealed class ConfigBinder
     /// <summary>Top-level keys nats-server 2.9.10 accepts that this server does not implement yet.</summary>
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
-        "mappings", "maps", "disable_sublist_cache", "no_sublist_cache", "accounts", "https", "https_port",
+        "mappings", "maps", "disable_sublist_cache", "no_sublist_cache", "https", "https_port",
         "http_base_path", "cluster", "gateway", "leaf", "leafnodes", "store_dir", "storedir", "jetstream",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "tls", "ocsp",
         "allow_non_tls", "lame_duck_duration", "lame_duck_grace_period", "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
-        "resolver_preload", "resolver_pinned_accounts", "system_account", "system",
-        "no_system_account", "no_system", "no_sys_acc", "trusted", "trusted_keys", "connect_error_reports",
+        "resolver_preload", "resolver_pinned_accounts", "trusted", "trusted_keys", "connect_error_reports",
         "reconnect_error_reports", "websocket", "ws", "mqtt", "server_tags", "default_js_domain",
     };
 
     private readonly ServerOptions _options;
     private readonly List<string> _errors = [];
     private readonly List<string> _warnings = [];
+
+    // Bound after every other key: Go's duplicate-user checks need the authorization block first.
+    private ConfigValue? _accounts;
 
     private ConfigBinder(ServerOptions options) => _options = options;
 
@@ -45,9 +47,9 @@ public sealed class ConfigBinder
                 binder._errors.Add(e.Message);
             }
         }
-        if (Auth.AuthConfigBinder.ValidateNoAuthUser(options) is { } noAuthUserError)
+        if (binder._accounts is not null)
         {
-            binder._errors.Add(noAuthUserError);
+            Accounts.AccountConfigBinder.Bind(binder._accounts, options, binder._errors);
         }
         return new ConfigBindResult(binder._errors, binder._warnings);
     }
@@ -155,6 +157,18 @@ public sealed class ConfigBinder
                 break;
             case "no_auth_user":
                 _options.NoAuthUser = Str(v);
+                break;
+            case "accounts":
+                _accounts = v;
+                break;
+            case "system_account":
+            case "system":
+                _options.SystemAccount = v.Value as string ?? throw new BindException($"{v.Source}: system account name must be a string");
+                break;
+            case "no_system_account":
+            case "no_system":
+            case "no_sys_acc":
+                _options.NoSystemAccount = Bool(v);
                 break;
             default:
                 if (KnownUnsupportedKeys.Contains(key.ToLowerInvariant()))

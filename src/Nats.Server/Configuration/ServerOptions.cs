@@ -71,6 +71,15 @@ public sealed class ServerOptions
     /// <summary>no_auth_user: the user a client without credentials is connected as.</summary>
     public string? NoAuthUser { get; set; }
 
+    /// <summary>The <c>accounts {}</c> block (users of an account are in <see cref="Users"/>/<see cref="Nkeys"/> with their Account set).</summary>
+    public List<Accounts.AccountOptions> Accounts { get; } = [];
+
+    /// <summary>system_account: the account used for $SYS requests and events; "$SYS" is created when unset.</summary>
+    public string? SystemAccount { get; set; }
+
+    /// <summary>no_system_account: run without a system account.</summary>
+    public bool NoSystemAccount { get; set; }
+
     /// <summary>Monitoring HTTP port (0 = off).</summary>
     public int HttpPort { get; set; }
     public string? HttpHost { get; set; }

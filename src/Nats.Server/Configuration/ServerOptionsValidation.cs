@@ -10,6 +10,15 @@ public static class ServerOptionsValidation
         {
             return $"max_payload ({options.MaxPayload}) cannot be higher than max_pending ({options.MaxPending})";
         }
+        if (Auth.AuthConfigBinder.ValidateNoAuthUser(options) is { } noAuthUserError)
+        {
+            return noAuthUserError;
+        }
+        var system = options.SystemAccount;
+        if (!string.IsNullOrEmpty(system) && !options.Accounts.Any(a => a.Name == system))
+        {
+            return "error resolving system account: account missing";
+        }
         return null;
     }
 }

@@ -23,7 +23,7 @@ public sealed class NatsServer : IAsyncDisposable
     private readonly ILoggerFactory _loggerFactory;
     private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
     private readonly ConcurrentDictionary<ulong, Task> _clientTasks = new();
-    private readonly Account _globalAccount = new(Account.GlobalAccountName);
+    private readonly AccountRegistry _accounts;
     private readonly CancellationTokenSource _shutdown = new();
     private readonly ConnectionHistory _history = new();
     private MonitoringServer? _monitoring;
@@ -44,7 +44,8 @@ public sealed class NatsServer : IAsyncDisposable
         _logger = _loggerFactory.CreateLogger("nats-server");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
-        Authenticator = new OptionsAuthenticator(options);
+        _accounts = new AccountRegistry(options);
+        Authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
         AuthRequired = Authenticator.AuthRequired;
     }
 
@@ -75,10 +76,15 @@ public sealed class NatsServer : IAsyncDisposable
     /// <summary>The bound monitoring (HTTP) port; 0 when monitoring is off. Options.HttpPort -1 picks a free port, like Go.</summary>
     public int MonitoringPort => _monitoring?.Port ?? 0;
 
-    internal Account GlobalAccount => _globalAccount;
+    internal Account GlobalAccount => _accounts.Global;
 
-    /// <summary>Every account; only the global one until accounts are configurable.</summary>
-    internal IEnumerable<Account> Accounts => [_globalAccount];
+    /// <summary>The system account ($SYS unless configured otherwise); null with no_system_account.</summary>
+    internal Account? SystemAccount => _accounts.System;
+
+    /// <summary>Every account, sorted by name.</summary>
+    internal IEnumerable<Account> Accounts => _accounts.All;
+
+    internal Account? FindAccount(string name) => _accounts.Find(name);
 
     internal ConnectionHistory History => _history;
 
@@ -203,7 +209,10 @@ public sealed class NatsServer : IAsyncDisposable
         var closed = ConnectionSnapshot.CaptureClosed(client);
         lock (_history.SyncRoot)
         {
-            _clients.TryRemove(client.Id, out _);
+            if (_clients.TryRemove(client.Id, out _))
+            {
+                client.ReleaseAccount();
+            }
             _history.AddLocked(closed);
         }
         _logger.LogDebug("{Client} - Client connection closed: {Reason}", client, client.ClosedReason.ToText());
@@ -246,10 +255,12 @@ public sealed class NatsServer : IAsyncDisposable
         var id = (ulong)Interlocked.Increment(ref _nextClientId);
         Interlocked.Increment(ref _totalConnections);
         var transport = new SocketTransport(socket);
-        var client = new ClientConnection(this, transport, id, _globalAccount, _loggerFactory.CreateLogger("nats-server.client"));
+        var client = new ClientConnection(this, transport, id, _accounts.Global, _loggerFactory.CreateLogger("nats-server.client"));
         var overLimit = Options.MaxConnections > 0 && _clients.Count >= Options.MaxConnections;
         if (!overLimit)
         {
+            // Like Go's createClient, every connection starts in $G until CONNECT binds its own account.
+            _accounts.Global.TryAddClient();
             _clients[id] = client;
         }
         _logger.LogDebug("{Client} - Client connection created", client);

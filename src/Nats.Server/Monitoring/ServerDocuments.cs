@@ -60,6 +60,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             Subscriptions = server.Accounts.Sum(a => (long)a.SubList.Count),
             HttpReqStats = requestStats.Snapshot(),
             ConfigLoadTime = server.StartTime,
+            SystemAccount = server.SystemAccount?.Name,
         };
     }
 
@@ -128,7 +129,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
     public Accountz? Accountz(string account, out string error)
     {
         error = "";
-        var result = new Accountz { ServerId = server.ServerId, Now = DateTime.UtcNow };
+        var result = new Accountz { ServerId = server.ServerId, Now = DateTime.UtcNow, SystemAccount = server.SystemAccount?.Name };
         if (account.Length == 0)
         {
             result.Accounts = server.Accounts.Select(a => a.Name).ToList();
@@ -144,6 +145,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         {
             AccountName = acc.Name,
             UpdateTime = server.StartTime,
+            IsSystem = acc.IsSystem,
             ClientConnections = ConnectionsIn(acc),
             Subscriptions = acc.SubList.Count,
             SublistStats = Stats(acc.SubList),

@@ -37,6 +37,9 @@ internal sealed class ProtocolScript
     /// <summary>Groups of connections compared as one sorted multiset (queue group members).</summary>
     public List<string[]> UnorderedGroups { get; } = new();
 
+    /// <summary>Lines of <c>config:</c>: raw configuration text given to both servers as it is.</summary>
+    public List<string> RawConfig { get; } = new();
+
     public List<ScriptStep> Steps { get; } = new();
 
     public static ProtocolScript Load(string path) =>
@@ -73,6 +76,7 @@ internal sealed class ProtocolScript
             NoAutoPong = pending.NoAutoPong,
         };
         script.UnorderedGroups.AddRange(pending.UnorderedGroups);
+        script.Server.RawConfig.AddRange(pending.RawConfig);
         script.Steps.AddRange(pending.Steps);
         return script;
     }
@@ -85,6 +89,9 @@ internal sealed class ProtocolScript
         {
             case "server:":
                 server = ServerSettings.Parse(words.Skip(1));
+                return;
+            case "config:":
+                s.RawConfig.Add(line[(line.IndexOf("config:", StringComparison.Ordinal) + "config:".Length)..].Trim());
                 return;
             case "option:":
                 foreach (var o in words.Skip(1))

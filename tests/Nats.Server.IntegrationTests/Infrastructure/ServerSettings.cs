@@ -22,6 +22,12 @@ internal sealed class ServerSettings
     public int? PingMax { get; set; }
     public bool NoHeaderSupport { get; set; }
 
+    /// <summary>
+    /// Configuration text appended verbatim to the Go file and bound by our own config binder on top of the
+    /// options below (accounts, system_account ...): the same text, read by each server's own parser.
+    /// </summary>
+    public List<string> RawConfig { get; } = [];
+
     /// <summary>Users list, permissions, nkeys and no_auth_user (see <see cref="AuthSettings"/> for the script syntax).</summary>
     public AuthSettings Auth { get; } = new();
 
@@ -99,6 +105,11 @@ internal sealed class ServerSettings
             sb.Append("}\n");
         }
 
+        foreach (var line in RawConfig)
+        {
+            sb.Append(line).Append('\n');
+        }
+
         return sb.ToString();
     }
 
@@ -117,6 +128,14 @@ internal sealed class ServerSettings
         o.Password = Password;
         o.AuthToken = Token;
         Auth.Apply(o);
+        if (RawConfig.Count > 0)
+        {
+            var bound = ConfigBinder.Bind(o, ConfigParser.Parse(string.Join('\n', RawConfig), "raw-config"));
+            if (bound.Errors.Count > 0)
+            {
+                throw new InvalidOperationException("raw config rejected by our server: " + string.Join("; ", bound.Errors));
+            }
+        }
         return o;
     }
 }

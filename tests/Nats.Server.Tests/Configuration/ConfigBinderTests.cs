@@ -215,7 +215,6 @@ public class ConfigBinderTests
             jetstream { store_dir: "/tmp/js" }
             cluster { port: 6222 }
             tls { cert_file: "a" }
-            accounts { A: { users: [ { user: a, password: b } ] } }
             leafnodes { port: 7422 }
             websocket { port: 8080 }
             mqtt { port: 1883 }
@@ -224,7 +223,7 @@ public class ConfigBinderTests
             """);
         Assert.Empty(result.Errors);
         Assert.Equal(
-            ["jetstream", "cluster", "tls", "accounts", "leafnodes", "websocket", "mqtt", "gateway"],
+            ["jetstream", "cluster", "tls", "leafnodes", "websocket", "mqtt", "gateway"],
             options.UnsupportedConfig.Keys);
         Assert.Equal(6222L, options.UnsupportedConfig["cluster"].AsMap!["port"].Value);
     }
@@ -251,6 +250,17 @@ public class ConfigBinderTests
 
     [Theory]
     [InlineData("no_auth_user: x", "users are not defined")]
+    [InlineData("accounts { A { users: [ { user: a, password: b } ] } }\nno_auth_user: z", "not present as user")]
+    [InlineData("system_account: NOPE", "error resolving system account: account missing")]
+    public void StartupChecksRejectWhatParsingAccepts(string text, string expected)
+    {
+        // Like Go: "-t" accepts these files, the server refuses to start with them.
+        var (options, result) = Bind(text);
+        Assert.Empty(result.Errors);
+        Assert.Contains(expected, ServerOptionsValidation.Validate(options), StringComparison.Ordinal);
+    }
+
+    [Theory]
     [InlineData("authorization { user: a, password: b, users: [ { user: c, password: d } ] }", "Can not have a single user/pass and a users array")]
     public void AuthorizationConflictsAreErrors(string text, string expected)
     {

@@ -1,0 +1,43 @@
+using Nats.Server.Configuration;
+
+namespace Nats.Server.Accounts;
+
+/// <summary>
+/// One entry of the <c>accounts {}</c> block. Users declared in the account are bound into
+/// <see cref="ServerOptions.Users"/>/<see cref="ServerOptions.Nkeys"/> with their Account set to <see cref="Name"/>;
+/// what is left here is the account's own configuration.
+/// </summary>
+public sealed class AccountOptions
+{
+    public AccountOptions(string name) => Name = name;
+
+    public string Name { get; }
+
+    /// <summary>Public account nkey ("A..."), informational without operator mode.</summary>
+    public string? Nkey { get; set; }
+
+    /// <summary>default_permissions: given to this account's users that have none of their own.</summary>
+    public Auth.Permissions? DefaultPermissions { get; set; }
+
+    public AccountLimits Limits { get; set; } = AccountLimits.Unlimited;
+
+    /// <summary>The <c>exports</c> list as written (plain tree: maps, lists, scalars), bound by the import/export layer.</summary>
+    public object? Exports { get; set; }
+
+    /// <summary>The <c>imports</c> list as written (plain tree).</summary>
+    public object? Imports { get; set; }
+
+    /// <summary>The <c>mappings</c> block as written (plain tree).</summary>
+    public object? Mappings { get; set; }
+
+    /// <summary>The account's <c>jetstream</c> setting as written, kept for when JetStream exists.</summary>
+    public ConfigValue? JetStream { get; set; }
+}
+
+/// <summary>The account <c>limits {}</c> block; -1 means no limit (Go's jwt.NoLimit), anything else including 0 is enforced.</summary>
+public sealed record AccountLimits(int MaxConnections, int MaxSubscriptions, int MaxPayload, int MaxLeafNodes)
+{
+    public const int NoLimit = -1;
+
+    public static readonly AccountLimits Unlimited = new(NoLimit, NoLimit, NoLimit, NoLimit);
+}

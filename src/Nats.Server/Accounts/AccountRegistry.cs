@@ -1,0 +1,94 @@
+using Nats.Server.Configuration;
+
+namespace Nats.Server.Accounts;
+
+/// <summary>
+/// Every account of the server, by name: the global account <c>$G</c>, the configured ones and the
+/// system account (<c>$SYS</c> unless the configuration names another or turns it off), as the Go
+/// server's configureAccounts and SetDefaultSystemAccount set them up.
+/// </summary>
+internal sealed class AccountRegistry
+{
+    public const string DefaultSystemAccountName = "$SYS";
+
+    private readonly Dictionary<string, Account> _accounts = new(StringComparer.Ordinal);
+
+    public AccountRegistry(ServerOptions options)
+    {
+        Global = Add(new Account(Account.GlobalAccountName));
+        foreach (var configured in options.Accounts)
+        {
+            Add(new Account(configured.Name, configured));
+        }
+
+        var systemName = options.SystemAccount;
+        if (string.IsNullOrEmpty(systemName) && _accounts.ContainsKey(DefaultSystemAccountName))
+        {
+            // An account literally called $SYS is the system account, as in Go.
+            systemName = DefaultSystemAccountName;
+        }
+        if (!string.IsNullOrEmpty(systemName))
+        {
+            if (!_accounts.TryGetValue(systemName, out var system))
+            {
+                throw new InvalidOperationException($"error resolving system account: account missing");
+            }
+            System = system;
+            if (_accounts.Count == 2 && string.IsNullOrEmpty(options.NoAuthUser))
+            {
+                GeneratedNoAuthUser = AddGlobalNoAuthUser(options);
+            }
+        }
+        else if (!options.NoSystemAccount)
+        {
+            System = Add(new Account(DefaultSystemAccountName));
+        }
+        if (System is not null)
+        {
+            System.IsSystem = true;
+        }
+    }
+
+    public Account Global { get; }
+
+    /// <summary>
+    /// The no_auth_user made up for a system-account-only configuration. Go adds it after INFO's
+    /// auth_required is settled, so unlike a configured no_auth_user it leaves auth_required on.
+    /// </summary>
+    public string? GeneratedNoAuthUser { get; }
+
+    /// <summary>Null when no_system_account is set.</summary>
+    public Account? System { get; }
+
+    /// <summary>Accounts sorted by name, as /accountz lists them.</summary>
+    public IEnumerable<Account> All => _accounts.Values.OrderBy(a => a.Name, StringComparer.Ordinal);
+
+    public int Count => _accounts.Count;
+
+    public Account? Find(string name) => _accounts.GetValueOrDefault(name);
+
+    /// <summary>
+    /// Go's configureAccounts quirk: when the only accounts are $G and a configured system account (the
+    /// usual way to give the system account a user), clients without credentials still land in $G
+    /// through a generated no_auth_user.
+    /// </summary>
+    private static string AddGlobalNoAuthUser(ServerOptions options)
+    {
+        const string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        Span<char> suffix = stackalloc char[8];
+        for (var i = 0; i < suffix.Length; i++)
+        {
+            suffix[i] = digits[Random.Shared.Next(digits.Length)];
+        }
+        var name = "nats-" + new string(suffix);
+        (options.Users ??= []).Add(new Auth.User { Username = name, Password = name[6..], Account = Account.GlobalAccountName });
+        options.NoAuthUser = name;
+        return name;
+    }
+
+    private Account Add(Account account)
+    {
+        _accounts[account.Name] = account;
+        return account;
+    }
+}
