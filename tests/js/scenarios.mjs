@@ -350,6 +350,27 @@ const scenarios = {
     equal(got.digest("hex"), sent.digest("hex"), "whole-stream checksum");
     await Promise.all([pub.close(), subc.close()]);
   },
+
+  // Accounts A (user a/pa) and B (user b/pb): the same subject is two separate subject spaces.
+  async accounts(url) {
+    const a = await open(url, { user: "a", pass: "pa" });
+    const b = await open(url, { user: "b", pass: "pb" });
+    const subA = a.subscribe("acct.x");
+    const subB = b.subscribe("acct.x");
+    await Promise.all([a.flush(), b.flush()]);
+    // B's message is fully processed (flush) before A publishes: had it leaked into A, it would be
+    // the first message A's subscriber sees.
+    b.publish("acct.x", enc.encode("from-b"));
+    await b.flush();
+    a.publish("acct.x", enc.encode("from-a"));
+    await a.flush();
+    equal((await collect(subA, 1, "account A"))[0].string(), "from-a", "A sees only its own account");
+    a.publish("acct.x", enc.encode("from-a-2"));
+    await a.flush();
+    b.publish("acct.x", enc.encode("from-b-2"));
+    equal((await collect(subB, 2, "account B")).map((m) => m.string()), ["from-b", "from-b-2"], "B sees only its own account");
+    await Promise.all([a.close(), b.close()]);
+  },
 };
 
 async function main() {
