@@ -39,6 +39,9 @@ internal sealed class Session : IAsyncDisposable
         return lines;
     }
 
+    /// <summary>Reads until <paramref name="marker"/> arrives; returns the text up to and including it.</summary>
+    public Task<string> ReadUntilAsync(string marker) => _client.ReadUntilAsync(marker);
+
     /// <summary>Reads until the server closes the connection; the last entry is "[closed]".</summary>
     public async Task<List<string>> ReadUntilClosedAsync(TimeSpan? timeout = null)
     {
