@@ -82,6 +82,55 @@ public sealed class ReloadDifferentialTests
     }
 
     [Fact]
+    public async Task No_auth_user_client_survives_a_reload_until_its_user_changes()
+    {
+        const string config = "authorization { users = [ {user: guest, password: g1}, {user: admin, password: a1} ] }\nno_auth_user: guest\n";
+        var results = await BothAsync(async kind =>
+        {
+            await using var server = await OpsServer.StartAsync(kind, config);
+            await using var anonymous = await Session.OpenAsync(server.Port, "{\"verbose\":false,\"protocol\":1}");
+            var transcript = new List<string> { "reload: " + (await server.ReloadAsync(config) ?? "ok") };
+            // Authenticated again as the substituted user with the substituted password: still fine.
+            transcript.AddRange(await anonymous.ExchangeAsync("SUB x 1\r\nPUB x 1\r\na\r\n"));
+            transcript.Add("reload: " + (await server.ReloadAsync(config.Replace("g1", "g2", StringComparison.Ordinal)) ?? "ok"));
+            transcript.AddRange(await anonymous.ReadUntilClosedAsync());
+            return transcript;
+        });
+        Assert.Equal(["reload: ok", "MSG x 1 1", "a", "reload: ok", "-ERR 'Authorization Violation'", "[closed]"], results);
+    }
+
+    [Fact]
+    public async Task Removed_nkey_is_closed_and_the_remaining_one_is_verified_again()
+    {
+        byte[] seedA = [.. Enumerable.Range(0, 32).Select(i => (byte)(i * 3 + 5))];
+        byte[] seedB = [.. Enumerable.Range(0, 32).Select(i => (byte)(200 - i))];
+        var keyA = Nats.Server.Auth.NKeys.EncodePublicKey(Nats.Server.Auth.NKeys.PrefixUser, Nats.Server.Auth.Ed25519.PublicKeyFromSeed(seedA));
+        var keyB = Nats.Server.Auth.NKeys.EncodePublicKey(Nats.Server.Auth.NKeys.PrefixUser, Nats.Server.Auth.Ed25519.PublicKeyFromSeed(seedB));
+        var results = await BothAsync(async kind =>
+        {
+            await using var server = await OpsServer.StartAsync(kind, $"authorization {{ users = [ {{nkey: {keyA}}}, {{nkey: {keyB}}} ] }}\n");
+            await using var a = await NkeySessionAsync(server.Port, keyA, seedA);
+            await using var b = await NkeySessionAsync(server.Port, keyB, seedB);
+            var transcript = new List<string> { "reload: " + (await server.ReloadAsync($"authorization {{ users = [ {{nkey: {keyA}}} ] }}\n") ?? "ok") };
+            transcript.AddRange((await b.ReadUntilClosedAsync()).Select(l => "b " + l));
+            transcript.AddRange((await a.ExchangeAsync("SUB n 1\r\nPUB n 1\r\nz\r\n")).Select(l => "a " + l));
+            return transcript;
+        });
+        Assert.Equal(["reload: ok", "b [closed]", "a MSG n 1 1", "a z"], results);
+    }
+
+    private static async Task<Session> NkeySessionAsync(int port, string key, byte[] seed)
+    {
+        // The nonce differs per connection: the CONNECT is signed once the INFO is in.
+        return await Session.OpenSignedAsync(port, nonce =>
+        {
+            var sig = Convert.ToBase64String(Nats.Server.Auth.Ed25519.Sign(seed, System.Text.Encoding.ASCII.GetBytes(nonce)))
+                .TrimEnd('=').Replace('+', '-').Replace('/', '_');
+            return $"{{\"verbose\":false,\"protocol\":1,\"nkey\":\"{key}\",\"sig\":\"{sig}\"}}";
+        });
+    }
+
+    [Fact]
     public async Task Single_user_clients_are_closed_by_any_reload_as_in_go()
     {
         // Go 2.9.10 looks connected user names up in the users list only, which a lone user/password

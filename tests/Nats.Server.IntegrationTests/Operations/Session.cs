@@ -29,6 +29,18 @@ internal sealed class Session : IAsyncDisposable
         return new Session(client, info.TrimEnd());
     }
 
+    /// <summary>Like <see cref="OpenAsync"/>, with the CONNECT built from the nonce in INFO (nkey signatures).</summary>
+    public static async Task<Session> OpenSignedAsync(int port, Func<string, string> connectJson)
+    {
+        var client = await RawClient.ConnectAsync(port);
+        var info = await client.ReadUntilAsync("\r\n");
+        using var doc = System.Text.Json.JsonDocument.Parse(info["INFO ".Length..]);
+        var nonce = doc.RootElement.GetProperty("nonce").GetString()!;
+        await client.SendAsync($"CONNECT {connectJson(nonce)}\r\nPING\r\n");
+        await client.ReadUntilAsync("PONG\r\n");
+        return new Session(client, info.TrimEnd());
+    }
+
     /// <summary>Sends the commands and a PING; returns the lines that came back before the PONG.</summary>
     public async Task<List<string>> ExchangeAsync(string commands = "")
     {
