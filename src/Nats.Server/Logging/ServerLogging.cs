@@ -34,14 +34,11 @@ public sealed class ServerLogging : IDisposable
     /// <summary>Re-applies logging options after a reload; the old file is closed if the path changed.</summary>
     public void Apply(ServerOptions options)
     {
+        // The open file is kept when it is still the one configured (no reopen, no lost rotation state).
         var current = Provider.Writer;
-        TextWriter writer = current is RotatingFileWriter file && file.Path == options.LogFile && file.SizeLimit == options.LogSizeLimit
+        var writer = current is RotatingFileWriter file && file.Path == options.LogFile && file.SizeLimit == options.LogSizeLimit
             ? current
             : OpenWriter(options, _console);
-        if (ReferenceEquals(writer, _console) && ReferenceEquals(current, _console))
-        {
-            writer = current;
-        }
         Provider.Reconfigure(writer, GoStyleLoggerProvider.LevelFor(options.Debug, options.Trace), options.Logtime,
             options.LogtimeUtc, ownsWriter: !ReferenceEquals(writer, _console));
     }
