@@ -39,6 +39,16 @@ if (cli.ShowHelp)
     Console.WriteLine(UsageText.Text);
     return 0;
 }
+if (cli.Signal is { } signal)
+{
+    // Like Go, -sl acts before the configuration is read and ends the process.
+    if (SignalCommand.Send(signal) is { } signalError)
+    {
+        Console.Error.WriteLine($"{GoExe}: {signalError}");
+        return 1;
+    }
+    return 0;
+}
 
 ServerOptions options;
 try
@@ -65,12 +75,10 @@ catch (ConfigurationException e)
     return 1;
 }
 
-TextWriter logWriter;
+ServerLogging logging;
 try
 {
-    logWriter = options.LogFile is { Length: > 0 } path
-        ? new RotatingFileWriter(path, options.LogSizeLimit)
-        : Console.Error;
+    logging = ServerLogging.Create(options, Console.Error);
 }
 catch (Exception e) when (e is IOException or UnauthorizedAccessException)
 {
@@ -78,13 +86,7 @@ catch (Exception e) when (e is IOException or UnauthorizedAccessException)
     return 1;
 }
 
-var provider = new GoStyleLoggerProvider(
-    logWriter,
-    GoStyleLoggerProvider.LevelFor(options.Debug, options.Trace),
-    options.Logtime,
-    options.LogtimeUtc,
-    ownsWriter: !ReferenceEquals(logWriter, Console.Error));
-using var loggerFactory = LoggerFactory.Create(b => b.SetMinimumLevel(LogLevel.Trace).AddProvider(provider));
+using var loggerFactory = LoggerFactory.Create(b => b.SetMinimumLevel(LogLevel.Trace).AddProvider(logging.Provider));
 var log = loggerFactory.CreateLogger("nats-net-server");
 
 foreach (var (key, value) in options.UnsupportedConfig)
@@ -92,27 +94,71 @@ foreach (var (key, value) in options.UnsupportedConfig)
     log.LogWarning("Configuration \"{Key}\" ({Source}) is not supported yet and is ignored", key, value.Source);
 }
 
-var stopRequested = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-void OnStopSignal(PosixSignalContext context)
+var server = new NatsServer(options, loggerFactory)
+{
+    // A reload re-reads the file and puts the explicit flags back on top, as Go's FlagSnapshot does.
+    CommandLineOverrides = cli.ApplyTo,
+    Logging = logging,
+};
+
+// Exit code per Go's handleSignals: SIGINT exits 0, SIGTERM 1 (and is ignored in lame duck mode).
+var stopRequested = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+using var sigint = PosixSignalRegistration.Create(PosixSignal.SIGINT, context =>
 {
     // Keep the runtime from terminating the process so shutdown can close clients cleanly.
     context.Cancel = true;
-    stopRequested.TrySetResult();
-}
-using var sigint = PosixSignalRegistration.Create(PosixSignal.SIGINT, OnStopSignal);
-using var sigterm = PosixSignalRegistration.Create(PosixSignal.SIGTERM, OnStopSignal);
-// SIGUSR1 reopens the log file (after logrotate moved it), as with the Go server. .NET has no enum
-// member for it, so the raw Linux number is used; other platforms simply do not get the handler.
-using var sigusr1 = logWriter is RotatingFileWriter rotating && OperatingSystem.IsLinux()
+    log.LogDebug("Trapped \"interrupt\" signal");
+    stopRequested.TrySetResult(0);
+});
+using var sigterm = PosixSignalRegistration.Create(PosixSignal.SIGTERM, context =>
+{
+    context.Cancel = true;
+    log.LogDebug("Trapped \"terminated\" signal");
+    if (!server.IsLameDuckMode)
+    {
+        stopRequested.TrySetResult(1);
+    }
+});
+using var sighup = PosixSignalRegistration.Create(PosixSignal.SIGHUP, context =>
+{
+    context.Cancel = true;
+    log.LogDebug("Trapped \"hangup\" signal");
+    _ = Task.Run(async () =>
+    {
+        try
+        {
+            await server.ReloadAsync();
+        }
+        catch (ReloadException e)
+        {
+            log.LogError("Failed to reload server configuration: {Error}", e.Message);
+        }
+    });
+});
+// SIGUSR1 reopens the log file (after logrotate moved it) and SIGUSR2 enters lame duck mode, as with
+// the Go server. .NET has no enum members for them, so the raw Linux numbers are used; other
+// platforms simply do not get these handlers.
+using var sigusr1 = OperatingSystem.IsLinux()
     ? PosixSignalRegistration.Create((PosixSignal)10, context =>
     {
         context.Cancel = true;
-        rotating.Reopen();
-        log.LogInformation("Reopened log file");
+        log.LogDebug("Trapped \"user defined signal 1\" signal");
+        if (logging.File is { } file)
+        {
+            file.Reopen();
+            log.LogInformation("Reopened log file");
+        }
+    })
+    : null;
+using var sigusr2 = OperatingSystem.IsLinux()
+    ? PosixSignalRegistration.Create((PosixSignal)12, context =>
+    {
+        context.Cancel = true;
+        log.LogDebug("Trapped \"user defined signal 2\" signal");
+        _ = Task.Run(server.EnterLameDuckModeAsync);
     })
     : null;
 
-var server = new NatsServer(options, loggerFactory);
 try
 {
     await server.StartAsync();
@@ -143,8 +189,10 @@ if (options.PortsFileDir is { Length: > 0 } portsDir)
     try
     {
         string exe = Path.GetFileName(Environment.GetCommandLineArgs()[0]);
-        portsFile = PortsFile.Write(portsDir, Path.GetFileNameWithoutExtension(exe), Environment.ProcessId,
+        server.PortsFileExecutableName = Path.GetFileNameWithoutExtension(exe);
+        portsFile = PortsFile.Write(portsDir, server.PortsFileExecutableName, Environment.ProcessId,
             options.Host, server.Port, options.HttpHost, options.HttpPort);
+        server.PortsFilePath = portsFile;
     }
     catch (Exception e) when (e is IOException or UnauthorizedAccessException)
     {
@@ -152,9 +200,11 @@ if (options.PortsFileDir is { Length: > 0 } portsDir)
     }
 }
 
-await stopRequested.Task;
-log.LogInformation("Trapped signal; shutting down");
+// Either a stop signal, or the end of lame duck mode (which shuts the server down itself).
+var exitCode = await Task.WhenAny(stopRequested.Task, server.Stopped) == stopRequested.Task ? stopRequested.Task.Result : 0;
 await server.ShutdownAsync();
+// A reload may have moved the ports file.
+portsFile = server.PortsFilePath;
 if (portsFile is not null)
 {
     try
@@ -166,4 +216,4 @@ if (portsFile is not null)
         log.LogError("Error cleaning up ports file {File}: {Error}", portsFile, e.Message);
     }
 }
-return 0;
+return exitCode;

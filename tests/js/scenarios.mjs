@@ -2,7 +2,8 @@
 // Usage: node scenarios.mjs <nats-url> <scenario>   (node scenarios.mjs --list prints the names)
 // The "auth" scenario expects a server configured with user "alice" / password "s3cret", "token" the
 // token "t0k3n", "nkey" the nkey user of NKEY_SEED, and "permissions" the users described there
-// (JsClient/JsClientTests.cs configures each).
+// (JsClient/JsClientTests.cs configures each). "ldm" is driven from Operations/LameDuckJsTests.cs, which
+// puts the server into lame duck mode once the scenario prints READY.
 // Exit code 0 = scenario passed; otherwise a message on stderr says what went wrong.
 import { createHash, randomBytes } from "node:crypto";
 import {
@@ -370,6 +371,25 @@ const scenarios = {
     b.publish("acct.x", enc.encode("from-b-2"));
     equal((await collect(subB, 2, "account B")).map((m) => m.string()), ["from-b", "from-b-2"], "B sees only its own account");
     await Promise.all([a.close(), b.close()]);
+  },
+
+  // Driven scenario: prints READY once connected; the test then puts the server into lame duck
+  // mode. Passes when nats.js reports the "ldm" status and the server later closes the connection.
+  async ldm(url) {
+    const nc = await open(url, { reconnect: false });
+    const statuses = (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "ldm") return s;
+      }
+      return undefined;
+    })();
+    await roundTrip(nc, "js.ldm");
+    console.log("READY");
+    const s = await statuses;
+    check(s?.type === "ldm", `expected an ldm status, got ${JSON.stringify(s)}`);
+    const err = await nc.closed();
+    check(nc.isClosed(), "connection closed by the server after the grace period");
+    console.log(`ldm status from ${s.server}; closed${err ? ` (${err.message})` : ""}`);
   },
 };
 

@@ -72,7 +72,16 @@ internal sealed class AccountRegistry
     /// usual way to give the system account a user), clients without credentials still land in $G
     /// through a generated no_auth_user.
     /// </summary>
-    private static string AddGlobalNoAuthUser(ServerOptions options)
+    /// <summary>A reloaded configuration gets the same generated user, so its clients are not dropped.</summary>
+    public void ReapplyGeneratedNoAuthUser(ServerOptions reloaded)
+    {
+        if (GeneratedNoAuthUser is { } name && string.IsNullOrEmpty(reloaded.NoAuthUser))
+        {
+            AddGlobalNoAuthUser(reloaded, name);
+        }
+    }
+
+    private static string AddGlobalNoAuthUser(ServerOptions options, string? reuse = null)
     {
         const string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
         Span<char> suffix = stackalloc char[8];
@@ -80,7 +89,7 @@ internal sealed class AccountRegistry
         {
             suffix[i] = digits[Random.Shared.Next(digits.Length)];
         }
-        var name = "nats-" + new string(suffix);
+        var name = reuse ?? "nats-" + new string(suffix);
         (options.Users ??= []).Add(new Auth.User { Username = name, Password = name[6..], Account = Account.GlobalAccountName });
         options.NoAuthUser = name;
         return name;

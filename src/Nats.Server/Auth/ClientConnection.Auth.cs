@@ -35,6 +35,8 @@ internal sealed partial class ClientConnection
             // no_auth_user: Go writes the substituted name into the client's options, which is
             // what monitoring then reports as the authorized user.
             _connect.User = user.Name;
+            // As Go, keep the substituted password too: a reload authenticates this CONNECT again.
+            _connect.Pass = _server.Options.Users?.FirstOrDefault(u => u.Username == user.Name)?.Password;
         }
         // A second CONNECT re-authenticates and replaces the permissions, as RegisterUser does in Go.
         _permissions = user.Permissions is null ? null : new ClientPermissions(user.Permissions);

@@ -10,7 +10,7 @@ internal sealed partial class ClientConnection
     private const int InitialReadBufferSize = 16 * 1024;
     private const int MaxReadBufferSize = 256 * 1024;
 
-    private readonly bool _trace;
+    private bool _trace;
     private bool _awaitingAuth;
     private int _maxPayload;
 
@@ -151,6 +151,7 @@ internal sealed partial class ClientConnection
                 }
                 Volatile.Write(ref _lastPingReceivedTicks, Environment.TickCount64);
                 EnqueueProtocol("PONG\r\n"u8);
+                OnPingAnswered();
                 break;
             case CommandKind.Pong:
                 if (_trace)

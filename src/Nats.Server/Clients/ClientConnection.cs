@@ -20,7 +20,8 @@ internal sealed partial class ClientConnection
 {
     private readonly NatsServer _server;
     private readonly ClientTransport _transport;
-    private readonly ServerOptions _options;
+    // Replaced by a configuration reload (ApplyReloadedOptions).
+    private ServerOptions _options;
     private readonly ILogger _logger;
     private readonly ConnectOptions _connect = new();
     private readonly string _remoteAddress;

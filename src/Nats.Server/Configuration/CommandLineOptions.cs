@@ -19,7 +19,7 @@ public sealed class CommandLineOptions
     /// <summary>Go flags we recognise but do not implement yet; named in the error so operators know why.</summary>
     private static readonly HashSet<string> NotYetSupported = new(StringComparer.Ordinal)
     {
-        "ms", "https_port", "sl", "signal", "s", "syslog", "r", "remote_syslog", "profile", "routes", "cluster",
+        "ms", "https_port", "s", "syslog", "r", "remote_syslog", "profile", "routes", "cluster",
         "cluster_listen", "cluster_advertise", "no_advertise", "connect_retries", "cluster_name", "help_tls",
         "tls", "tlsverify", "tlscert", "tlskey", "tlscacert", "js", "jetstream", "sd", "store_dir",
     };
@@ -38,6 +38,9 @@ public sealed class CommandLineOptions
     public bool ShowHelp { get; private set; }
 
     public bool ShowVersion { get; private set; }
+
+    /// <summary>-sl/--signal "cmd[=pid|pidfile]": send a signal to a running server instead of starting one.</summary>
+    public string? Signal { get; private set; }
 
     /// <summary>Parses arguments (without the program name). Throws <see cref="CommandLineException"/> on a usage error.</summary>
     public static CommandLineOptions Parse(IReadOnlyList<string> args)
@@ -190,6 +193,7 @@ public sealed class CommandLineOptions
         Add(FlagKind.Long, (_, o, v) => o.LogSizeLimit = (long)v, "log_size_limit");
         Add(FlagKind.Int, (_, o, v) => o.MaxTracedMsgLen = (int)v, "max_traced_msg_len");
         Add(FlagKind.String, (_, o, v) => o.PidFile = (string)v, "P", "pid");
+        Add(FlagKind.String, (c, _, v) => c.Signal = (string)v == "" ? null : (string)v, "sl", "signal");
         Add(FlagKind.String, (_, o, v) => o.PortsFileDir = (string)v, "ports_file_dir");
         Add(FlagKind.String, (_, o, v) => o.Username = (string)v, "user");
         Add(FlagKind.String, (_, o, v) => o.Password = (string)v, "pass");

@@ -15,9 +15,9 @@ public sealed class ConfigBinder
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
         "mappings", "maps", "disable_sublist_cache", "no_sublist_cache", "https", "https_port",
-        "http_base_path", "cluster", "gateway", "leaf", "leafnodes", "store_dir", "storedir", "jetstream",
+        "cluster", "gateway", "leaf", "leafnodes", "store_dir", "storedir", "jetstream",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "tls", "ocsp",
-        "allow_non_tls", "lame_duck_duration", "lame_duck_grace_period", "operator", "operators", "roots", "root",
+        "allow_non_tls", "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
         "resolver_preload", "resolver_pinned_accounts", "trusted", "trusted_keys", "connect_error_reports",
         "reconnect_error_reports", "websocket", "ws", "mqtt", "server_tags", "default_js_domain",
@@ -148,6 +148,30 @@ public sealed class ConfigBinder
             case "http_port":
             case "monitor_port":
                 _options.HttpPort = Int(v, key);
+                break;
+            case "http_base_path":
+                _options.HttpBasePath = Str(v);
+                break;
+            case "max_closed_clients":
+                // Read since Go 2.11 (2.9.10 rejects the key); accepted here so 2.11+ configurations work.
+                _options.MaxClosedClients = Int(v, key);
+                break;
+            case "lame_duck_duration":
+                var duration = LameDuckDuration(v, "lame_duck_duration");
+                if (duration < TimeSpan.FromSeconds(30))
+                {
+                    throw new BindException($"{v.Source}: invalid lame_duck_duration of {GoDuration.Format(duration)}, minimum is 30 seconds");
+                }
+                _options.LameDuckDuration = duration;
+                break;
+            case "lame_duck_grace_period":
+                var grace = LameDuckDuration(v, "lame_duck_grace_period");
+                if (grace < TimeSpan.Zero)
+                {
+                    throw new BindException($"{v.Source}: invalid lame_duck_grace_period, needs to be positive");
+                }
+                // Go keeps the default for 0.
+                _options.LameDuckGracePeriod = grace == TimeSpan.Zero ? ServerOptions.DefaultLameDuckGracePeriod : grace;
                 break;
             case "no_header_support":
                 _options.NoHeaderSupport = Bool(v);
@@ -316,6 +340,15 @@ public sealed class ConfigBinder
         long seconds = Long(v);
         _warnings.Add($"{v.Source}: invalid use of field \"{field}\": {field} should be converted to a duration");
         return TimeSpan.FromSeconds(seconds);
+    }
+
+    /// <summary>Go parses the lame duck settings with time.ParseDuration only: a string is required.</summary>
+    private static TimeSpan LameDuckDuration(ConfigValue v, string field)
+    {
+        var text = Str(v);
+        return GoDuration.TryParse(text, out var d, out var error)
+            ? d
+            : throw new BindException($"{v.Source}: error parsing {field}: {error}");
     }
 
     private static string Str(ConfigValue v) => v.Value as string ?? throw Mismatch(v, "string");

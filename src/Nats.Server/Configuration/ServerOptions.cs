@@ -11,6 +11,8 @@ public sealed class ServerOptions
     public const int DefaultMaxControlLine = 4096;
     public const int DefaultMaxConnections = 64 * 1024;
     public const long DefaultMaxPending = 64L * 1024 * 1024;
+    public static readonly TimeSpan DefaultLameDuckDuration = TimeSpan.FromMinutes(2);
+    public static readonly TimeSpan DefaultLameDuckGracePeriod = TimeSpan.FromSeconds(10);
 
     /// <summary>Interface to listen on for clients ("0.0.0.0" for all, like Go).</summary>
     public string Host { get; set; } = "0.0.0.0";
@@ -83,6 +85,21 @@ public sealed class ServerOptions
     /// <summary>Monitoring HTTP port (0 = off).</summary>
     public int HttpPort { get; set; }
     public string? HttpHost { get; set; }
+
+    /// <summary>http_base_path: every monitoring endpoint is served under this prefix (as given; normalised when used).</summary>
+    public string? HttpBasePath { get; set; }
+
+    /// <summary>
+    /// max_closed_clients: how many closed connections /connz keeps. The Go server has the setting since
+    /// 2.9 but reads the configuration key only since 2.11; 0 means the default.
+    /// </summary>
+    public int MaxClosedClients { get; set; }
+
+    /// <summary>lame_duck_duration: the time over which clients are closed in lame duck mode.</summary>
+    public TimeSpan LameDuckDuration { get; set; } = DefaultLameDuckDuration;
+
+    /// <summary>lame_duck_grace_period: the wait, after the ldm INFO, before the first client is closed.</summary>
+    public TimeSpan LameDuckGracePeriod { get; set; } = DefaultLameDuckGracePeriod;
 
     /// <summary>Path of the configuration file the options were read from, if any.</summary>
     public string? ConfigFile { get; set; }

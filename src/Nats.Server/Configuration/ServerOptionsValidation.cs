@@ -6,6 +6,10 @@ public static class ServerOptionsValidation
     /// <summary>Returns the first problem in Go's wording, or null when the options are usable.</summary>
     public static string? Validate(ServerOptions options)
     {
+        if (options.LameDuckDuration > TimeSpan.Zero && options.LameDuckGracePeriod >= options.LameDuckDuration)
+        {
+            return $"lame duck grace period ({GoDuration.Format(options.LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({GoDuration.Format(options.LameDuckDuration)})";
+        }
         if (options.MaxPayload > options.MaxPending)
         {
             return $"max_payload ({options.MaxPayload}) cannot be higher than max_pending ({options.MaxPending})";

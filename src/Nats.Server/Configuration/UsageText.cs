@@ -16,6 +16,8 @@ public static class UsageText
             -m, --http_port <port>           Use port for http monitoring
             -c, --config <file>              Configuration file
             -t                               Test configuration and exit
+            -sl,--signal <signal>[=<pid>]    Send signal to nats-net-server process (ldm, stop, quit, term, reopen, reload)
+                                             pid can be either a PID (e.g. 1) or the path to a PID file (e.g. /var/run/nats-server.pid)
                 --client_advertise <string>  Client URL to advertise to other servers
                 --ports_file_dir <dir>       Creates a ports file in the specified directory (<executable_name>_<pid>.ports).
 

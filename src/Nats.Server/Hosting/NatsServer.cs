@@ -14,7 +14,7 @@ using Nats.Server.Transport;
 namespace Nats.Server.Hosting;
 
 /// <summary>The server: owns the listener, the clients, the accounts and the heartbeat.</summary>
-public sealed class NatsServer : IAsyncDisposable
+public sealed partial class NatsServer : IAsyncDisposable
 {
     /// <summary>The Go server feature level reported in INFO "version" (see <see cref="ServerVersion"/>).</summary>
     public const string FeatureLevelVersion = ServerVersion.ProtocolVersion;
@@ -25,12 +25,14 @@ public sealed class NatsServer : IAsyncDisposable
     private readonly ConcurrentDictionary<ulong, Task> _clientTasks = new();
     private readonly AccountRegistry _accounts;
     private readonly CancellationTokenSource _shutdown = new();
-    private readonly ConnectionHistory _history = new();
+    private readonly ConnectionHistory _history;
     private MonitoringServer? _monitoring;
     private Socket? _listener;
     private Task? _acceptLoop;
     private Timer? _heartbeat;
-    private ServerInfo? _info;
+    private volatile ServerInfo? _info;
+    private volatile ServerOptions _options;
+    private volatile IClientAuthenticator _authenticator;
     private long _nextClientId;
     private long _nextBatchId;
     private long _slowConsumers;
@@ -39,17 +41,18 @@ public sealed class NatsServer : IAsyncDisposable
 
     public NatsServer(ServerOptions options, ILoggerFactory? loggerFactory = null)
     {
-        Options = options;
+        _options = options;
         _loggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
         _logger = _loggerFactory.CreateLogger("nats-server");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         _accounts = new AccountRegistry(options);
-        Authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
-        AuthRequired = Authenticator.AuthRequired;
+        _authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
+        _history = new ConnectionHistory(options.MaxClosedClients > 0 ? options.MaxClosedClients : ConnectionHistory.DefaultMaxClosedClients);
     }
 
-    public ServerOptions Options { get; }
+    /// <summary>The options in force; a configuration reload replaces the whole object.</summary>
+    public ServerOptions Options => _options;
 
     public ILoggerFactory LoggerFactory => _loggerFactory;
 
@@ -62,7 +65,7 @@ public sealed class NatsServer : IAsyncDisposable
 
     public DateTime StartTime { get; private set; }
 
-    public bool AuthRequired { get; }
+    public bool AuthRequired => _authenticator.AuthRequired;
 
     public int ClientCount => _clients.Count;
 
@@ -91,7 +94,7 @@ public sealed class NatsServer : IAsyncDisposable
     internal bool IsShuttingDown => Volatile.Read(ref _shuttingDown) == 1;
 
     /// <summary>The client listener is accepting (what /healthz checks, like Go's readyForConnections).</summary>
-    internal bool IsReadyForConnections => _acceptLoop is not null && !IsShuttingDown;
+    internal bool IsReadyForConnections => _acceptLoop is not null && !IsShuttingDown && !IsLameDuckMode;
 
     internal IEnumerable<ClientConnection> Clients => _clients.Values;
 
@@ -99,6 +102,7 @@ public sealed class NatsServer : IAsyncDisposable
     public async Task StartAsync(CancellationToken cancellationToken = default)
     {
         StartTime = DateTime.UtcNow;
+        ConfigLoadTime = StartTime;
         _logger.LogInformation("Starting nats-server");
         _logger.LogInformation("  Version:  {Version} (nats-net-server {Build}, .NET {Runtime})", FeatureLevelVersion, BuildVersion, Environment.Version);
         _logger.LogInformation("  Git:      [not set]");
@@ -143,18 +147,7 @@ public sealed class NatsServer : IAsyncDisposable
         _listener = listener;
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
 
-        _info = new ServerInfo
-        {
-            ServerId = ServerId,
-            ServerName = ServerName,
-            Version = FeatureLevelVersion,
-            RuntimeVersion = "dotnet" + Environment.Version,
-            Host = Options.Host,
-            Port = Port,
-            Headers = !Options.NoHeaderSupport,
-            AuthRequired = Authenticator.AdvertiseAuthRequired,
-            MaxPayload = Options.MaxPayload,
-        };
+        _info = BuildInfo(Options, _authenticator);
 
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
         _logger.LogInformation("Server is ready");
@@ -173,6 +166,7 @@ public sealed class NatsServer : IAsyncDisposable
         }
         _logger.LogInformation("Initiating Shutdown...");
         _shutdown.Cancel();
+        _lameDuckCancel.Cancel();
         _heartbeat?.Dispose();
         _listener?.Close();
         if (_acceptLoop is not null)
@@ -193,6 +187,7 @@ public sealed class NatsServer : IAsyncDisposable
             await _monitoring.DisposeAsync().ConfigureAwait(false);
         }
         _logger.LogInformation("Server Exiting..");
+        _stopped.TrySetResult();
     }
 
     public async ValueTask DisposeAsync() => await ShutdownAsync().ConfigureAwait(false);
@@ -201,7 +196,10 @@ public sealed class NatsServer : IAsyncDisposable
 
     internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
 
-    internal IClientAuthenticator Authenticator { get; }
+    internal IClientAuthenticator Authenticator => _authenticator;
+
+    internal void LogRemovedSubscription(string quotedSubject, string quotedSid, string user) =>
+        _logger.LogInformation("Removed sub {Subject} (sid {Sid}) for {User} - not authorized", quotedSubject, quotedSid, user);
 
     internal void OnClientClosed(ClientConnection client)
     {
@@ -238,7 +236,7 @@ public sealed class NatsServer : IAsyncDisposable
             }
             catch (SocketException ex)
             {
-                if (_shutdown.IsCancellationRequested)
+                if (_shutdown.IsCancellationRequested || IsLameDuckMode)
                 {
                     break;
                 }
@@ -274,6 +272,19 @@ public sealed class NatsServer : IAsyncDisposable
             client.CloseConnection(ClosedReason.ServerShutdown);
         }
     }
+
+    private ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()
+    {
+        ServerId = ServerId,
+        ServerName = ServerName,
+        Version = FeatureLevelVersion,
+        RuntimeVersion = "dotnet" + Environment.Version,
+        Host = options.Host,
+        Port = Port,
+        Headers = !options.NoHeaderSupport,
+        AuthRequired = authenticator.AdvertiseAuthRequired,
+        MaxPayload = options.MaxPayload,
+    };
 
     private void Heartbeat()
     {

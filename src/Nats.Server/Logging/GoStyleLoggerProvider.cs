@@ -4,28 +4,40 @@ namespace Nats.Server.Logging;
 
 /// <summary>
 /// Writes log lines in the Go server's shape, "[pid] 2006/01/02 15:04:05.000000 [INF] text",
-/// so operators' log scrapers keep working. Debug maps to [DBG], Trace to [TRC].
+/// so operators' log scrapers keep working. Debug maps to [DBG], Trace to [TRC]. A configuration
+/// reload swaps the destination and settings in one step (<see cref="Reconfigure"/>).
 /// </summary>
 public sealed class GoStyleLoggerProvider : ILoggerProvider
 {
-    private readonly TextWriter _writer;
-    private readonly bool _ownsWriter;
-    private readonly bool _logTime;
-    private readonly bool _utc;
     private readonly string _pidPrefix;
     private readonly Lock _sync = new();
+    private volatile Settings _settings;
 
     public GoStyleLoggerProvider(TextWriter writer, LogLevel minimumLevel, bool logTime = true, bool utc = false, bool ownsWriter = false)
     {
-        _writer = writer;
-        _ownsWriter = ownsWriter;
-        _logTime = logTime;
-        _utc = utc;
-        MinimumLevel = minimumLevel;
+        _settings = new Settings(writer, ownsWriter, logTime, utc, minimumLevel);
         _pidPrefix = $"[{Environment.ProcessId}] ";
     }
 
-    public LogLevel MinimumLevel { get; }
+    public LogLevel MinimumLevel => _settings.MinimumLevel;
+
+    /// <summary>The current destination.</summary>
+    public TextWriter Writer => _settings.Writer;
+
+    /// <summary>Switches destination and settings; the previous writer is disposed when this provider owned it.</summary>
+    public void Reconfigure(TextWriter writer, LogLevel minimumLevel, bool logTime, bool utc, bool ownsWriter)
+    {
+        Settings previous;
+        lock (_sync)
+        {
+            previous = _settings;
+            _settings = new Settings(writer, ownsWriter, logTime, utc, minimumLevel);
+        }
+        if (previous.OwnsWriter && !ReferenceEquals(previous.Writer, writer))
+        {
+            previous.Writer.Dispose();
+        }
+    }
 
     /// <summary>Maps nats-server's -D/-V flags to a level: trace beats debug beats info.</summary>
     public static LogLevel LevelFor(bool debug, bool trace) =>
@@ -44,10 +56,11 @@ public sealed class GoStyleLoggerProvider : ILoggerProvider
             LogLevel.Error => "[ERR]",
             _ => "[FTL]",
         };
+        var settings = _settings;
         string line;
-        if (_logTime)
+        if (settings.LogTime)
         {
-            var now = _utc ? DateTime.UtcNow : DateTime.Now;
+            var now = settings.Utc ? DateTime.UtcNow : DateTime.Now;
             line = $"{_pidPrefix}{now:yyyy/MM/dd HH:mm:ss.ffffff} {tag} {message}";
         }
         else
@@ -56,22 +69,27 @@ public sealed class GoStyleLoggerProvider : ILoggerProvider
         }
         lock (_sync)
         {
-            _writer.WriteLine(line);
+            // Re-read under the lock: a reconfiguration may have disposed the writer seen above.
+            var writer = _settings.Writer;
+            writer.WriteLine(line);
             if (exception is not null)
             {
-                _writer.WriteLine(exception.ToString());
+                writer.WriteLine(exception.ToString());
             }
-            _writer.Flush();
+            writer.Flush();
         }
     }
 
     public void Dispose()
     {
-        if (_ownsWriter)
+        var settings = _settings;
+        if (settings.OwnsWriter)
         {
-            _writer.Dispose();
+            settings.Writer.Dispose();
         }
     }
+
+    private sealed record Settings(TextWriter Writer, bool OwnsWriter, bool LogTime, bool Utc, LogLevel MinimumLevel);
 
     private sealed class GoStyleLogger(GoStyleLoggerProvider provider) : ILogger
     {

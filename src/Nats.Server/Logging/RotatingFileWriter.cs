@@ -29,6 +29,12 @@ public sealed class RotatingFileWriter : TextWriter
 
     public override Encoding Encoding => Encoding.UTF8;
 
+    /// <summary>The file written to.</summary>
+    public string Path => _path;
+
+    /// <summary>Size in bytes at which the file is rotated; 0 for never.</summary>
+    public long SizeLimit => _limit;
+
     /// <summary>Path of the last backup made by rotation, if any.</summary>
     public string? LastBackup { get; private set; }
 

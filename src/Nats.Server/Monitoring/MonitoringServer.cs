@@ -79,18 +79,18 @@ internal sealed class MonitoringServer : IAsyncDisposable
 
     private void MapEndpoints(WebApplication app)
     {
-        app.Map("/", context =>
+        app.Map(Path("/"), context =>
         {
             _requestStats.Increment("/");
             context.Response.ContentType = "text/html; charset=utf-8";
             return context.Response.WriteAsync(IndexPage.Render(NatsServer.FeatureLevelVersion));
         });
-        app.Map("/varz", context => Handle(context, "/varz", _ => Json(_documents.Varz(), MonitorJsonContext.Indented.Varz)));
+        app.Map(Path("/varz"), context => Handle(context, "/varz", _ => Json(_documents.Varz(), MonitorJsonContext.Indented.Varz)));
         // Go counts /connz and /routez only once their parameters decoded.
-        app.Map("/connz", context => Handle(context, null, Connz));
-        app.Map("/subsz", context => Handle(context, "/subsz", Subsz));
-        app.Map("/subscriptionsz", context => Handle(context, "/subsz", Subsz));
-        app.Map("/routez", context => Handle(context, null, query =>
+        app.Map(Path("/connz"), context => Handle(context, null, Connz));
+        app.Map(Path("/subsz"), context => Handle(context, "/subsz", Subsz));
+        app.Map(Path("/subscriptionsz"), context => Handle(context, "/subsz", Subsz));
+        app.Map(Path("/routez"), context => Handle(context, null, query =>
         {
             var detail = query.Get("subs").Equals("detail", StringComparison.OrdinalIgnoreCase);
             if (!detail && !query.TryBool("subs", out _, out var error))
@@ -100,18 +100,18 @@ internal sealed class MonitoringServer : IAsyncDisposable
             _requestStats.Increment("/routez");
             return Json(_documents.Routez(), MonitorJsonContext.Indented.Routez);
         }));
-        app.Map("/gatewayz", context => Handle(context, "/gatewayz", query =>
+        app.Map(Path("/gatewayz"), context => Handle(context, "/gatewayz", query =>
             query.TryBool("accs", out _, out var error) ? Json(_documents.Gatewayz(), MonitorJsonContext.Indented.Gatewayz) : BadRequest(error)));
-        app.Map("/leafz", context => Handle(context, "/leafz", query =>
+        app.Map(Path("/leafz"), context => Handle(context, "/leafz", query =>
             query.TryBool("subs", out _, out var error) ? Json(_documents.Leafz(), MonitorJsonContext.Indented.Leafz) : BadRequest(error)));
-        app.Map("/accountz", context => Handle(context, "/accountz", query =>
+        app.Map(Path("/accountz"), context => Handle(context, "/accountz", query =>
             _documents.Accountz(query.Get("acc"), out var error) is { } doc ? Json(doc, MonitorJsonContext.Indented.Accountz) : BadRequest(error)));
-        app.Map("/accstatz", context => Handle(context, "/accstatz", query =>
+        app.Map(Path("/accstatz"), context => Handle(context, "/accstatz", query =>
             query.TryBool("unused", out var unused, out var error)
                 ? Json(_documents.AccountStatz(unused), MonitorJsonContext.Indented.AccountStatz)
                 : BadRequest(error)));
-        app.Map("/jsz", context => Handle(context, "/jsz", Jsz));
-        app.Map("/healthz", context => Handle(context, "/healthz", Healthz));
+        app.Map(Path("/jsz"), context => Handle(context, "/jsz", Jsz));
+        app.Map(Path("/healthz"), context => Handle(context, "/healthz", Healthz));
         app.MapFallback(context =>
         {
             // Go's mux answers unknown paths with http.NotFound.
@@ -119,6 +119,44 @@ internal sealed class MonitoringServer : IAsyncDisposable
             context.Response.ContentType = "text/plain; charset=utf-8";
             return context.Response.WriteAsync("404 page not found\n");
         });
+    }
+
+    /// <summary>Go's basePath: path.Join of the normalised http_base_path and the endpoint.</summary>
+    private string Path(string endpoint) => JoinPath(NormalizeBasePath(_server.Options.HttpBasePath), endpoint);
+
+    /// <summary>Go's normalizeBasePath: "/" when empty, a leading slash added, then path.Clean.</summary>
+    internal static string NormalizeBasePath(string? basePath)
+    {
+        if (string.IsNullOrEmpty(basePath))
+        {
+            return "/";
+        }
+        return CleanPath(basePath[0] == '/' ? basePath : "/" + basePath);
+    }
+
+    internal static string JoinPath(string basePath, string endpoint) => CleanPath(basePath + "/" + endpoint);
+
+    /// <summary>path.Clean for rooted paths: collapses slashes, "." and "..", and drops a trailing slash.</summary>
+    private static string CleanPath(string path)
+    {
+        var parts = new List<string>();
+        foreach (var part in path.Split('/'))
+        {
+            if (part.Length == 0 || part == ".")
+            {
+                continue;
+            }
+            if (part == "..")
+            {
+                if (parts.Count > 0)
+                {
+                    parts.RemoveAt(parts.Count - 1);
+                }
+                continue;
+            }
+            parts.Add(part);
+        }
+        return "/" + string.Join('/', parts);
     }
 
     private Response Connz(QueryDecoder query)

@@ -59,7 +59,8 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             SlowConsumers = server.SlowConsumers,
             Subscriptions = server.Accounts.Sum(a => (long)a.SubList.Count),
             HttpReqStats = requestStats.Snapshot(),
-            ConfigLoadTime = server.StartTime,
+            ConfigLoadTime = server.ConfigLoadTime,
+            HttpBasePath = options.HttpBasePath ?? "",
             SystemAccount = server.SystemAccount?.Name,
         };
     }
@@ -197,7 +198,14 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
 
     public HealthStatus Healthz() => server.IsReadyForConnections
         ? new HealthStatus()
-        : new HealthStatus { Status = "error", Error = "failed to be ready for connections after 1ms: startup did not complete" };
+        : new HealthStatus
+        {
+            Status = "error",
+            // In lame duck mode Go's check fails on the closed client listener, which it names "server".
+            Error = server.IsLameDuckMode
+                ? "failed to be ready for connections after 1ms: server"
+                : "failed to be ready for connections after 1ms: startup did not complete",
+        };
 
     internal static SubListStatsModel Stats(SubList subList)
     {
