@@ -131,6 +131,24 @@ public sealed class ReloadDifferentialTests
     }
 
     [Fact]
+    public async Task System_account_only_setup_keeps_credential_less_clients_across_a_reload()
+    {
+        // Go gives $G a made-up no_auth_user when the only configured account is the system account,
+        // and keeps its name across reloads, so such clients survive.
+        const string config = "system_account: SYS\naccounts { SYS { users: [ {user: sys, password: ps} ] } }\n";
+        var results = await BothAsync(async kind =>
+        {
+            await using var server = await OpsServer.StartAsync(kind, config);
+            await using var anonymous = await Session.OpenAsync(server.Port, "{\"verbose\":false,\"protocol\":1}");
+            var transcript = new List<string>(await anonymous.ExchangeAsync("SUB g 1\r\n"));
+            transcript.Add("reload: " + (await server.ReloadAsync(config) ?? "ok"));
+            transcript.AddRange(await anonymous.ExchangeAsync("PUB g 2\r\nhi\r\n"));
+            return transcript;
+        });
+        Assert.Equal(["reload: ok", "MSG g 1 2", "hi"], results);
+    }
+
+    [Fact]
     public async Task Single_user_clients_are_closed_by_any_reload_as_in_go()
     {
         // Go 2.9.10 looks connected user names up in the users list only, which a lone user/password
