@@ -18,4 +18,7 @@ internal sealed class Account
     public string Name { get; }
 
     public SubList SubList { get; } = new();
+
+    /// <summary>Subject mappings applied to what this account's clients publish; null when there are none.</summary>
+    public Mappings.SubjectMapper? Mappings { get; set; }
 }

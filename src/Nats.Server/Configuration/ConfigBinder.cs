@@ -14,7 +14,7 @@ public sealed class ConfigBinder
     /// <summary>Top-level keys nats-server 2.9.10 accepts that this server does not implement yet.</summary>
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
-        "mappings", "maps", "disable_sublist_cache", "no_sublist_cache", "accounts", "https", "https_port",
+        "disable_sublist_cache", "no_sublist_cache", "accounts", "https", "https_port",
         "http_base_path", "cluster", "gateway", "leaf", "leafnodes", "store_dir", "storedir", "jetstream",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "tls", "ocsp",
         "allow_non_tls", "lame_duck_duration", "lame_duck_grace_period", "operator", "operators", "roots", "root",
@@ -155,6 +155,11 @@ public sealed class ConfigBinder
                 break;
             case "no_auth_user":
                 _options.NoAuthUser = Str(v);
+                break;
+            case "mappings":
+            case "maps":
+                // Each block is a $G account in Go's options; the last one's mappings are the ones used.
+                _options.Mappings = Mappings.MappingConfigBinder.Bind(v, _errors);
                 break;
             default:
                 if (KnownUnsupportedKeys.Contains(key.ToLowerInvariant()))

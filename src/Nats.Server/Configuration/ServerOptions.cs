@@ -71,6 +71,9 @@ public sealed class ServerOptions
     /// <summary>no_auth_user: the user a client without credentials is connected as.</summary>
     public string? NoAuthUser { get; set; }
 
+    /// <summary>Subject mappings of the global account (the top-level <c>mappings</c> block).</summary>
+    public List<Mappings.SubjectMapping> Mappings { get; set; } = [];
+
     /// <summary>Monitoring HTTP port (0 = off).</summary>
     public int HttpPort { get; set; }
     public string? HttpHost { get; set; }

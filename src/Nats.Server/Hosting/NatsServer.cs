@@ -46,6 +46,8 @@ public sealed class NatsServer : IAsyncDisposable
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         Authenticator = new OptionsAuthenticator(options);
         AuthRequired = Authenticator.AuthRequired;
+        // Invalid mappings throw MappingException here; a configuration file reports them at load time.
+        _globalAccount.Mappings = Mappings.SubjectMapper.Create(options.Mappings);
     }
 
     public ServerOptions Options { get; }
