@@ -11,7 +11,7 @@ public sealed class JsClientTests
     private static readonly string[] ScenarioNames =
     [
         "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered", "auth",
-        "token", "nkey", "permissions",
+        "token", "nkey", "permissions", "mappings",
     ];
 
     public static TheoryData<string> Scenarios() => new(ScenarioNames);
@@ -27,6 +27,7 @@ public sealed class JsClientTests
             "token" => new ServerSettings { Token = "t0k3n" },
             "nkey" => ServerSettings.Parse(["nkeys=UD7GDMLP62QES2BSXTHS32TUKQCIYQUNY6WSF4WXFYCZEVTTAQCMJVAR"]),
             "permissions" => ServerSettings.Parse(["users=limited:pw,admin:pw", "pub_allow.limited=allowed.>", "sub_deny.limited=secret.>"]),
+            "mappings" => ServerSettings.Parse(["map.orders.*=shipping.$1", "map.req.*=svc.$1", "map.split=left@50|right@50"]),
             _ => new ServerSettings(),
         };
         await using var server = await TestServers.StartOursAsync(settings);
