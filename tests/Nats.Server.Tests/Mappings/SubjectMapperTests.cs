@@ -181,3 +181,37 @@ public class SubjectMapperTests
         Assert.True(Math.Abs(actual - expected) <= tolerance, $"{key}: {actual}, expected {expected} ± {tolerance:F0}");
     }
 }
+
+/// <summary>The publish path maps into a reused buffer: no allocation per message once warmed up.</summary>
+public class SubjectMapperAllocationTests
+{
+    [Fact]
+    public void MappingAndMissingAllocateNothing()
+    {
+        var mapper = SubjectMapper.Create([
+            new SubjectMapping("orders.*", "orders.{{partition(8,1)}}.$1"),
+            new SubjectMapping("a.*.*", "b.{{splitFromLeft(2,2)}}.{{sliceFromRight(1,2)}}.{{split(1,-)}}"),
+            new SubjectMapping("w.>", [new MappingDestination("x.>", 50), new MappingDestination("y.>", 50)]),
+            new SubjectMapping("lit", "other"),
+        ])!;
+        byte[][] subjects = ["orders.c42"u8.ToArray(), "a.x-y-z.abcdef"u8.ToArray(), "w.1.2.3"u8.ToArray(), "lit"u8.ToArray(), "no.match.here"u8.ToArray()];
+        var buffer = Array.Empty<byte>();
+        void Run()
+        {
+            foreach (var subject in subjects)
+            {
+                mapper.TryMap(subject, ref buffer, out _);
+            }
+        }
+        for (var i = 0; i < 100; i++)
+        {
+            Run();
+        }
+        var before = GC.GetAllocatedBytesForCurrentThread();
+        for (var i = 0; i < 1000; i++)
+        {
+            Run();
+        }
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+    }
+}
