@@ -140,62 +140,67 @@ internal sealed class SubjectMapper
     /// </summary>
     public bool TryMap(ReadOnlySpan<byte> subject, ref byte[] buffer, out int length)
     {
-        Span<Range> stackTokens = stackalloc Range[StackTokens];
-        var tokens = stackTokens[..0];
-        var tokenized = false;
-        Entry? match = null;
-        foreach (var entry in _entries)
+        // Literal sources are compared as bytes; tokenising is left to the first source that needs it,
+        // so accounts with only literal mappings never pay for it.
+        var entries = _entries;
+        for (var i = 0; i < entries.Length; i++)
         {
-            if (!entry.IsWildcard && subject.SequenceEqual(entry.SourceBytes))
+            var entry = entries[i];
+            if (entry.NeedsTokenMatch)
             {
-                match = entry;
-                break;
+                return TryMapTokenized(subject, i, ref buffer, out length);
             }
-            if (!entry.NeedsTokenMatch)
+            if (subject.SequenceEqual(entry.SourceBytes))
             {
-                continue;
-            }
-            if (!tokenized)
-            {
-                tokenized = true;
-                var count = SubjectMatcher.Tokenize(subject, stackTokens);
-                tokens = count >= 0 ? stackTokens[..count] : SubjectMatcher.Tokenize(subject);
-            }
-            if (SubjectMatcher.IsSubsetMatch(subject, tokens, entry.SourceTokens))
-            {
-                match = entry;
-                break;
+                length = Apply(entry, subject, default, ref buffer);
+                return true;
             }
         }
         length = 0;
-        if (match is null)
+        return false;
+    }
+
+    /// <summary>Continues the first-match scan from <paramref name="from"/> with the subject tokenised.</summary>
+    private bool TryMapTokenized(ReadOnlySpan<byte> subject, int from, ref byte[] buffer, out int length)
+    {
+        Span<Range> stackTokens = stackalloc Range[StackTokens];
+        var count = SubjectMatcher.Tokenize(subject, stackTokens);
+        ReadOnlySpan<Range> tokens = count >= 0 ? stackTokens[..count] : SubjectMatcher.Tokenize(subject);
+        var entries = _entries;
+        for (var i = from; i < entries.Length; i++)
         {
-            return false;
-        }
-        // Cluster-scoped destinations apply only on a server in that cluster; this server has no cluster.
-        var destinations = match.Destinations;
-        Destination? chosen = null;
-        if (destinations.Length == 1 && destinations[0].CumulativeWeight == 100)
-        {
-            chosen = destinations[0];
-        }
-        else
-        {
-            var roll = _random is null ? Random.Shared.Next(100) : _random.Next(100);
-            foreach (var destination in destinations)
+            var entry = entries[i];
+            var matched = entry.NeedsTokenMatch
+                ? (!entry.IsWildcard && subject.SequenceEqual(entry.SourceBytes)) || SubjectMatcher.IsSubsetMatch(subject, tokens, entry.SourceTokens)
+                : subject.SequenceEqual(entry.SourceBytes);
+            if (matched)
             {
-                if (roll < destination.CumulativeWeight)
-                {
-                    chosen = destination;
-                    break;
-                }
+                length = Apply(entry, subject, tokens, ref buffer);
+                return true;
             }
         }
-        if (chosen is not null)
+        length = 0;
+        return false;
+    }
+
+    /// <summary>Picks a destination by weight and writes it; 0 when the weights left the message unassigned.</summary>
+    private int Apply(Entry match, ReadOnlySpan<byte> subject, ReadOnlySpan<Range> tokens, ref byte[] buffer)
+    {
+        // Cluster-scoped destinations apply only on a server in that cluster; this server has no cluster.
+        var destinations = match.Destinations;
+        if (destinations.Length == 1 && destinations[0].CumulativeWeight == 100)
         {
-            length = chosen.Transform.Apply(subject, tokens, ref buffer);
+            return destinations[0].Transform.Apply(subject, tokens, ref buffer);
         }
-        return true;
+        var roll = _random is null ? Random.Shared.Next(100) : _random.Next(100);
+        foreach (var destination in destinations)
+        {
+            if (roll < destination.CumulativeWeight)
+            {
+                return destination.Transform.Apply(subject, tokens, ref buffer);
+            }
+        }
+        return 0;
     }
 
     /// <summary>One compiled mapping.</summary>
