@@ -168,7 +168,7 @@ public sealed class ConfigBinder
                 }
                 else if (!v.UsedAsVariable)
                 {
-                    _errors.Add($"{v.Source}: unknown field \"{key}\"");
+                    _errors.Add($"{v.Source}: unknown field {Auth.GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(key))}");
                 }
                 break;
         }
@@ -209,7 +209,7 @@ public sealed class ConfigBinder
                     default:
                         if (!item.UsedAsVariable)
                         {
-                            _errors.Add($"{item.Source}: unknown field \"{key}\"");
+                            _errors.Add($"{item.Source}: unknown field {Auth.GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(key))}");
                         }
                         break;
                 }

@@ -51,6 +51,7 @@ public class MappingConfigDifferentialTests
         { "non-string-destination", "mappings {\n  w: {destination: 5, weight: 40}\n}\n" },
         { "not-a-map", "mappings: 5\n" },
         { "not-a-map-list", "mappings: [a, b]\n" },
+        { "unknown-key-needing-quotes", "m\"appings { foo: bar }\n" },
     };
 
     [Theory]
@@ -77,6 +78,58 @@ public class MappingConfigDifferentialTests
             var goMessage = goOutput.StartsWith("nats-server: ", StringComparison.Ordinal) ? goOutput["nats-server: ".Length..] : goOutput;
             Assert.Equal(goMessage.TrimEnd('\n'), ourMessage!.TrimEnd('\n'));
         }
+    }
+
+    /// <summary>
+    /// Randomly damaged mapping blocks (fixed seed: the same files every run): destinations, functions,
+    /// weights and brackets broken in ways no hand-written case lists must be accepted or refused as Go does.
+    /// </summary>
+    [Fact]
+    public async Task MutatedMappingConfigsMatchGoServer()
+    {
+        Assert.True(File.Exists(GoServer), $"the Go oracle {GoServer} is required");
+        const string alphabet = "{}[]()=:;,#\"$ .-0123456789%*>abpwxyz_";
+        var seeds = Cases().Select(row => (string)row[1]).Where(t => t.Contains('{')).ToList();
+        var random = new Random(20261122);
+        using var dir = new TempDirectory();
+        var mismatches = new List<string>();
+        for (var i = 0; i < 120; i++)
+        {
+            var text = new System.Text.StringBuilder(seeds[random.Next(seeds.Count)]);
+            for (var edits = random.Next(1, 3); edits > 0; edits--)
+            {
+                var at = random.Next(text.Length + 1);
+                var op = random.NextDouble();
+                if (op < 0.4 && at < text.Length)
+                {
+                    text.Remove(at, 1);
+                }
+                else if (op < 0.8 || at == text.Length)
+                {
+                    text.Insert(at, alphabet[random.Next(alphabet.Length)]);
+                }
+                else
+                {
+                    text[at] = alphabet[random.Next(alphabet.Length)];
+                }
+            }
+            var file = dir.Write($"m{i}.conf", text.ToString());
+            var (goAccepts, goOutput) = await RunGoCheck(file);
+            string? ours = null;
+            try
+            {
+                CommandLineOptions.Parse(["-t", "-c", file]).BuildServerOptions(out _);
+            }
+            catch (ConfigurationException e)
+            {
+                ours = e.Message;
+            }
+            if (goAccepts != (ours is null))
+            {
+                mismatches.Add($"Go={goAccepts} ({goOutput}) us={ours ?? "valid"}: {text.ToString().Replace("\n", "\\n")}");
+            }
+        }
+        Assert.Empty(mismatches);
     }
 
     private static async Task<(bool Accepts, string Output)> RunGoCheck(string file)
