@@ -9,7 +9,8 @@ using Nats.Benchmarks.Probes;
 
 if (args.Length > 0 && args[0] == "alloc-probe")
 {
-    return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);
+    // "alloc-probe N mapped" publishes on x.probe, which a {{wildcard(1)}} mapping delivers as probe.
+    return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 && args[2] == "mapped");
 }
 
 // In-process toolchain: no child project build per benchmark, which keeps a full pass short on a

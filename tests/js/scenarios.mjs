@@ -320,6 +320,45 @@ const scenarios = {
     void watcher;
   },
 
+  // Expects mappings orders.* -> shipping.$1, req.* -> svc.$1 and split -> left 50% / right 50%
+  // (JsClient/JsClientTests.cs configures them).
+  async mappings(url) {
+    const nc = await open(url);
+    const sub = nc.subscribe("shipping.*");
+    const direct = nc.subscribe("orders.*");
+    await nc.flush();
+    for (const id of ["1", "2", "3", "done"]) nc.publish(`orders.${id}`, enc.encode(id));
+    const got = await collect(sub, 4, "mapped orders");
+    equal(got.map((m) => [m.subject, m.string()]),
+      [["shipping.1", "1"], ["shipping.2", "2"], ["shipping.3", "3"], ["shipping.done", "done"]],
+      "delivered on the mapped subject");
+    equal(direct.getReceived(), 0, "nothing delivered on the source subject");
+
+    // A request to a mapped subject: the responder sees the mapped subject, the reply comes back.
+    const responder = await open(url);
+    responder.subscribe("svc.*", {
+      callback: (_err, m) => m.respond(enc.encode(`answer from ${m.subject}`)),
+    });
+    await responder.flush();
+    const reply = await nc.request("req.time", enc.encode("?"), { timeout: 10_000 });
+    equal(reply.string(), "answer from svc.time", "reply through a mapping");
+
+    // 50/50 weighted destinations: every message lands on exactly one side, both sides get some.
+    const left = nc.subscribe("left");
+    const right = nc.subscribe("right");
+    const end = nc.subscribe("shipping.end", { max: 1 });
+    await nc.flush();
+    for (let i = 0; i < 200; i++) nc.publish("split", enc.encode(String(i)));
+    nc.publish("orders.end", enc.encode("end"));
+    await nc.flush();
+    await collect(end, 1, "sentinel after the weighted batch");
+    const l = left.getReceived();
+    const r = right.getReceived();
+    equal(l + r, 200, "every weighted message delivered once");
+    check(l > 0 && r > 0, `both destinations used (left ${l}, right ${r})`);
+    await Promise.all([nc.close(), responder.close()]);
+  },
+
   async ordered(url) {
     const N = 10_000;
     const pub = await open(url);

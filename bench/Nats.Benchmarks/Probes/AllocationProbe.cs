@@ -13,10 +13,16 @@ namespace Nats.Benchmarks.Probes;
 /// </summary>
 internal static class AllocationProbe
 {
-    public static async Task<int> RunAsync(int messages)
+    public static async Task<int> RunAsync(int messages, bool mapped = false)
     {
         SocketEngineSettings.ApplyBeforeFirstSocket();
-        await using var server = new NatsServer(new ServerOptions { Host = "127.0.0.1", Port = 0 });
+        var options = new ServerOptions { Host = "127.0.0.1", Port = 0 };
+        if (mapped)
+        {
+            options.Mappings = [new Nats.Server.Mappings.SubjectMapping("x.*", "{{wildcard(1)}}")];
+        }
+        var publishSubject = mapped ? "x.probe" : "probe";
+        await using var server = new NatsServer(options);
         await server.StartAsync();
 
         foreach (var subscribers in new[] { 1, 4 })
@@ -31,18 +37,18 @@ internal static class AllocationProbe
             var buffers = subs.Select(_ => new byte[256 * 1024]).ToArray();
 
             // Warm up: JIT, caches, pooled buffers.
-            await PumpAsync(publisher, subs, buffers, 50_000);
+            await PumpAsync(publisher, subs, buffers, 50_000, publishSubject);
 
             var gen0 = GC.CollectionCount(0);
             var gen1 = GC.CollectionCount(1);
             var gen2 = GC.CollectionCount(2);
             var allocated = GC.GetTotalAllocatedBytes(precise: true);
-            await PumpAsync(publisher, subs, buffers, messages);
+            await PumpAsync(publisher, subs, buffers, messages, publishSubject);
             var allocatedAfter = GC.GetTotalAllocatedBytes(precise: true);
 
             var delta = allocatedAfter - allocated;
             Console.WriteLine(
-                $"pub/sub 1:{subscribers}, {messages:N0} messages of 16 B: allocated {delta:N0} bytes " +
+                $"pub/sub 1:{subscribers}{(mapped ? " through a mapping" : "")}, {messages:N0} messages of 16 B: allocated {delta:N0} bytes " +
                 $"({(double)delta / messages:F3} B/msg), GC gen0 +{GC.CollectionCount(0) - gen0}, " +
                 $"gen1 +{GC.CollectionCount(1) - gen1}, gen2 +{GC.CollectionCount(2) - gen2}");
 
@@ -65,10 +71,10 @@ internal static class AllocationProbe
     }
 
     /// <summary>Publishes in batches with a window, and counts deliveries by bytes (every frame has the same size).</summary>
-    private static async Task PumpAsync(Socket publisher, List<Socket> subscribers, byte[][] buffers, int messages)
+    private static async Task PumpAsync(Socket publisher, List<Socket> subscribers, byte[][] buffers, int messages, string subject)
     {
         const int batch = 1000;
-        var frame = Encoding.ASCII.GetBytes("PUB probe 16\r\n0123456789abcdef\r\n");
+        var frame = Encoding.ASCII.GetBytes($"PUB {subject} 16\r\n0123456789abcdef\r\n");
         var delivered = Encoding.ASCII.GetBytes("MSG probe 1 16\r\n0123456789abcdef\r\n").Length;
         var block = new byte[frame.Length * batch];
         for (var i = 0; i < batch; i++)

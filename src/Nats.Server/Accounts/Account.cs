@@ -54,5 +54,9 @@ internal sealed class Account
 
     public void RemoveClient() => Interlocked.Decrement(ref _clientCount);
 
+
+    /// <summary>Subject mappings applied to what this account's clients publish; null when there are none.</summary>
+    public Mappings.SubjectMapper? Mappings { get; set; }
+
     public override string ToString() => Name;
 }

@@ -118,7 +118,7 @@ internal static class AccountConfigBinder
                         break;
                     case "mappings":
                     case "maps":
-                        account.Mappings = item.ToPlain();
+                        account.Mappings = Mappings.MappingConfigBinder.Bind(item, errors);
                         break;
                     case "jetstream":
                         account.JetStream = item;

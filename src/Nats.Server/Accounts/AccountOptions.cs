@@ -27,8 +27,8 @@ public sealed class AccountOptions
     /// <summary>The <c>imports</c> list as written (plain tree).</summary>
     public object? Imports { get; set; }
 
-    /// <summary>The <c>mappings</c> block as written (plain tree).</summary>
-    public object? Mappings { get; set; }
+    /// <summary>The account's <c>mappings</c> block.</summary>
+    public List<Mappings.SubjectMapping> Mappings { get; set; } = [];
 
     /// <summary>The account's <c>jetstream</c> setting as written, kept for when JetStream exists.</summary>
     public ConfigValue? JetStream { get; set; }

@@ -18,7 +18,7 @@ internal sealed class AccountRegistry
         Global = Add(new Account(Account.GlobalAccountName));
         foreach (var configured in options.Accounts)
         {
-            Add(new Account(configured.Name, configured));
+            Add(new Account(configured.Name, configured)).Mappings = Mappings.SubjectMapper.Create(configured.Mappings);
         }
 
         var systemName = options.SystemAccount;

@@ -19,6 +19,9 @@ internal sealed partial class ClientConnection
     private byte[] _lineScratch = new byte[512];
     private uint _queueRandom = (uint)Random.Shared.Next(1, int.MaxValue);
 
+    // Where a mapped subject is written; reused so mapping does not allocate per message.
+    private byte[] _mappedSubject = [];
+
     /// <summary>PUB/HPUB — mirrors processInboundClientMsg and processMsgResults.</summary>
     private void ProcessPublish(ReadOnlySpan<byte> buffer, in ClientCommand command)
     {
@@ -30,6 +33,18 @@ internal sealed partial class ClientConnection
         if (_connect.Pedantic && !SubjectValidation.IsValidLiteralSubject(subject))
         {
             EnqueueProtocol(ErrorTexts.InvalidPublishSubject);
+        }
+        // Go maps in the parser, before processInboundClientMsg: permissions, the reserved-prefix check,
+        // the match cache and the delivered MSG all see the mapped subject; the reply is unchanged.
+        var mappings = Account.Mappings;
+        if (mappings is not null && mappings.TryMap(subject, ref _mappedSubject, out var mappedLength))
+        {
+            var mapped = _mappedSubject.AsSpan(0, mappedLength);
+            if (_trace)
+            {
+                TraceMapping(subject, mapped);
+            }
+            subject = mapped;
         }
         if (subject.Length > 5 && subject.StartsWith("_GR_."u8))
         {
@@ -62,6 +77,12 @@ internal sealed partial class ClientConnection
         {
             SendNoResponders(reply);
         }
+    }
+
+    private void TraceMapping(ReadOnlySpan<byte> original, ReadOnlySpan<byte> mapped)
+    {
+        var text = $"{Encoding.UTF8.GetString(original)} -> {Encoding.UTF8.GetString(mapped)}";
+        Trace("<<-", "MAPPING"u8, Encoding.UTF8.GetBytes(text));
     }
 
     private static bool IsReservedReply(ReadOnlySpan<byte> reply) =>

@@ -14,7 +14,7 @@ public sealed class ConfigBinder
     /// <summary>Top-level keys nats-server 2.9.10 accepts that this server does not implement yet.</summary>
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
-        "mappings", "maps", "disable_sublist_cache", "no_sublist_cache", "https", "https_port",
+        "disable_sublist_cache", "no_sublist_cache", "https", "https_port",
         "cluster", "gateway", "leaf", "leafnodes", "store_dir", "storedir", "jetstream",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "tls", "ocsp",
         "allow_non_tls", "operator", "operators", "roots", "root",
@@ -182,6 +182,11 @@ public sealed class ConfigBinder
             case "no_auth_user":
                 _options.NoAuthUser = Str(v);
                 break;
+            case "mappings":
+            case "maps":
+                // Each block is a $G account in Go's options; the last one's mappings are the ones used.
+                _options.Mappings = Mappings.MappingConfigBinder.Bind(v, _errors);
+                break;
             case "accounts":
                 _accounts = v;
                 break;
@@ -201,7 +206,7 @@ public sealed class ConfigBinder
                 }
                 else if (!v.UsedAsVariable)
                 {
-                    _errors.Add($"{v.Source}: unknown field \"{key}\"");
+                    _errors.Add($"{v.Source}: unknown field {Auth.GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(key))}");
                 }
                 break;
         }
@@ -242,7 +247,7 @@ public sealed class ConfigBinder
                     default:
                         if (!item.UsedAsVariable)
                         {
-                            _errors.Add($"{item.Source}: unknown field \"{key}\"");
+                            _errors.Add($"{item.Source}: unknown field {Auth.GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(key))}");
                         }
                         break;
                 }

@@ -82,6 +82,9 @@ public sealed class ServerOptions
     /// <summary>no_system_account: run without a system account.</summary>
     public bool NoSystemAccount { get; set; }
 
+    /// <summary>Subject mappings of the global account (the top-level <c>mappings</c> block).</summary>
+    public List<Mappings.SubjectMapping> Mappings { get; set; } = [];
+
     /// <summary>Monitoring HTTP port (0 = off).</summary>
     public int HttpPort { get; set; }
     public string? HttpHost { get; set; }

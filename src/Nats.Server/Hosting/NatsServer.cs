@@ -49,6 +49,8 @@ public sealed partial class NatsServer : IAsyncDisposable
         _accounts = new AccountRegistry(options);
         _authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
         _history = new ConnectionHistory(options.MaxClosedClients > 0 ? options.MaxClosedClients : ConnectionHistory.DefaultMaxClosedClients);
+        // Invalid mappings throw MappingException here; a configuration file reports them at load time.
+        _accounts.Global.Mappings = Mappings.SubjectMapper.Create(options.Mappings);
     }
 
     /// <summary>The options in force; a configuration reload replaces the whole object.</summary>

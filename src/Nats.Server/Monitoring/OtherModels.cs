@@ -38,7 +38,7 @@ internal sealed class Accountz
     [JsonPropertyName("account_detail"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public AccountInfo? AccountDetail { get; set; }
 }
 
-/// <summary>AccountInfo in monitor.go, for accounts without JWTs, mappings, imports or exports.</summary>
+/// <summary>AccountInfo in monitor.go, for accounts without JWTs, imports or exports.</summary>
 internal sealed class AccountInfo
 {
     [JsonPropertyName("account_name")] public string AccountName { get; set; } = "";
@@ -50,7 +50,16 @@ internal sealed class AccountInfo
     [JsonPropertyName("leafnode_connections")] public int LeafnodeConnections { get; set; }
     [JsonPropertyName("client_connections")] public int ClientConnections { get; set; }
     [JsonPropertyName("subscriptions")] public long Subscriptions { get; set; }
+    [JsonPropertyName("mappings"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public SortedDictionary<string, List<MapDestModel>>? Mappings { get; set; }
     [JsonPropertyName("sublist_stats")] public SubListStatsModel SublistStats { get; set; } = new();
+}
+
+/// <summary>MapDest in accounts.go: a destination with its cumulative weight, as /accountz lists mappings.</summary>
+internal sealed class MapDestModel
+{
+    [JsonPropertyName("subject")] public string Subject { get; set; } = "";
+    [JsonPropertyName("weight")] public int Weight { get; set; }
+    [JsonPropertyName("cluster"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? Cluster { get; set; }
 }
 
 internal sealed class AccountStatz

@@ -149,8 +149,36 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             IsSystem = acc.IsSystem,
             ClientConnections = ConnectionsIn(acc),
             Subscriptions = acc.SubList.Count,
+            Mappings = MappingsOf(acc),
             SublistStats = Stats(acc.SubList),
         };
+        return result;
+    }
+
+    /// <summary>Go lists each source's destinations (cumulative weights), then cluster-scoped ones; omitted when empty.</summary>
+    private static SortedDictionary<string, List<MapDestModel>>? MappingsOf(Accounts.Account account)
+    {
+        if (account.Mappings is not { } mapper)
+        {
+            return null;
+        }
+        var result = new SortedDictionary<string, List<MapDestModel>>(StringComparer.Ordinal);
+        foreach (var entry in mapper.Entries)
+        {
+            var list = entry.Destinations
+                .Select(d => new MapDestModel { Subject = d.Transform.Destination, Weight = d.CumulativeWeight })
+                .ToList();
+            foreach (var (cluster, destinations) in entry.ClusterDestinations)
+            {
+                list.AddRange(destinations.Select(d => new MapDestModel
+                {
+                    Subject = d.Transform.Destination,
+                    Weight = d.CumulativeWeight,
+                    Cluster = cluster,
+                }));
+            }
+            result[entry.Source] = list;
+        }
         return result;
     }
 

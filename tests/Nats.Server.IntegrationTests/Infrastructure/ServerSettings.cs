@@ -28,6 +28,12 @@ internal sealed class ServerSettings
     /// </summary>
     public List<string> RawConfig { get; } = [];
 
+    /// <summary>
+    /// Subject mappings, from <c>map.SOURCE=DEST</c> (a plain mapping) or <c>map.SOURCE=DEST@W|DEST@W</c>
+    /// (weighted destinations, W in percent), rendered as a top-level <c>mappings</c> block.
+    /// </summary>
+    public List<(string Source, List<(string Subject, int? Weight)> Destinations)> Mappings { get; } = [];
+
     /// <summary>Users list, permissions, nkeys and no_auth_user (see <see cref="AuthSettings"/> for the script syntax).</summary>
     public AuthSettings Auth { get; } = new();
 
@@ -45,6 +51,11 @@ internal sealed class ServerSettings
 
             var key = pair[..eq];
             var value = pair[(eq + 1)..];
+            if (key.StartsWith("map.", StringComparison.Ordinal))
+            {
+                s.Mappings.Add((key["map.".Length..], value.Split('|').Select(ParseDestination).ToList()));
+                continue;
+            }
             switch (key)
             {
                 case "user": s.User = value; break;
@@ -81,6 +92,12 @@ internal sealed class ServerSettings
 
     public const double GenerousAuthTimeoutSeconds = 10;
 
+    private static (string Subject, int? Weight) ParseDestination(string text)
+    {
+        var at = text.LastIndexOf('@');
+        return at < 0 ? (text, null) : (text[..at], int.Parse(text[(at + 1)..], CultureInfo.InvariantCulture));
+    }
+
     /// <summary>Go configuration file text; empty when every setting is the default.</summary>
     public string ToGoConfig()
     {
@@ -93,6 +110,21 @@ internal sealed class ServerSettings
         if (PingIntervalSeconds is { } pi) sb.Append(inv, $"ping_interval: \"{pi}s\"\n");
         if (PingMax is { } pm) sb.Append(inv, $"ping_max: {pm}\n");
         if (NoHeaderSupport) sb.Append("no_header_support: true\n");
+        if (Mappings.Count > 0)
+        {
+            sb.Append("mappings {\n");
+            foreach (var (source, destinations) in Mappings)
+            {
+                if (destinations is [(var subject, null)])
+                {
+                    sb.Append(inv, $"  \"{source}\": \"{subject}\"\n");
+                    continue;
+                }
+                var list = destinations.Select(d => $"{{destination: \"{d.Subject}\", weight: {d.Weight ?? 100}}}");
+                sb.Append(inv, $"  \"{source}\": [{string.Join(", ", list)}]\n");
+            }
+            sb.Append("}\n");
+        }
         Auth.AppendGoTopLevel(sb);
         if (User is not null || Token is not null || AuthTimeoutSeconds is not null || Auth.HasAuthorizationBlock)
         {
@@ -124,6 +156,10 @@ internal sealed class ServerSettings
         if (PingMax is { } pm) o.MaxPingsOut = pm;
         if (AuthTimeoutSeconds is { } at) o.AuthTimeout = TimeSpan.FromSeconds(at);
         o.NoHeaderSupport = NoHeaderSupport;
+        o.Mappings = Mappings
+            .Select(m => new Nats.Server.Mappings.SubjectMapping(
+                m.Source, m.Destinations.Select(d => new Nats.Server.Mappings.MappingDestination(d.Subject, d.Weight ?? 100)).ToList()))
+            .ToList();
         o.Username = User;
         o.Password = Password;
         o.AuthToken = Token;

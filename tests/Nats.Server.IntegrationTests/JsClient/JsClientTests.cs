@@ -11,7 +11,7 @@ public sealed class JsClientTests
     private static readonly string[] ScenarioNames =
     [
         "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered", "auth",
-        "token", "nkey", "permissions", "accounts",
+        "token", "nkey", "permissions", "accounts", "mappings",
     ];
 
     // Scenarios that need the server driven while they run; their tests live elsewhere (Operations/).
@@ -35,6 +35,7 @@ public sealed class JsClientTests
                 AuthTimeoutSeconds = ServerSettings.GenerousAuthTimeoutSeconds,
                 RawConfig = { "accounts { A { users: [ {user: a, password: pa} ] }, B { users: [ {user: b, password: pb} ] } }" },
             },
+            "mappings" => ServerSettings.Parse(["map.orders.*=shipping.$1", "map.req.*=svc.$1", "map.split=left@50|right@50"]),
             _ => new ServerSettings(),
         };
         await using var server = await TestServers.StartOursAsync(settings);

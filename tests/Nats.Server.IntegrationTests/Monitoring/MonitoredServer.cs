@@ -130,7 +130,8 @@ internal sealed partial class GoMonitoredServer : MonitoredServer
     public override int ClientPort { get; }
     public override int MonitorPort { get; }
 
-    public static async Task<GoMonitoredServer> StartAsync()
+    /// <param name="configFile">An optional configuration file (-c) for settings beyond the defaults.</param>
+    public static async Task<GoMonitoredServer> StartAsync(string? configFile = null)
     {
         Assert.True(File.Exists(BinaryPath), $"{BinaryPath} (Debian's nats-server 2.9.10) is required for differential monitoring tests");
         var psi = new ProcessStartInfo(BinaryPath)
@@ -142,6 +143,11 @@ internal sealed partial class GoMonitoredServer : MonitoredServer
         foreach (var arg in new[] { "-a", "127.0.0.1", "-p", "-1", "-m", "-1" })
         {
             psi.ArgumentList.Add(arg);
+        }
+        if (configFile is not null)
+        {
+            psi.ArgumentList.Add("-c");
+            psi.ArgumentList.Add(configFile);
         }
         var process = new Process { StartInfo = psi, EnableRaisingEvents = true };
         var log = new StringBuilder();

@@ -1,0 +1,154 @@
+using System.Diagnostics;
+using Nats.Server.Configuration;
+using Nats.Server.Tests.Configuration;
+
+namespace Nats.Server.Tests.Mappings;
+
+/// <summary>
+/// Mapping blocks checked by the Go server's "-t -c file" and by our loader: both must accept or reject,
+/// and a rejection with a single error must carry Go's exact text, position included.
+/// </summary>
+public class MappingConfigDifferentialTests
+{
+    private const string GoServer = "/usr/sbin/nats-server";
+
+    public static TheoryData<string, string> Cases() => new()
+    {
+        { "plain", "mappings { foo: bar }\n" },
+        { "maps-alias", "maps { foo: bar }\n" },
+        { "wildcards", "mappings {\n  \"a.*.*\": \"b.$2.$1\"\n  \"c.>\": \"d.>\"\n}\n" },
+        { "functions", "mappings {\n  \"a.*.*\": \"b.{{wildcard(2)}}.{{partition(3,1)}}\"\n  \"s.*\": \"t.{{splitFromLeft(1,2)}}.{{sliceFromRight(1,3)}}.{{split(1,-)}}\"\n}\n" },
+        { "weighted", "mappings {\n  \"w.>\": [{destination: \"x.>\", weight: 40%}, {destination: \"y.>\", weight: \"60%\"}]\n}\n" },
+        { "weighted-single-map", "mappings {\n  \"p.*\": {destination: \"q.$1\", weight: 30}\n}\n" },
+        { "weighted-cluster", "mappings {\n  \"p.*\": [{destination: \"q.$1\", weight: 30, cluster: east}]\n}\n" },
+        { "weighted-empty-list", "mappings { foo: [] }\n" },
+        { "loss", "mappings {\n  foo: { dest: foo, weight: 80% }\n  bar: { dest: bar, weight: 0% }\n}\n" },
+        { "literal-source-with-function", "mappings { foo: \"bar.{{wildcard(1)}}\" }\n" },
+        { "unused-wildcard", "mappings {\n  \"a.*.*\": \"b.$2\"\n}\n" },
+        { "index-out-of-range", "mappings {\n  \"c.*\": \"b.{{wildcard(2)}}\"\n}\n" },
+        { "unknown-function", "mappings {\n  \"a.*\": \"b.{{foo(1)}}\"\n}\n" },
+        { "too-many-args", "mappings {\n  \"a.*\": \"b.{{wildcard(1,2)}}\"\n}\n" },
+        { "not-enough-args", "mappings {\n  \"a.*\": \"b.{{partition(3)}}\"\n}\n" },
+        { "bad-arg", "mappings {\n  \"a.*\": \"b.{{splitFromLeft(1,x)}}\"\n}\n" },
+        { "split-space", "mappings {\n  \"a.*\": \"b.{{split(1,a b)}}\"\n}\n" },
+        { "star-in-destination", "mappings {\n  \"a.*\": \"b.*\"\n}\n" },
+        { "fwc-mismatch", "mappings {\n  \"a.>\": \"b\"\n}\n" },
+        { "empty-destination", "mappings {\n  a: \"\"\n}\n" },
+        { "empty-token-destination", "mappings {\n  a: \"b..c\"\n}\n" },
+        { "whitespace-destination", "mappings {\n  a: \"b c\"\n}\n" },
+        { "invalid-source", "mappings {\n  \"j..k\": x\n}\n" },
+        { "weight-too-big", "mappings {\n  \"e.*\": [{destination: \"x.$1\", weight: 140}]\n}\n" },
+        { "weight-negative-string", "mappings {\n  \"e.*\": [{destination: \"x.$1\", weight: \"-1%\"}]\n}\n" },
+        { "weight-not-a-number", "mappings {\n  \"e.*\": [{destination: \"x.$1\", weight: \"abc\"}]\n}\n" },
+        { "weight-float", "mappings {\n  \"e.*\": [{destination: \"x.$1\", weight: 0.5}]\n}\n" },
+        { "missing-weight", "mappings {\n  \"f.*\": [{destination: \"x.$1\"}]\n}\n" },
+        { "unknown-field", "mappings {\n  \"h.*\": {destination: \"x.$1\", weight: 50, foo: 1}\n}\n" },
+        { "number-entry", "mappings {\n  \"i.*\": 5\n}\n" },
+        { "total-over-100", "mappings {\n  \"w.>\": [{destination: \"x.>\", weight: 40%}, {destination: \"y.>\", weight: \"70%\"}]\n}\n" },
+        { "total-over-100-unquoted", "mappings {\n  \"w.>\": [{destination: \"x.>\", weight: 40}, {destination: \"y.>\", weight: 70}]\n}\n" },
+        { "duplicate-destination", "mappings {\n  \"w\": [{destination: x, weight: 40}, {destination: x, weight: 10}]\n}\n" },
+        { "bad-map-destination", "mappings {\n  w: {destination: \"a b\", weight: 40}\n}\n" },
+        { "non-string-destination", "mappings {\n  w: {destination: 5, weight: 40}\n}\n" },
+        { "not-a-map", "mappings: 5\n" },
+        { "not-a-map-list", "mappings: [a, b]\n" },
+        { "unknown-key-needing-quotes", "m\"appings { foo: bar }\n" },
+    };
+
+    [Theory]
+    [MemberData(nameof(Cases))]
+    public async Task AgreesWithGoServer(string name, string text)
+    {
+        Assert.True(File.Exists(GoServer), $"the Go oracle {GoServer} is required");
+        using var dir = new TempDirectory();
+        var file = dir.Write(name + ".conf", text);
+
+        var (goAccepts, goOutput) = await RunGoCheck(file);
+        string? ourMessage = null;
+        try
+        {
+            CommandLineOptions.Parse(["-t", "-c", file]).BuildServerOptions(out _);
+        }
+        catch (ConfigurationException e)
+        {
+            ourMessage = e.Message;
+        }
+        Assert.True(goAccepts == (ourMessage is null), $"{name}: Go accepts={goAccepts} ({goOutput}), ours: {ourMessage ?? "valid"}");
+        if (!goAccepts)
+        {
+            var goMessage = goOutput.StartsWith("nats-server: ", StringComparison.Ordinal) ? goOutput["nats-server: ".Length..] : goOutput;
+            Assert.Equal(goMessage.TrimEnd('\n'), ourMessage!.TrimEnd('\n'));
+        }
+    }
+
+    /// <summary>
+    /// Randomly damaged mapping blocks (fixed seed: the same files every run): destinations, functions,
+    /// weights and brackets broken in ways no hand-written case lists must be accepted or refused as Go does.
+    /// </summary>
+    [Fact]
+    public async Task MutatedMappingConfigsMatchGoServer()
+    {
+        Assert.True(File.Exists(GoServer), $"the Go oracle {GoServer} is required");
+        const string alphabet = "{}[]()=:;,#\"$ .-0123456789%*>abpwxyz_";
+        var seeds = Cases().Select(row => (string)row[1]).Where(t => t.Contains('{')).ToList();
+        var random = new Random(20261122);
+        using var dir = new TempDirectory();
+        var mismatches = new List<string>();
+        for (var i = 0; i < 120; i++)
+        {
+            var text = new System.Text.StringBuilder(seeds[random.Next(seeds.Count)]);
+            for (var edits = random.Next(1, 3); edits > 0; edits--)
+            {
+                var at = random.Next(text.Length + 1);
+                var op = random.NextDouble();
+                if (op < 0.4 && at < text.Length)
+                {
+                    text.Remove(at, 1);
+                }
+                else if (op < 0.8 || at == text.Length)
+                {
+                    text.Insert(at, alphabet[random.Next(alphabet.Length)]);
+                }
+                else
+                {
+                    text[at] = alphabet[random.Next(alphabet.Length)];
+                }
+            }
+            var file = dir.Write($"m{i}.conf", text.ToString());
+            var (goAccepts, goOutput) = await RunGoCheck(file);
+            string? ours = null;
+            try
+            {
+                CommandLineOptions.Parse(["-t", "-c", file]).BuildServerOptions(out _);
+            }
+            catch (ConfigurationException e)
+            {
+                ours = e.Message;
+            }
+            if (goAccepts != (ours is null))
+            {
+                mismatches.Add($"Go={goAccepts} ({goOutput}) us={ours ?? "valid"}: {text.ToString().Replace("\n", "\\n")}");
+            }
+        }
+        Assert.Empty(mismatches);
+    }
+
+    private static async Task<(bool Accepts, string Output)> RunGoCheck(string file)
+    {
+        var psi = new ProcessStartInfo(GoServer)
+        {
+            RedirectStandardError = true,
+            RedirectStandardOutput = true,
+            UseShellExecute = false,
+        };
+        psi.ArgumentList.Add("-t");
+        psi.ArgumentList.Add("-c");
+        psi.ArgumentList.Add(file);
+        using var process = Process.Start(psi)!;
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        await process.WaitForExitAsync(timeout.Token);
+        await Task.WhenAll(stdout, stderr);
+        return (process.ExitCode == 0, (await stderr).TrimEnd('\n') + await stdout);
+    }
+}
