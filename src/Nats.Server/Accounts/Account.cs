@@ -12,6 +12,8 @@ internal sealed class Account
     public const string GlobalAccountName = "$G";
 
     private int _clientCount;
+    private long _internalSid;
+    private ServiceResponses? _responses;
 
     public Account(string name, AccountOptions? options = null)
     {
@@ -53,6 +55,32 @@ internal sealed class Account
     }
 
     public void RemoveClient() => Interlocked.Decrement(ref _clientCount);
+
+    /// <summary>Response routing for requests that reach this account through service imports (created on first use).</summary>
+    public ServiceResponses Responses
+    {
+        get
+        {
+            var responses = Volatile.Read(ref _responses);
+            if (responses is null)
+            {
+                Interlocked.CompareExchange(ref _responses, new ServiceResponses(this), null);
+                responses = _responses!;
+            }
+            return responses;
+        }
+    }
+
+    /// <summary>Null until a request crossed a service import into this account.</summary>
+    public ServiceResponses? ResponsesIfCreated => Volatile.Read(ref _responses);
+
+    /// <summary>Stream import routes placed in this account's index; Go has no subscription for them, so monitoring leaves them out.</summary>
+    public int HiddenSubscriptions { get; internal set; }
+
+    /// <summary>Subscriptions as Go counts them.</summary>
+    public int VisibleSubscriptionCount => SubList.Count - HiddenSubscriptions;
+
+    internal byte[] NextInternalSid() => System.Text.Encoding.ASCII.GetBytes(Interlocked.Increment(ref _internalSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
 
     public override string ToString() => Name;
 }

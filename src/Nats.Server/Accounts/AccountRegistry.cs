@@ -1,4 +1,6 @@
+using System.Text;
 using Nats.Server.Configuration;
+using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Accounts;
 
@@ -46,6 +48,43 @@ internal sealed class AccountRegistry
         if (System is not null)
         {
             System.IsSystem = true;
+        }
+        WireImports();
+    }
+
+    /// <summary>
+    /// Places the internal subscriptions of every resolved import: a stream import's route in the
+    /// exporter's index, a service import's route in the importer's.
+    /// </summary>
+    private void WireImports()
+    {
+        foreach (var importer in _accounts.Values)
+        {
+            foreach (var import in importer.Options.StreamImports)
+            {
+                if (Find(import.Exporter) is not { } exporter)
+                {
+                    continue;
+                }
+                var route = new StreamImportRoute(importer, import);
+                if (exporter.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), exporter.NextInternalSid())))
+                {
+                    exporter.HiddenSubscriptions++;
+                }
+            }
+            foreach (var import in importer.Options.ServiceImports)
+            {
+                if (Find(import.Exporter) is not { } exporter)
+                {
+                    continue;
+                }
+                var export = exporter.Options.ServiceExports
+                    .Where(e => e.Subject == import.To || Auth.SubjectPatterns.IsSubsetMatch(import.To, e.Subject))
+                    .OrderBy(e => e.Subject == import.To ? 0 : 1)
+                    .FirstOrDefault();
+                var route = new ServiceImportRoute(importer, exporter, import, export);
+                importer.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), importer.NextInternalSid()));
+            }
         }
     }
 
