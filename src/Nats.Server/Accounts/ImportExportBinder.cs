@@ -186,7 +186,8 @@ internal static class ImportExportBinder
                         errors.Add($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not []interface {{}}");
                         return null;
                     }
-                    accounts = [];
+                    // Go appends to a nil list, so "accounts: []" leaves the export public.
+                    accounts = null;
                     foreach (var name in names)
                     {
                         if (name.Value is not string accountName)
@@ -194,7 +195,7 @@ internal static class ImportExportBinder
                             errors.Add($"{name.Source}: interface conversion: interface {{}} is {name.GoTypeName}, not string");
                             return null;
                         }
-                        accounts.Add(accountName);
+                        (accounts ??= []).Add(accountName);
                     }
                     if (stream is not null)
                     {

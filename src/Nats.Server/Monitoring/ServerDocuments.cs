@@ -150,6 +150,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             Subscriptions = acc.VisibleSubscriptionCount,
             SublistStats = Stats(acc.SubList),
         };
+        AccountImportExportDocuments.Fill(result.AccountDetail, acc);
         return result;
     }
 

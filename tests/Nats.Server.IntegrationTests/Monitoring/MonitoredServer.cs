@@ -87,10 +87,16 @@ internal sealed class OurMonitoredServer : MonitoredServer
     public override int ClientPort => Server.Port;
     public override int MonitorPort => Server.MonitoringPort;
 
-    public static async Task<OurMonitoredServer> StartAsync(Action<ServerOptions>? configure = null)
+    public static Task<OurMonitoredServer> StartAsync(Action<ServerOptions>? configure = null)
     {
         var options = new ServerOptions { Host = "127.0.0.1", Port = 0, HttpPort = -1 };
         configure?.Invoke(options);
+        return StartAsync(options);
+    }
+
+    /// <summary>Starts with options built elsewhere (e.g. from a config file); the caller sets host and ports.</summary>
+    public static async Task<OurMonitoredServer> StartAsync(ServerOptions options)
+    {
         var server = new NatsServer(options);
         try
         {
@@ -130,7 +136,7 @@ internal sealed partial class GoMonitoredServer : MonitoredServer
     public override int ClientPort { get; }
     public override int MonitorPort { get; }
 
-    public static async Task<GoMonitoredServer> StartAsync()
+    public static async Task<GoMonitoredServer> StartAsync(string? configFile = null)
     {
         Assert.True(File.Exists(BinaryPath), $"{BinaryPath} (Debian's nats-server 2.9.10) is required for differential monitoring tests");
         var psi = new ProcessStartInfo(BinaryPath)
@@ -142,6 +148,11 @@ internal sealed partial class GoMonitoredServer : MonitoredServer
         foreach (var arg in new[] { "-a", "127.0.0.1", "-p", "-1", "-m", "-1" })
         {
             psi.ArgumentList.Add(arg);
+        }
+        if (configFile is not null)
+        {
+            psi.ArgumentList.Add("-c");
+            psi.ArgumentList.Add(configFile);
         }
         var process = new Process { StartInfo = psi, EnableRaisingEvents = true };
         var log = new StringBuilder();

@@ -23,6 +23,7 @@ public class ImportExportConfigDifferentialTests
         { "stream-not-exported", Accounts("[{service: \"news.>\"}]", "[{stream: {account: A, subject: \"news.x\"}}]") },
         { "stream-approved", Accounts("[{stream: \"news.>\", accounts: [B]}]", "[{stream: {account: A, subject: \"news.x\"}}]") },
         { "stream-not-approved", "accounts { A { exports: [{stream: \"news.>\", accounts: [C]}] }, B { imports: [{stream: {account: A, subject: \"news.x\"}}] }, C {} }\n" },
+        { "stream-empty-approval-list", Accounts("[{stream: \"news.>\", accounts: []}]", "[{stream: {account: A, subject: \"news.x\"}}]") },
         { "stream-approved-unknown-account", Accounts("[{stream: \"news.>\", accounts: [Z]}]", "[]") },
         { "service-approved-unknown-account", Accounts("[{service: \"svc.>\", accounts: [Z]}]", "[]") },
         { "stream-prefix-wildcard", Accounts("[{stream: \"news.>\"}]", "[{stream: {account: A, subject: \"news.x\"}, prefix: \"a.*\"}]") },
