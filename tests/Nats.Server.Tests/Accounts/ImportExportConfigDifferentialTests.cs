@@ -27,7 +27,6 @@ public class ImportExportConfigDifferentialTests
         { "stream-approved-unknown-account", Accounts("[{stream: \"news.>\", accounts: [Z]}]", "[]") },
         { "service-approved-unknown-account", Accounts("[{service: \"svc.>\", accounts: [Z]}]", "[]") },
         { "stream-prefix-wildcard", Accounts("[{stream: \"news.>\"}]", "[{stream: {account: A, subject: \"news.x\"}, prefix: \"a.*\"}]") },
-        { "stream-prefix-and-to", Accounts("[{stream: \"news.>\"}]", "[{stream: {account: A, subject: \"news.x\"}, prefix: \"a\", to: \"b\"}]") },
         { "stream-duplicate", Accounts("[{stream: \"news.>\"}]", "[{stream: {account: A, subject: \"news.x\"}}, {stream: {account: A, subject: \"news.x\"}, to: \"y\"}]") },
         { "stream-unknown-account", Accounts("[]", "[{stream: {account: Z, subject: \"news.x\"}}]") },
         { "stream-missing-subject", Accounts("[]", "[{stream: {account: A}}]") },
@@ -63,6 +62,9 @@ public class ImportExportConfigDifferentialTests
         { "stream-cycle", "accounts { A { exports: [{stream: \"x.>\"}], imports: [{stream: {account: B, subject: \"x.>\"}}] }, B { exports: [{stream: \"x.>\"}], imports: [{stream: {account: A, subject: \"x.>\"}}] } }\n" },
         { "service-cycle", "accounts { A { exports: [{service: \"x.>\"}], imports: [{service: {account: B, subject: \"x.>\"}}] }, B { exports: [{service: \"x.>\"}], imports: [{service: {account: A, subject: \"x.>\"}}] } }\n" },
     };
+
+    // Not covered: prefix and to together. Go reports it only when its random map order reads "to"
+    // after "stream" and "prefix", so it accepts the same file on some runs; we always refuse it.
 
     // Go reads the accounts in random map order; in these the account that meets the conflict varies.
     private static readonly HashSet<string> OrderDependent = ["stream-cycle", "service-cycle"];
