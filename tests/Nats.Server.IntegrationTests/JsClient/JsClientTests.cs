@@ -11,8 +11,14 @@ public sealed class JsClientTests
     private static readonly string[] ScenarioNames =
     [
         "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered", "auth",
-        "token", "nkey", "permissions",
+        "token", "nkey", "permissions", "imports",
     ];
+
+    // Must match the accounts the "imports" scenario in scenarios.mjs expects.
+    private const string ImportsConfig =
+        "accounts { A { users: [{user: exporter, password: pw}], exports: [{service: \"svc.>\"}, {service: ticks, response_type: stream}, {stream: \"feed.>\"}] }, "
+        + "B { users: [{user: importer, password: pw}], imports: [{service: {account: A, subject: \"svc.>\"}, to: \"remote.>\"}, "
+        + "{service: {account: A, subject: ticks}}, {stream: {account: A, subject: \"feed.>\"}, prefix: a}] } }";
 
     public static TheoryData<string> Scenarios() => new(ScenarioNames);
 
@@ -27,11 +33,19 @@ public sealed class JsClientTests
             "token" => new ServerSettings { Token = "t0k3n" },
             "nkey" => ServerSettings.Parse(["nkeys=UD7GDMLP62QES2BSXTHS32TUKQCIYQUNY6WSF4WXFYCZEVTTAQCMJVAR"]),
             "permissions" => ServerSettings.Parse(["users=limited:pw,admin:pw", "pub_allow.limited=allowed.>", "sub_deny.limited=secret.>"]),
+            "imports" => WithRawConfig(ImportsConfig),
             _ => new ServerSettings(),
         };
         await using var server = await TestServers.StartOursAsync(settings);
         var result = await NodeRunner.RunScenariosAsync(server.Url, scenario);
         Assert.True(result.ExitCode == 0, $"nats.js scenario '{scenario}' failed against the {server.Kind} server (exit {result.ExitCode}):\n{result.Output}");
+    }
+
+    private static ServerSettings WithRawConfig(string config)
+    {
+        var settings = new ServerSettings();
+        settings.RawConfig.Add(config);
+        return settings;
     }
 
     [Fact]
