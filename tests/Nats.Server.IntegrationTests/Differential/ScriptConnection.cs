@@ -209,7 +209,7 @@ internal sealed partial class ScriptConnection : IAsyncDisposable
                 return;
         }
 
-        Transcript.Add(line.StartsWith("INFO ", StringComparison.Ordinal) ? InfoNormalizer.Normalize(line) : Escape(line));
+        Transcript.Add(line.StartsWith("INFO ", StringComparison.Ordinal) ? InfoNormalizer.Normalize(line) : Escape(ServiceReply().Replace(line, "_R_.<reply>")));
     }
 
     /// <summary>Next line without its CRLF, or null at end of stream (recorded as closed).</summary>
