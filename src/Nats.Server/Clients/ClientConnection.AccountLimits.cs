@@ -29,6 +29,25 @@ internal sealed partial class ClientConnection
         _maxSubscriptions = subscriptions;
     }
 
+    private bool _firstPongSent;
+
+    /// <summary>
+    /// Go's processPing: a client speaking protocol 1 that sends its first PING after CONNECT gets a
+    /// fresh INFO (right after that PONG, as Go writes it) when its max_payload differs from the server's (an account limit lowered it).
+    /// </summary>
+    private void CheckInfoOnFirstPing()
+    {
+        if (_firstPongSent || !_connectReceived)
+        {
+            return;
+        }
+        _firstPongSent = true;
+        if (_connect.Protocol >= 1 && _maxPayload != _options.MaxPayload)
+        {
+            EnqueueProtocol(_server.RenderClientInfo(Id, RemoteIp, _maxPayload));
+        }
+    }
+
     private static int MinLimit(int value, int limit) =>
         limit != AccountLimits.NoLimit && (value == AccountLimits.NoLimit || limit < value) ? limit : value;
 }

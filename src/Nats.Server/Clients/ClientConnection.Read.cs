@@ -151,6 +151,7 @@ internal sealed partial class ClientConnection
                 }
                 Volatile.Write(ref _lastPingReceivedTicks, Environment.TickCount64);
                 EnqueueProtocol("PONG\r\n"u8);
+                CheckInfoOnFirstPing();
                 break;
             case CommandKind.Pong:
                 if (_trace)

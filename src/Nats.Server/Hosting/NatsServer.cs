@@ -86,6 +86,9 @@ public sealed class NatsServer : IAsyncDisposable
 
     internal Account? FindAccount(string name) => _accounts.Find(name);
 
+    /// <summary>The INFO a client gets again when its limits differ from the server's (no nonce: the challenge is over).</summary>
+    internal byte[] RenderClientInfo(ulong clientId, string clientIp, int maxPayload) => _info!.RenderForClient(clientId, clientIp, null, maxPayload);
+
     internal ConnectionHistory History => _history;
 
     internal bool IsShuttingDown => Volatile.Read(ref _shuttingDown) == 1;
