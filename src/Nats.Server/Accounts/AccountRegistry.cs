@@ -17,6 +17,7 @@ internal sealed class AccountRegistry
 
     public AccountRegistry(ServerOptions options)
     {
+        ResolveDefinitionsGivenInCode(options);
         Global = Add(new Account(Account.GlobalAccountName));
         foreach (var configured in options.Accounts)
         {
@@ -50,6 +51,26 @@ internal sealed class AccountRegistry
             System.IsSystem = true;
         }
         WireImports();
+    }
+
+    /// <summary>
+    /// Options built in code may carry export/import definitions that no config binder resolved:
+    /// resolve them here with the same checks, refusing to start on the first error.
+    /// </summary>
+    private static void ResolveDefinitionsGivenInCode(ServerOptions options)
+    {
+        var defined = options.Accounts.Any(a => a.ExportDefinitions.Count + a.StreamImportDefinitions.Count + a.ServiceImportDefinitions.Count > 0);
+        var resolved = options.Accounts.Any(a => a.StreamExports.Count + a.ServiceExports.Count + a.StreamImports.Count + a.ServiceImports.Count > 0);
+        if (!defined || resolved)
+        {
+            return;
+        }
+        var errors = new List<string>();
+        ImportExportBinder.Resolve(options, "accounts", errors);
+        if (errors.Count > 0)
+        {
+            throw new InvalidOperationException(errors[0]);
+        }
     }
 
     /// <summary>

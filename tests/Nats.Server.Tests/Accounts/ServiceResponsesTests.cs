@@ -66,3 +66,35 @@ public class ServiceResponsesTests
         Assert.False(exporter.Responses.Remove(entry));
     }
 }
+
+public class ImportDefinitionsInCodeTests
+{
+    [Fact]
+    public void DefinitionsGivenInCodeAreResolvedWhenTheRegistryIsBuilt()
+    {
+        var options = new Nats.Server.Configuration.ServerOptions();
+        var a = new AccountOptions("A");
+        a.ExportDefinitions.Add(new ExportDefinition("news.>", isService: false));
+        var b = new AccountOptions("B");
+        b.StreamImportDefinitions.Add(new StreamImportDefinition("A", "news.>", null, "a"));
+        options.Accounts.Add(a);
+        options.Accounts.Add(b);
+        var registry = new AccountRegistry(options);
+        Assert.Equal(new ResolvedStreamImport("A", "news.>", "a.news.>"), Assert.Single(b.StreamImports));
+        var route = Assert.Single(registry.Find("A")!.SubList.Match("news.x"u8).Plain).Route;
+        Assert.Same(registry.Find("B"), Assert.IsType<StreamImportRoute>(route).Importer);
+    }
+
+    [Fact]
+    public void AnUnauthorizedImportGivenInCodeRefusesToStart()
+    {
+        var options = new Nats.Server.Configuration.ServerOptions();
+        var a = new AccountOptions("A");
+        a.ExportDefinitions.Add(new ExportDefinition("news.>", isService: false) { Accounts = ["C"] });
+        var b = new AccountOptions("B");
+        b.StreamImportDefinitions.Add(new StreamImportDefinition("A", "news.x", null, null));
+        options.Accounts.AddRange([a, b, new AccountOptions("C")]);
+        var error = Assert.Throws<InvalidOperationException>(() => new AccountRegistry(options));
+        Assert.Equal("accounts: Error adding stream import \"news.x\": stream import not authorized", error.Message);
+    }
+}
