@@ -127,6 +127,15 @@ internal sealed class AccountRegistry
 
     public Account? Find(string name) => _accounts.GetValueOrDefault(name);
 
+    /// <summary>Stops the response-expiry timers of every account (server shutdown).</summary>
+    public void StopTimers()
+    {
+        foreach (var account in _accounts.Values)
+        {
+            account.ResponsesIfCreated?.Clear();
+        }
+    }
+
     /// <summary>
     /// Go's configureAccounts quirk: when the only accounts are $G and a configured system account (the
     /// usual way to give the system account a user), clients without credentials still land in $G

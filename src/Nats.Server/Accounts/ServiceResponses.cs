@@ -106,6 +106,17 @@ internal sealed class ServiceResponses
         }
     }
 
+    /// <summary>Drops every pending response and its timer (server shutdown).</summary>
+    public void Clear()
+    {
+        lock (_lock)
+        {
+            _entries.Clear();
+            _sweeper?.Dispose();
+            _sweeper = null;
+        }
+    }
+
     public List<ResponseEntry> Snapshot()
     {
         lock (_lock)

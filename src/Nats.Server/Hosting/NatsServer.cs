@@ -188,6 +188,7 @@ public sealed class NatsServer : IAsyncDisposable
         }
         var pending = _clientTasks.Values.ToArray();
         await Task.WhenAny(Task.WhenAll(pending), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        _accounts.StopTimers();
         // Steady-state message paths are meant to allocate nothing; this line makes that checkable.
         _logger.LogDebug("Runtime totals: allocated {Allocated} bytes, GC gen0 {Gen0}, gen1 {Gen1}, gen2 {Gen2}",
             GC.GetTotalAllocatedBytes(), GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2));
