@@ -48,12 +48,11 @@ internal static class AccountImportExportDocuments
         {
             info.Responses = pending.ToDictionary(
                 e => System.Text.Encoding.ASCII.GetString(e.Subject),
-                e => new ExtImport
+                e => new ExtResponse
                 {
                     Subject = System.Text.Encoding.ASCII.GetString(e.Subject),
                     Account = e.Requester.Name,
                     To = System.Text.Encoding.UTF8.GetString(e.Reply),
-                    Type = "service",
                     Share = e.Import.Share,
                 });
         }

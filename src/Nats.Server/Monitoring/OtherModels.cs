@@ -53,7 +53,7 @@ internal sealed class AccountInfo
     [JsonPropertyName("exports"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<ExtExport>? Exports { get; set; }
     [JsonPropertyName("imports"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<ExtImport>? Imports { get; set; }
     [JsonPropertyName("sublist_stats")] public SubListStatsModel SublistStats { get; set; } = new();
-    [JsonPropertyName("responses"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Dictionary<string, ExtImport>? Responses { get; set; }
+    [JsonPropertyName("responses"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Dictionary<string, ExtResponse>? Responses { get; set; }
 }
 
 /// <summary>Go's ExtExport: jwt.Export (the fields the server fills) plus the approved accounts.</summary>
@@ -147,4 +147,21 @@ internal sealed class HealthStatus
 {
     [JsonPropertyName("status")] public string Status { get; set; } = "ok";
     [JsonPropertyName("error"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; set; }
+}
+
+/// <summary>
+/// A pending response mapping in /accountz. Go encodes these ExtImports from a map, where jwt's
+/// pointer-receiver MarshalJSON of the import type is not used, so the type shows as its number (2).
+/// </summary>
+internal sealed class ExtResponse
+{
+    public const int ServiceTypeNumber = 2;
+
+    [JsonPropertyName("subject")] public string Subject { get; set; } = "";
+    [JsonPropertyName("account")] public string Account { get; set; } = "";
+    [JsonPropertyName("to")] public string To { get; set; } = "";
+    [JsonPropertyName("type")] public int Type { get; set; } = ServiceTypeNumber;
+    [JsonPropertyName("invalid")] public bool Invalid { get; set; }
+    [JsonPropertyName("share")] public bool Share { get; set; }
+    [JsonPropertyName("tracking")] public bool Tracking { get; set; }
 }

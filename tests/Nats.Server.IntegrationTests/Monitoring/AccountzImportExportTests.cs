@@ -63,31 +63,44 @@ public sealed class AccountzImportExportTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task PendingServiceResponsesAreListed()
+    public async Task PendingServiceResponsesMatchGo()
+    {
+        var go = await PendingResponses(_go);
+        var ours = await PendingResponses(_ours);
+        Assert.True(go.SequenceEqual(ours), $"go: {string.Join(" | ", go)}\nours: {string.Join(" | ", ours)}");
+    }
+
+    /// <summary>
+    /// One request with nobody answering in A (no mapping survives: nothing was delivered) and one that
+    /// reached a responder (pending until answered); returns A's "responses" entries, keys normalised.
+    /// </summary>
+    private static async Task<List<string>> PendingResponses(MonitoredServer server)
     {
         using var requester = new System.Net.Sockets.TcpClient();
-        await requester.ConnectAsync("127.0.0.1", _ours.ClientPort);
+        await requester.ConnectAsync("127.0.0.1", server.ClientPort);
         var stream = requester.GetStream();
-        // A request with nobody answering in A leaves no mapping (Go removes it when nothing was delivered) ...
         await stream.WriteAsync("CONNECT {\"user\":\"b\",\"pass\":\"b\"}\r\nPUB asvc.x _INBOX.1 2\r\nhi\r\nPING\r\n"u8.ToArray());
         await ReadUntilAsync(stream, "PONG");
-        var detail = (await _ours.GetJsonAsync("/accountz?acc=A")).GetProperty("account_detail");
-        Assert.False(detail.TryGetProperty("responses", out _));
+        var detail = (await server.GetJsonAsync("/accountz?acc=A")).GetProperty("account_detail");
+        Assert.False(detail.TryGetProperty("responses", out _), $"{server.Kind}: {detail}");
 
-        // ... while one that reached a responder stays pending until answered.
         using var responder = new System.Net.Sockets.TcpClient();
-        await responder.ConnectAsync("127.0.0.1", _ours.ClientPort);
+        await responder.ConnectAsync("127.0.0.1", server.ClientPort);
         var responderStream = responder.GetStream();
         await responderStream.WriteAsync("CONNECT {\"user\":\"a\",\"pass\":\"a\"}\r\nSUB svc.> 1\r\nPING\r\n"u8.ToArray());
         await ReadUntilAsync(responderStream, "PONG");
         await stream.WriteAsync("PUB asvc.x _INBOX.2 2\r\nhi\r\nPING\r\n"u8.ToArray());
         await ReadUntilAsync(stream, "PONG");
         await ReadUntilAsync(responderStream, "hi");
-        detail = (await _ours.GetJsonAsync("/accountz?acc=A")).GetProperty("account_detail");
-        var pending = detail.GetProperty("responses").EnumerateObject().Single();
-        Assert.StartsWith("_R_.", pending.Name);
-        Assert.Equal("B", pending.Value.GetProperty("account").GetString());
-        Assert.Equal("_INBOX.2", pending.Value.GetProperty("to").GetString());
+        detail = (await server.GetJsonAsync("/accountz?acc=A")).GetProperty("account_detail");
+        var entries = new List<string>();
+        foreach (var pending in detail.GetProperty("responses").EnumerateObject())
+        {
+            Assert.Matches(@"^_R_\.[0-9A-Za-z]{6}\.[0-9A-Za-z]{6}$", pending.Name);
+            Assert.Equal(pending.Name, pending.Value.GetProperty("subject").GetString());
+            entries.Add(Canonical(pending.Value).Replace(pending.Name, "<reply>", StringComparison.Ordinal));
+        }
+        return entries;
     }
 
     private static async Task ReadUntilAsync(System.Net.Sockets.NetworkStream stream, string marker)
