@@ -71,6 +71,45 @@ internal sealed class Account
         }
     }
 
+    /// <summary>Pending responses this account's clients wait for, by reply subject.</summary>
+    public ReverseResponses ReverseResponses
+    {
+        get
+        {
+            if (Volatile.Read(ref _reverseResponses) is null)
+            {
+                Interlocked.CompareExchange(ref _reverseResponses, new ReverseResponses(this), null);
+            }
+            return _reverseResponses!;
+        }
+    }
+
+    private ReverseResponses? _reverseResponses;
+
+    /// <summary>Called after subscriptions of this account left the index: Go's interest-loss cleanup of response mappings.</summary>
+    public void OnSubscriptionsRemoved(IEnumerable<Subscriptions.Subscription> removed)
+    {
+        var reverse = Volatile.Read(ref _reverseResponses);
+        if (reverse is null || reverse.IsEmpty)
+        {
+            return;
+        }
+        foreach (var subscription in removed)
+        {
+            reverse.OnInterestRemoved(subscription.Subject);
+        }
+    }
+
+    /// <summary>The single-subscription form (UNSUB, auto-unsubscribe): no allocation when nothing is pending.</summary>
+    public void OnSubscriptionRemoved(Subscriptions.Subscription removed)
+    {
+        var reverse = Volatile.Read(ref _reverseResponses);
+        if (reverse is not null && !reverse.IsEmpty)
+        {
+            reverse.OnInterestRemoved(removed.Subject);
+        }
+    }
+
     /// <summary>Null until a request crossed a service import into this account.</summary>
     public ServiceResponses? ResponsesIfCreated => Volatile.Read(ref _responses);
 

@@ -86,6 +86,7 @@ internal sealed class ServiceResponses
             }
             _sweeper ??= new Timer(_ => Sweep(), null, SweepPeriod(), SweepPeriod());
         }
+        requester.ReverseResponses.Add(entry);
         return entry;
     }
 
@@ -100,10 +101,16 @@ internal sealed class ServiceResponses
     /// <summary>Removes the entry; false when it was already gone (another response or the sweeper got there first).</summary>
     public bool Remove(ResponseEntry entry)
     {
+        bool removed;
         lock (_lock)
         {
-            return _entries.Remove(entry.Subject);
+            removed = _entries.Remove(entry.Subject);
         }
+        if (removed)
+        {
+            entry.Requester.ReverseResponses.Remove(entry);
+        }
+        return removed;
     }
 
     /// <summary>Drops every pending response and its timer (server shutdown).</summary>
@@ -111,6 +118,10 @@ internal sealed class ServiceResponses
     {
         lock (_lock)
         {
+            foreach (var entry in _entries.Values)
+            {
+                entry.Requester.ReverseResponses.Remove(entry);
+            }
             _entries.Clear();
             _sweeper?.Dispose();
             _sweeper = null;
@@ -141,7 +152,11 @@ internal sealed class ServiceResponses
             }
             foreach (var key in expired ?? [])
             {
-                _entries.Remove(key);
+                if (_entries.Remove(key, out var entry))
+                {
+                    // The requester's reverse map has its own lock and never calls back here.
+                    entry.Requester.ReverseResponses.Remove(entry);
+                }
             }
             if (_entries.Count == 0 && _sweeper is not null)
             {

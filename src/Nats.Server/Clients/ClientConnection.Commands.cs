@@ -176,6 +176,7 @@ internal sealed partial class ClientConnection
             _subscriptions.Remove(subscription.Sid);
         }
         Account.SubList.Remove(subscription);
+        Account.OnSubscriptionRemoved(subscription);
     }
 
     private void RemoveAllSubscriptions()
@@ -190,6 +191,7 @@ internal sealed partial class ClientConnection
         if (all.Length > 0)
         {
             Account.SubList.RemoveBatch(all);
+            Account.OnSubscriptionsRemoved(all);
         }
     }
 

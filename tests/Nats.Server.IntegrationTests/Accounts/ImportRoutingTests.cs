@@ -96,6 +96,33 @@ public sealed partial class ImportRoutingTests
     }
 
     [Fact]
+    public async Task MappingsGoWhenTheRequesterLosesInterestInTheReply()
+    {
+        await using var server = await StartAsync(
+            "accounts { A { users: [{user: a, password: pw}], exports: [{service: svc}] }, "
+            + "B { users: [{user: b, password: pw}], imports: [{service: {account: A, subject: svc}}] } }");
+        await using var responder = await ConnectAsync(server, "a");
+        await responder.SendAsync("SUB svc 1\r\n");
+        await responder.SyncAsync();
+        await using var requester = await ConnectAsync(server, "b");
+        await requester.SendAsync("SUB in.* 1\r\nSUB in.2 2\r\nPUB svc in.1 1\r\na\r\nPUB svc in.2 1\r\nb\r\n");
+        await requester.SyncAsync();
+        await responder.SyncAsync();
+        var responses = server.FindAccount("A")!.Responses;
+        Assert.Equal(2, responses.Count);
+
+        // in.2 is still covered by sid 2, in.1 by nothing once the wildcard goes.
+        await requester.SendAsync("UNSUB 1\r\n");
+        await requester.SyncAsync();
+        Assert.Equal(1, responses.Count);
+        Assert.Equal("in.2", System.Text.Encoding.ASCII.GetString(Assert.Single(responses.Snapshot()).Reply));
+
+        await requester.SendAsync("UNSUB 2\r\n");
+        await requester.SyncAsync();
+        Assert.Equal(0, responses.Count);
+    }
+
+    [Fact]
     public async Task ServiceImportsChainThroughAnIntermediateAccount()
     {
         await using var server = await StartAsync(
