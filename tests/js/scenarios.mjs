@@ -430,6 +430,60 @@ const scenarios = {
     check(nc.isClosed(), "connection closed by the server after the grace period");
     console.log(`ldm status from ${s.server}; closed${err ? ` (${err.message})` : ""}`);
   },
+
+  // Needs the accounts block JsClientTests.cs gives the "imports" scenario: account A (user exporter)
+  // exports service svc.>, streamed service ticks and stream feed.>; account B (user importer) imports
+  // svc.> as remote.>, ticks as is, and feed.> with prefix "a".
+  async imports(url) {
+    const exporter = await open(url, { user: "exporter", pass: "pw" });
+    const importer = await open(url, { user: "importer", pass: "pw" });
+
+    const service = exporter.subscribe("svc.>");
+    (async () => {
+      for await (const m of service) {
+        const info = JSON.parse(m.headers?.get("Nats-Request-Info") || "{}");
+        m.respond(enc.encode(`${m.string().toUpperCase()} via ${m.subject} for ${info.acc}`));
+      }
+    })();
+    const ticks = exporter.subscribe("ticks");
+    (async () => {
+      for await (const m of ticks) {
+        for (const t of ["1", "2", "3"]) m.respond(enc.encode(t));
+        m.respond(new Uint8Array(0));
+      }
+    })();
+    await exporter.flush();
+
+    const answer = await importer.request("remote.echo", enc.encode("hi"), { timeout: 5000 });
+    equal(answer.string(), "HI via svc.echo for B", "service import answer");
+    const second = await importer.request("remote.other", enc.encode("again"), { timeout: 5000 });
+    equal(second.string(), "AGAIN via svc.other for B", "second request");
+
+    // The exporter's own subject is not visible in the importing account.
+    let refused;
+    try {
+      await importer.request("svc.echo", enc.encode("x"), { timeout: 5000 });
+    } catch (err) {
+      refused = err;
+    }
+    check(refused, "svc.echo in B must have no responders");
+
+    const inbox = createInbox();
+    const parts = importer.subscribe(inbox);
+    importer.publish("ticks", enc.encode("go"), { reply: inbox });
+    const streamed = await collect(parts, 4, "streamed responses");
+    equal(streamed.map((m) => m.string()), ["1", "2", "3", ""], "streamed response parts");
+
+    const feed = importer.subscribe("a.feed.>");
+    await importer.flush();
+    exporter.publish("feed.prices", enc.encode("42"));
+    exporter.publish("other", enc.encode("not imported"));
+    exporter.publish("feed.news", enc.encode("headline"));
+    const got = await collect(feed, 2, "stream import");
+    equal(got.map((m) => [m.subject, m.string()]), [["a.feed.prices", "42"], ["a.feed.news", "headline"]], "imported stream");
+
+    await Promise.all([exporter.close(), importer.close()]);
+  },
 };
 
 async function main() {

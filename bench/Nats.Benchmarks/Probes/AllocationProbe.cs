@@ -61,17 +61,17 @@ internal static class AllocationProbe
         return 0;
     }
 
-    private static async Task<Socket> ConnectAsync(int port, string setup)
+    internal static async Task<Socket> ConnectAsync(int port, string setup, string credentials = "")
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         await socket.ConnectAsync("127.0.0.1", port);
-        await socket.SendAsync(Encoding.ASCII.GetBytes("CONNECT {\"verbose\":false,\"pedantic\":false}\r\n" + setup + "PING\r\n"));
+        await socket.SendAsync(Encoding.ASCII.GetBytes("CONNECT {\"verbose\":false,\"pedantic\":false" + credentials + "}\r\n" + setup + "PING\r\n"));
         await ReadUntilAsync(socket, "PONG\r\n"u8.ToArray());
         return socket;
     }
 
     /// <summary>Publishes in batches with a window, and counts deliveries by bytes (every frame has the same size).</summary>
-    private static async Task PumpAsync(Socket publisher, List<Socket> subscribers, byte[][] buffers, int messages, string subject)
+    internal static async Task PumpAsync(Socket publisher, List<Socket> subscribers, byte[][] buffers, int messages, string subject)
     {
         const int batch = 1000;
         var frame = Encoding.ASCII.GetBytes($"PUB {subject} 16\r\n0123456789abcdef\r\n");

@@ -12,6 +12,8 @@ internal sealed class Account
     public const string GlobalAccountName = "$G";
 
     private int _clientCount;
+    private long _internalSid;
+    private ServiceResponses? _responses;
 
     public Account(string name, AccountOptions? options = null)
     {
@@ -57,6 +59,71 @@ internal sealed class Account
 
     /// <summary>Subject mappings applied to what this account's clients publish; null when there are none.</summary>
     public Mappings.SubjectMapper? Mappings { get; set; }
+
+    /// <summary>Response routing for requests that reach this account through service imports (created on first use).</summary>
+    public ServiceResponses Responses
+    {
+        get
+        {
+            var responses = Volatile.Read(ref _responses);
+            if (responses is null)
+            {
+                Interlocked.CompareExchange(ref _responses, new ServiceResponses(this), null);
+                responses = _responses!;
+            }
+            return responses;
+        }
+    }
+
+    /// <summary>Pending responses this account's clients wait for, by reply subject.</summary>
+    public ReverseResponses ReverseResponses
+    {
+        get
+        {
+            if (Volatile.Read(ref _reverseResponses) is null)
+            {
+                Interlocked.CompareExchange(ref _reverseResponses, new ReverseResponses(this), null);
+            }
+            return _reverseResponses!;
+        }
+    }
+
+    private ReverseResponses? _reverseResponses;
+
+    /// <summary>Called after subscriptions of this account left the index: Go's interest-loss cleanup of response mappings.</summary>
+    public void OnSubscriptionsRemoved(IEnumerable<Subscriptions.Subscription> removed)
+    {
+        var reverse = Volatile.Read(ref _reverseResponses);
+        if (reverse is null || reverse.IsEmpty)
+        {
+            return;
+        }
+        foreach (var subscription in removed)
+        {
+            reverse.OnInterestRemoved(subscription.Subject);
+        }
+    }
+
+    /// <summary>The single-subscription form (UNSUB, auto-unsubscribe): no allocation when nothing is pending.</summary>
+    public void OnSubscriptionRemoved(Subscriptions.Subscription removed)
+    {
+        var reverse = Volatile.Read(ref _reverseResponses);
+        if (reverse is not null && !reverse.IsEmpty)
+        {
+            reverse.OnInterestRemoved(removed.Subject);
+        }
+    }
+
+    /// <summary>Null until a request crossed a service import into this account.</summary>
+    public ServiceResponses? ResponsesIfCreated => Volatile.Read(ref _responses);
+
+    /// <summary>Stream import routes placed in this account's index; Go has no subscription for them, so monitoring leaves them out.</summary>
+    public int HiddenSubscriptions { get; internal set; }
+
+    /// <summary>Subscriptions as Go counts them.</summary>
+    public int VisibleSubscriptionCount => SubList.Count - HiddenSubscriptions;
+
+    internal byte[] NextInternalSid() => System.Text.Encoding.ASCII.GetBytes(Interlocked.Increment(ref _internalSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
 
     public override string ToString() => Name;
 }

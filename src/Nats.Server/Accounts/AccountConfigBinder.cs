@@ -20,6 +20,11 @@ internal static class AccountConfigBinder
                 break;
             case Dictionary<string, ConfigValue> map:
                 BindMap(map, options, errors);
+                // Go resolves exports and imports only when everything before was clean.
+                if (errors.Count == 0)
+                {
+                    ImportExportBinder.Resolve(options, block.Source, errors);
+                }
                 break;
             default:
                 errors.Add($"{block.Source}: Expected map entries for accounts");
@@ -112,9 +117,11 @@ internal static class AccountConfigBinder
                         break;
                     case "exports":
                         account.Exports = item.ToPlain();
+                        ImportExportBinder.ParseExports(item, account, errors);
                         break;
                     case "imports":
                         account.Imports = item.ToPlain();
+                        ImportExportBinder.ParseImports(item, account, errors);
                         break;
                     case "mappings":
                     case "maps":

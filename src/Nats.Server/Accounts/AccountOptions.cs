@@ -30,6 +30,22 @@ public sealed class AccountOptions
     /// <summary>The account's <c>mappings</c> block.</summary>
     public List<Mappings.SubjectMapping> Mappings { get; set; } = [];
 
+    /// <summary>The exports as parsed (before the accounts they name are checked).</summary>
+    public List<ExportDefinition> ExportDefinitions { get; } = [];
+
+    public List<StreamImportDefinition> StreamImportDefinitions { get; } = [];
+
+    public List<ServiceImportDefinition> ServiceImportDefinitions { get; } = [];
+
+    /// <summary>Exports and imports accepted by the resolution step (Go's second half of parseAccounts).</summary>
+    public List<ResolvedStreamExport> StreamExports { get; } = [];
+
+    public List<ResolvedServiceExport> ServiceExports { get; } = [];
+
+    public List<ResolvedStreamImport> StreamImports { get; } = [];
+
+    public List<ResolvedServiceImport> ServiceImports { get; } = [];
+
     /// <summary>The account's <c>jetstream</c> setting as written, kept for when JetStream exists.</summary>
     public ConfigValue? JetStream { get; set; }
 }

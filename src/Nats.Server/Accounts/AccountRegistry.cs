@@ -1,4 +1,6 @@
+using System.Text;
 using Nats.Server.Configuration;
+using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Accounts;
 
@@ -15,6 +17,7 @@ internal sealed class AccountRegistry
 
     public AccountRegistry(ServerOptions options)
     {
+        ResolveDefinitionsGivenInCode(options);
         Global = Add(new Account(Account.GlobalAccountName));
         foreach (var configured in options.Accounts)
         {
@@ -47,6 +50,63 @@ internal sealed class AccountRegistry
         {
             System.IsSystem = true;
         }
+        WireImports();
+    }
+
+    /// <summary>
+    /// Options built in code may carry export/import definitions that no config binder resolved:
+    /// resolve them here with the same checks, refusing to start on the first error.
+    /// </summary>
+    private static void ResolveDefinitionsGivenInCode(ServerOptions options)
+    {
+        var defined = options.Accounts.Any(a => a.ExportDefinitions.Count + a.StreamImportDefinitions.Count + a.ServiceImportDefinitions.Count > 0);
+        var resolved = options.Accounts.Any(a => a.StreamExports.Count + a.ServiceExports.Count + a.StreamImports.Count + a.ServiceImports.Count > 0);
+        if (!defined || resolved)
+        {
+            return;
+        }
+        var errors = new List<string>();
+        ImportExportBinder.Resolve(options, "accounts", errors);
+        if (errors.Count > 0)
+        {
+            throw new InvalidOperationException(errors[0]);
+        }
+    }
+
+    /// <summary>
+    /// Places the internal subscriptions of every resolved import: a stream import's route in the
+    /// exporter's index, a service import's route in the importer's.
+    /// </summary>
+    private void WireImports()
+    {
+        foreach (var importer in _accounts.Values)
+        {
+            foreach (var import in importer.Options.StreamImports)
+            {
+                if (Find(import.Exporter) is not { } exporter)
+                {
+                    continue;
+                }
+                var route = new StreamImportRoute(importer, import);
+                if (exporter.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), exporter.NextInternalSid())))
+                {
+                    exporter.HiddenSubscriptions++;
+                }
+            }
+            foreach (var import in importer.Options.ServiceImports)
+            {
+                if (Find(import.Exporter) is not { } exporter)
+                {
+                    continue;
+                }
+                var export = exporter.Options.ServiceExports
+                    .Where(e => e.Subject == import.To || Auth.SubjectPatterns.IsSubsetMatch(import.To, e.Subject))
+                    .OrderBy(e => e.Subject == import.To ? 0 : 1)
+                    .FirstOrDefault();
+                var route = new ServiceImportRoute(importer, exporter, import, export);
+                importer.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), importer.NextInternalSid()));
+            }
+        }
     }
 
     public Account Global { get; }
@@ -66,6 +126,15 @@ internal sealed class AccountRegistry
     public int Count => _accounts.Count;
 
     public Account? Find(string name) => _accounts.GetValueOrDefault(name);
+
+    /// <summary>Stops the response-expiry timers of every account (server shutdown).</summary>
+    public void StopTimers()
+    {
+        foreach (var account in _accounts.Values)
+        {
+            account.ResponsesIfCreated?.Clear();
+        }
+    }
 
     /// <summary>
     /// Go's configureAccounts quirk: when the only accounts are $G and a configured system account (the

@@ -52,6 +52,7 @@ internal sealed partial class ClientConnection
         {
             return;
         }
+        ApplyAccountLimits();
         _awaitingAuth = false;
         _authDeadlineTicks = 0;
 
@@ -87,7 +88,7 @@ internal sealed partial class ClientConnection
         bool exists;
         lock (_subscriptionsLock)
         {
-            atLimit = _options.MaxSubscriptions > 0 && _subscriptions.Count >= _options.MaxSubscriptions;
+            atLimit = _maxSubscriptions >= 0 && _subscriptions.Count >= _maxSubscriptions;
             exists = _subscriptions.GetAlternateLookup<ReadOnlySpan<byte>>().ContainsKey(sid);
         }
         if (atLimit)
@@ -175,6 +176,7 @@ internal sealed partial class ClientConnection
             _subscriptions.Remove(subscription.Sid);
         }
         Account.SubList.Remove(subscription);
+        Account.OnSubscriptionRemoved(subscription);
     }
 
     private void RemoveAllSubscriptions()
@@ -189,6 +191,7 @@ internal sealed partial class ClientConnection
         if (all.Length > 0)
         {
             Account.SubList.RemoveBatch(all);
+            Account.OnSubscriptionsRemoved(all);
         }
     }
 

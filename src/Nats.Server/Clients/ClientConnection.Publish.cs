@@ -120,6 +120,10 @@ internal sealed partial class ClientConnection
         {
             headerSize = -1;
         }
+        if (result.HasInternal)
+        {
+            return DeliverRouted(result, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
+        }
         var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
         var prefix = line[..prefixLength];
         var suffix = line[prefixLength..];

@@ -151,7 +151,9 @@ internal sealed partial class ClientConnection
                 }
                 Volatile.Write(ref _lastPingReceivedTicks, Environment.TickCount64);
                 EnqueueProtocol("PONG\r\n"u8);
-                OnPingAnswered();
+                // Marks the first PONG (lame duck INFO goes only to clients past it) and sends the
+                // account-limited INFO if one is due.
+                CheckInfoOnFirstPing();
                 break;
             case CommandKind.Pong:
                 if (_trace)

@@ -18,19 +18,19 @@ internal sealed partial class ClientConnection
     private volatile bool _firstPongSent;
 
     /// <summary>Called from the read loop when a PING is answered.</summary>
-    private void OnPingAnswered()
-    {
-        if (_connectReceived)
-        {
-            _firstPongSent = true;
-        }
-    }
-
     /// <summary>Takes the reloaded options (limits, timers) and, with a logging change, the trace level.</summary>
     internal void ApplyReloadedOptions(ServerOptions options, bool refreshTrace)
     {
         _options = options;
-        Volatile.Write(ref _maxPayload, options.MaxPayload);
+        if (_connectReceived)
+        {
+            // The account's limits still cap the reloaded server limits.
+            ApplyAccountLimits();
+        }
+        else
+        {
+            Volatile.Write(ref _maxPayload, options.MaxPayload);
+        }
         if (refreshTrace)
         {
             _trace = _logger.IsEnabled(LogLevel.Trace);

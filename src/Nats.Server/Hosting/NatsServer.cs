@@ -91,6 +91,9 @@ public sealed partial class NatsServer : IAsyncDisposable
 
     internal Account? FindAccount(string name) => _accounts.Find(name);
 
+    /// <summary>The INFO a client gets again when its limits differ from the server's (no nonce: the challenge is over).</summary>
+    internal byte[] RenderClientInfo(ulong clientId, string clientIp, int maxPayload) => _info!.RenderForClient(clientId, clientIp, null, maxPayload);
+
     internal ConnectionHistory History => _history;
 
     internal bool IsShuttingDown => Volatile.Read(ref _shuttingDown) == 1;
@@ -181,6 +184,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
         var pending = _clientTasks.Values.ToArray();
         await Task.WhenAny(Task.WhenAll(pending), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        _accounts.StopTimers();
         // Steady-state message paths are meant to allocate nothing; this line makes that checkable.
         _logger.LogDebug("Runtime totals: allocated {Allocated} bytes, GC gen0 {Gen0}, gen1 {Gen1}, gen2 {Gen2}",
             GC.GetTotalAllocatedBytes(), GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2));

@@ -28,7 +28,8 @@ internal sealed class ServerInfo
     public string[]? ConnectUrls { get; init; }
     public bool LameDuckMode { get; set; }
 
-    public byte[] RenderForClient(ulong clientId, string? clientIp, string? nonce = null)
+    /// <param name="maxPayload">The client's own limit when its account lowers the server's (Go's c.mpay).</param>
+    public byte[] RenderForClient(ulong clientId, string? clientIp, string? nonce = null, int? maxPayload = null)
     {
         var buffer = new ArrayBufferWriter<byte>(512);
         buffer.Write("INFO "u8);
@@ -47,7 +48,7 @@ internal sealed class ServerInfo
             {
                 json.WriteBoolean("auth_required", true);
             }
-            json.WriteNumber("max_payload", MaxPayload);
+            json.WriteNumber("max_payload", maxPayload ?? MaxPayload);
             if (clientId != 0)
             {
                 json.WriteNumber("client_id", clientId);

@@ -51,7 +51,40 @@ internal sealed class AccountInfo
     [JsonPropertyName("client_connections")] public int ClientConnections { get; set; }
     [JsonPropertyName("subscriptions")] public long Subscriptions { get; set; }
     [JsonPropertyName("mappings"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public SortedDictionary<string, List<MapDestModel>>? Mappings { get; set; }
+    [JsonPropertyName("exports"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<ExtExport>? Exports { get; set; }
+    [JsonPropertyName("imports"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<ExtImport>? Imports { get; set; }
     [JsonPropertyName("sublist_stats")] public SubListStatsModel SublistStats { get; set; } = new();
+    [JsonPropertyName("responses"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public Dictionary<string, ExtResponse>? Responses { get; set; }
+}
+
+/// <summary>Go's ExtExport: jwt.Export (the fields the server fills) plus the approved accounts.</summary>
+internal sealed class ExtExport
+{
+    [JsonPropertyName("subject")] public string Subject { get; set; } = "";
+    [JsonPropertyName("type")] public string Type { get; set; } = "";
+    [JsonPropertyName("token_req"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TokenRequired { get; set; }
+    [JsonPropertyName("response_type"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? ResponseType { get; set; }
+    [JsonPropertyName("service_latency"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public ExtServiceLatency? Latency { get; set; }
+    [JsonPropertyName("approved_accounts"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? ApprovedAccounts { get; set; }
+}
+
+internal sealed class ExtServiceLatency
+{
+    [JsonPropertyName("sampling")] public int Sampling { get; set; }
+    [JsonPropertyName("results")] public string Results { get; set; } = "";
+}
+
+/// <summary>Go's ExtImport: jwt.Import plus invalid/share/tracking.</summary>
+internal sealed class ExtImport
+{
+    [JsonPropertyName("subject"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Subject { get; set; }
+    [JsonPropertyName("account"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Account { get; set; }
+    [JsonPropertyName("to"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? To { get; set; }
+    [JsonPropertyName("local_subject"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? LocalSubject { get; set; }
+    [JsonPropertyName("type")] public string Type { get; set; } = "";
+    [JsonPropertyName("invalid")] public bool Invalid { get; set; }
+    [JsonPropertyName("share")] public bool Share { get; set; }
+    [JsonPropertyName("tracking")] public bool Tracking { get; set; }
 }
 
 /// <summary>MapDest in accounts.go: a destination with its cumulative weight, as /accountz lists mappings.</summary>
@@ -123,4 +156,21 @@ internal sealed class HealthStatus
 {
     [JsonPropertyName("status")] public string Status { get; set; } = "ok";
     [JsonPropertyName("error"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Error { get; set; }
+}
+
+/// <summary>
+/// A pending response mapping in /accountz. Go encodes these ExtImports from a map, where jwt's
+/// pointer-receiver MarshalJSON of the import type is not used, so the type shows as its number (2).
+/// </summary>
+internal sealed class ExtResponse
+{
+    public const int ServiceTypeNumber = 2;
+
+    [JsonPropertyName("subject")] public string Subject { get; set; } = "";
+    [JsonPropertyName("account")] public string Account { get; set; } = "";
+    [JsonPropertyName("to")] public string To { get; set; } = "";
+    [JsonPropertyName("type")] public int Type { get; set; } = ServiceTypeNumber;
+    [JsonPropertyName("invalid")] public bool Invalid { get; set; }
+    [JsonPropertyName("share")] public bool Share { get; set; }
+    [JsonPropertyName("tracking")] public bool Tracking { get; set; }
 }

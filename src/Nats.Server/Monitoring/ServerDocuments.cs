@@ -57,7 +57,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             InBytes = traffic.InBytes,
             OutBytes = traffic.OutBytes,
             SlowConsumers = server.SlowConsumers,
-            Subscriptions = server.Accounts.Sum(a => (long)a.SubList.Count),
+            Subscriptions = server.Accounts.Sum(a => (long)a.VisibleSubscriptionCount),
             HttpReqStats = requestStats.Snapshot(),
             ConfigLoadTime = server.ConfigLoadTime,
             HttpBasePath = options.HttpBasePath ?? "",
@@ -148,10 +148,11 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             UpdateTime = server.StartTime,
             IsSystem = acc.IsSystem,
             ClientConnections = ConnectionsIn(acc),
-            Subscriptions = acc.SubList.Count,
+            Subscriptions = acc.VisibleSubscriptionCount,
             Mappings = MappingsOf(acc),
             SublistStats = Stats(acc.SubList),
         };
+        AccountImportExportDocuments.Fill(result.AccountDetail, acc);
         return result;
     }
 

@@ -12,7 +12,14 @@ internal sealed class SubListResult
     {
         Plain = plain;
         QueueGroups = queueGroups;
+        foreach (var subscription in plain)
+        {
+            HasInternal |= subscription.Route is not null;
+        }
     }
+
+    /// <summary>Some plain match is an internal (import) subscription: the publish path takes its slower branch only then.</summary>
+    public bool HasInternal { get; }
 
     public Subscription[] Plain { get; }
     public Subscription[][] QueueGroups { get; }

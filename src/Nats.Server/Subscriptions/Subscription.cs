@@ -17,7 +17,22 @@ internal sealed class Subscription
         Sid = sid;
     }
 
+    /// <summary>
+    /// An account-level subscription (import or response routing) owned by no client: the delivery
+    /// path hands such matches to <see cref="Route"/> instead of a connection.
+    /// </summary>
+    public Subscription(Accounts.InternalRoute route, byte[] subject, byte[] sid)
+    {
+        Client = null!;
+        Route = route;
+        Subject = subject;
+        Sid = sid;
+    }
+
+    /// <summary>The subscribing connection; null only for internal subscriptions (<see cref="Route"/> set).</summary>
     public ClientConnection Client { get; }
+
+    public Accounts.InternalRoute? Route { get; }
     public byte[] Subject { get; }
     public byte[]? Queue { get; }
     public byte[] Sid { get; }

@@ -13,6 +13,7 @@ internal enum StepKind
     ExpectClosed,
     Close,
     Alive,
+    Reply,
 }
 
 internal sealed record ScriptStep(StepKind Kind, string Connection, byte[] Payload, int LineNumber);
@@ -120,6 +121,11 @@ internal sealed class ProtocolScript
             case "expect-closed": s.Steps.Add(new(StepKind.ExpectClosed, conn, [], lineNo)); break;
             case "close": s.Steps.Add(new(StepKind.Close, conn, [], lineNo)); break;
             case "alive": s.Steps.Add(new(StepKind.Alive, conn, [], lineNo)); break;
+            case "reply":
+                // An empty quoted string is a valid reply (it ends a streamed response).
+                var pieces = words.Skip(2).Where(w => w != "\"\"").ToList();
+                s.Steps.Add(new(StepKind.Reply, conn, pieces.Count == 0 ? [] : BuildPayload(pieces), lineNo));
+                break;
             case "send":
             case "send-split":
                 var kind = head == "send" ? StepKind.Send : StepKind.SendSplit;

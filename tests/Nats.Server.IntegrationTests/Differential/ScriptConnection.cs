@@ -33,6 +33,11 @@ internal sealed partial class ScriptConnection : IAsyncDisposable
 
     public List<string> Transcript { get; } = new();
 
+    private string? _lastReply;
+
+    [System.Text.RegularExpressions.GeneratedRegex(@"_R_\.[0-9A-Za-z]+\.[0-9A-Za-z.]+")]
+    private static partial System.Text.RegularExpressions.Regex ServiceReply();
+
     public bool Closed { get; private set; }
 
     /// <summary>Connects and waits for the first thing the server says (its INFO).</summary>
@@ -69,6 +74,21 @@ internal sealed partial class ScriptConnection : IAsyncDisposable
         {
             // The server already closed us; the transcript shows it when the script next reads.
         }
+    }
+
+    /// <summary>
+    /// Publishes <paramref name="payload"/> to the reply subject of the last message this connection
+    /// received: service-import replies (<c>_R_.xxxxxx.yyyyyy</c>) are random, so a script cannot spell them.
+    /// </summary>
+    public async Task ReplyAsync(byte[] payload)
+    {
+        if (_lastReply is null)
+        {
+            Transcript.Add("[reply: no message with a reply subject received]");
+            return;
+        }
+        var head = Encoding.ASCII.GetBytes($"PUB {_lastReply} {payload.Length}\r\n");
+        await SendAsync([.. head, .. payload, .. "\r\n"u8.ToArray()], oneBytePerWrite: false);
     }
 
     /// <summary>PING, then read until every PONG owed has arrived: all earlier output precedes it.</summary>
@@ -152,6 +172,11 @@ internal sealed partial class ScriptConnection : IAsyncDisposable
                 return;
             }
 
+            var parts = line.Split(' ');
+            // MSG subject sid [reply] size / HMSG subject sid [reply] hsize size
+            var withReply = parts[0] == "MSG" ? parts.Length == 5 : parts.Length == 6;
+            _lastReply = withReply ? parts[3] : null;
+            line = ServiceReply().Replace(line, "_R_.<reply>");
             var payload = await ReadExactAsync(size + 2, ct);
             if (payload is null)
             {
@@ -184,7 +209,7 @@ internal sealed partial class ScriptConnection : IAsyncDisposable
                 return;
         }
 
-        Transcript.Add(line.StartsWith("INFO ", StringComparison.Ordinal) ? InfoNormalizer.Normalize(line) : Escape(line));
+        Transcript.Add(line.StartsWith("INFO ", StringComparison.Ordinal) ? InfoNormalizer.Normalize(line) : Escape(ServiceReply().Replace(line, "_R_.<reply>")));
     }
 
     /// <summary>Next line without its CRLF, or null at end of stream (recorded as closed).</summary>

@@ -47,6 +47,7 @@ internal static class ScriptRunner
                     case StepKind.Sync: await conn.SyncAsync(); break;
                     case StepKind.ExpectClosed: await conn.ExpectClosedAsync(); break;
                     case StepKind.Close: conn.CloseByClient(); break;
+                    case StepKind.Reply: await conn.ReplyAsync(step.Payload); break;
                 }
             }
 

@@ -11,11 +11,17 @@ public sealed class JsClientTests
     private static readonly string[] ScenarioNames =
     [
         "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered", "auth",
-        "token", "nkey", "permissions", "accounts", "mappings",
+        "token", "nkey", "permissions", "accounts", "mappings", "imports",
     ];
 
     // Scenarios that need the server driven while they run; their tests live elsewhere (Operations/).
     private static readonly string[] DrivenScenarioNames = ["ldm"];
+
+    // Must match the accounts the "imports" scenario in scenarios.mjs expects.
+    private const string ImportsConfig =
+        "accounts { A { users: [{user: exporter, password: pw}], exports: [{service: \"svc.>\"}, {service: ticks, response_type: stream}, {stream: \"feed.>\"}] }, "
+        + "B { users: [{user: importer, password: pw}], imports: [{service: {account: A, subject: \"svc.>\"}, to: \"remote.>\"}, "
+        + "{service: {account: A, subject: ticks}}, {stream: {account: A, subject: \"feed.>\"}, prefix: a}] } }";
 
     public static TheoryData<string> Scenarios() => new(ScenarioNames);
 
@@ -36,11 +42,19 @@ public sealed class JsClientTests
                 RawConfig = { "accounts { A { users: [ {user: a, password: pa} ] }, B { users: [ {user: b, password: pb} ] } }" },
             },
             "mappings" => ServerSettings.Parse(["map.orders.*=shipping.$1", "map.req.*=svc.$1", "map.split=left@50|right@50"]),
+            "imports" => WithRawConfig(ImportsConfig),
             _ => new ServerSettings(),
         };
         await using var server = await TestServers.StartOursAsync(settings);
         var result = await NodeRunner.RunScenariosAsync(server.Url, scenario);
         Assert.True(result.ExitCode == 0, $"nats.js scenario '{scenario}' failed against the {server.Kind} server (exit {result.ExitCode}):\n{result.Output}");
+    }
+
+    private static ServerSettings WithRawConfig(string config)
+    {
+        var settings = new ServerSettings();
+        settings.RawConfig.Add(config);
+        return settings;
     }
 
     [Fact]

@@ -87,10 +87,16 @@ internal sealed class OurMonitoredServer : MonitoredServer
     public override int ClientPort => Server.Port;
     public override int MonitorPort => Server.MonitoringPort;
 
-    public static async Task<OurMonitoredServer> StartAsync(Action<ServerOptions>? configure = null)
+    public static Task<OurMonitoredServer> StartAsync(Action<ServerOptions>? configure = null)
     {
         var options = new ServerOptions { Host = "127.0.0.1", Port = 0, HttpPort = -1 };
         configure?.Invoke(options);
+        return StartAsync(options);
+    }
+
+    /// <summary>Starts with options built elsewhere (e.g. from a config file); the caller sets host and ports.</summary>
+    public static async Task<OurMonitoredServer> StartAsync(ServerOptions options)
+    {
         var server = new NatsServer(options);
         try
         {
