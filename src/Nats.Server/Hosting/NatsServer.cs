@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Accounts;
+using Nats.Server.Accounts.System;
 using Nats.Server.Auth;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
@@ -47,6 +48,7 @@ public sealed class NatsServer : IAsyncDisposable
         _accounts = new AccountRegistry(options);
         Authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
         AuthRequired = Authenticator.AuthRequired;
+        Documents = new ServerDocuments(this, new ProcessUsage(), HttpRequestStats);
     }
 
     public ServerOptions Options { get; }
@@ -87,6 +89,15 @@ public sealed class NatsServer : IAsyncDisposable
     internal Account? FindAccount(string name) => _accounts.Find(name);
 
     internal ConnectionHistory History => _history;
+
+    /// <summary>Counters of the HTTP monitor's paths (reported in /varz, also over $SYS).</summary>
+    internal RequestStats HttpRequestStats { get; } = new();
+
+    /// <summary>The monitoring documents, shared by the HTTP monitor and the $SYS request services.</summary>
+    internal ServerDocuments Documents { get; }
+
+    /// <summary>The system account's internal client, requests and events; null with no_system_account.</summary>
+    internal SystemAccountService? SystemEvents { get; private set; }
 
     internal bool IsShuttingDown => Volatile.Read(ref _shuttingDown) == 1;
 
@@ -156,6 +167,14 @@ public sealed class NatsServer : IAsyncDisposable
             MaxPayload = Options.MaxPayload,
         };
 
+        if (SystemAccount is { } system)
+        {
+            // Like Go's setSystemAccount, the internal client takes the first client id.
+            var events = new SystemAccountService(this, system, Documents, _logger);
+            events.Start((ulong)Interlocked.Increment(ref _nextClientId));
+            SystemEvents = events;
+        }
+
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
         _logger.LogInformation("Server is ready");
 
@@ -178,6 +197,11 @@ public sealed class NatsServer : IAsyncDisposable
         if (_acceptLoop is not null)
         {
             await _acceptLoop.ConfigureAwait(false);
+        }
+        if (SystemEvents is { } events)
+        {
+            // Go's shutdownEventing: the SHUTDOWN event goes out before the clients are closed.
+            await events.ShutdownAsync().ConfigureAwait(false);
         }
         foreach (var client in _clients.Values)
         {
@@ -207,13 +231,21 @@ public sealed class NatsServer : IAsyncDisposable
     {
         // Built outside the lock; moving from live to closed is atomic for the totals in /varz.
         var closed = ConnectionSnapshot.CaptureClosed(client);
+        var released = false;
         lock (_history.SyncRoot)
         {
             if (_clients.TryRemove(client.Id, out _))
             {
                 client.ReleaseAccount();
+                released = true;
             }
             _history.AddLocked(closed);
+        }
+        if (released && SystemEvents is { } events)
+        {
+            // Go's order: the account's connection count first, then the disconnect advisory.
+            events.ClientLeftAccount(client.Account);
+            events.ClientDisconnected(client);
         }
         _logger.LogDebug("{Client} - Client connection closed: {Reason}", client, client.ClosedReason.ToText());
     }
@@ -262,6 +294,7 @@ public sealed class NatsServer : IAsyncDisposable
             // Like Go's createClient, every connection starts in $G until CONNECT binds its own account.
             _accounts.Global.TryAddClient();
             _clients[id] = client;
+            SystemEvents?.ClientJoinedAccount(_accounts.Global);
         }
         _logger.LogDebug("{Client} - Client connection created", client);
         client.Nonce = Authenticator.NonceRequired ? NonceGenerator.Create() : null;
