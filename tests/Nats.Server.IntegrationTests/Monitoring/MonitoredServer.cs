@@ -130,7 +130,8 @@ internal sealed partial class GoMonitoredServer : MonitoredServer
     public override int ClientPort { get; }
     public override int MonitorPort { get; }
 
-    public static async Task<GoMonitoredServer> StartAsync()
+    /// <summary>Starts Go; <paramref name="configText"/> (optional) goes into a temporary file passed with -c.</summary>
+    public static async Task<GoMonitoredServer> StartAsync(string? configText = null)
     {
         Assert.True(File.Exists(BinaryPath), $"{BinaryPath} (Debian's nats-server 2.9.10) is required for differential monitoring tests");
         var psi = new ProcessStartInfo(BinaryPath)
@@ -142,6 +143,13 @@ internal sealed partial class GoMonitoredServer : MonitoredServer
         foreach (var arg in new[] { "-a", "127.0.0.1", "-p", "-1", "-m", "-1" })
         {
             psi.ArgumentList.Add(arg);
+        }
+        if (configText is not null)
+        {
+            var configFile = Path.Combine(Directory.CreateTempSubdirectory("nats-go-conf-").FullName, "server.conf");
+            File.WriteAllText(configFile, configText);
+            psi.ArgumentList.Add("-c");
+            psi.ArgumentList.Add(configFile);
         }
         var process = new Process { StartInfo = psi, EnableRaisingEvents = true };
         var log = new StringBuilder();
