@@ -11,7 +11,7 @@ public sealed class JsClientTests
     private static readonly string[] ScenarioNames =
     [
         "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered", "auth",
-        "token", "nkey", "permissions",
+        "token", "nkey", "permissions", "sysping",
     ];
 
     public static TheoryData<string> Scenarios() => new(ScenarioNames);
@@ -27,11 +27,19 @@ public sealed class JsClientTests
             "token" => new ServerSettings { Token = "t0k3n" },
             "nkey" => ServerSettings.Parse(["nkeys=UD7GDMLP62QES2BSXTHS32TUKQCIYQUNY6WSF4WXFYCZEVTTAQCMJVAR"]),
             "permissions" => ServerSettings.Parse(["users=limited:pw,admin:pw", "pub_allow.limited=allowed.>", "sub_deny.limited=secret.>"]),
+            "sysping" => SystemAccountSettings(),
             _ => new ServerSettings(),
         };
         await using var server = await TestServers.StartOursAsync(settings);
         var result = await NodeRunner.RunScenariosAsync(server.Url, scenario);
         Assert.True(result.ExitCode == 0, $"nats.js scenario '{scenario}' failed against the {server.Kind} server (exit {result.ExitCode}):\n{result.Output}");
+    }
+
+    private static ServerSettings SystemAccountSettings()
+    {
+        var settings = new ServerSettings();
+        settings.RawConfig.Add(SystemAccount.SystemAccountDifferentialTests.Config);
+        return settings;
     }
 
     [Fact]
