@@ -98,25 +98,34 @@ internal sealed partial class SystemAccountService
     /// </summary>
     private void PostAccountConns(Account account)
     {
-        // The counts are taken now, as Go takes them inside addClient/removeClient.
-        var stat = _documents.AccountStatFor(account);
+        // The count is taken now, as Go takes it inside addClient/removeClient; the traffic totals
+        // (a walk over the clients) only when someone listens, so a connect storm stays linear.
+        var conns = account.ClientCount;
         var id = _eventIds.Next();
         var now = DateTime.UtcNow;
-        Post(() => PublishAccountConns(account, stat, id, now));
+        Post(() =>
+        {
+            ScheduleConnsHeartbeat(account, conns);
+            string[] subjects = [$"$SYS.SERVER.ACCOUNT.{account.Name}.CONNS", $"$SYS.ACCOUNT.{account.Name}.SERVER.CONNS"];
+            if (!subjects.Any(HasListeners))
+            {
+                return;
+            }
+            var stat = _documents.AccountStatFor(account);
+            stat.Conns = conns;
+            stat.TotalConns = conns;
+            foreach (var subject in subjects)
+            {
+                Publish(subject, "", json => WriteAccountConns(json, id, now, stat));
+            }
+        });
     }
 
-    private void PublishAccountConns(Account account, AccountStat stat, string id, DateTime now, string? replyTo = null)
+    /// <summary>Whether anyone besides the server's own handlers would receive a message on <paramref name="subject"/>.</summary>
+    private bool HasListeners(string subject)
     {
-        if (replyTo is not null)
-        {
-            Publish(replyTo, "", json => WriteAccountConns(json, id, now, stat));
-            return;
-        }
-        ScheduleConnsHeartbeat(account, stat.TotalConns);
-        foreach (var subject in (ReadOnlySpan<string>)[$"$SYS.SERVER.ACCOUNT.{account.Name}.CONNS", $"$SYS.ACCOUNT.{account.Name}.SERVER.CONNS"])
-        {
-            Publish(subject, "", json => WriteAccountConns(json, id, now, stat));
-        }
+        var result = Account.SubList.Match(global::System.Text.Encoding.UTF8.GetBytes(subject));
+        return result.Plain.Any(s => s.Handler is null) || result.QueueGroups.Any(g => g.Any(s => s.Handler is null));
     }
 
     private void WriteAccountConns(Utf8JsonWriter json, string id, DateTime now, AccountStat stat)

@@ -304,7 +304,10 @@ internal sealed partial class SystemAccountService
         }
         if (_server.FindAccount(name) is { ClientCount: > 0 } account)
         {
-            PublishAccountConns(account, _documents.AccountStatFor(account), _eventIds.Next(), DateTime.UtcNow, reply);
+            var stat = _documents.AccountStatFor(account);
+            var id = _eventIds.Next();
+            var now = DateTime.UtcNow;
+            Publish(reply, "", json => WriteAccountConns(json, id, now, stat));
         }
     }
 

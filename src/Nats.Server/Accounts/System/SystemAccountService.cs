@@ -99,10 +99,18 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             }
         });
         _work.Writer.TryComplete();
-        await sent.Task.WaitAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
-        if (_loop is not null)
+        try
         {
-            await _loop.WaitAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
+            await sent.Task.WaitAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
+            if (_loop is not null)
+            {
+                await _loop.WaitAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
+            }
+        }
+        catch (TimeoutException)
+        {
+            // A stuck handler must not hold up the server's shutdown.
+            _logger.LogWarning("System account: the event loop did not finish within 5s of shutdown");
         }
     }
 
@@ -190,7 +198,14 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         }
         if (Running)
         {
-            _statszTimer?.Change(_statszInterval, Timeout.InfiniteTimeSpan);
+            try
+            {
+                _statszTimer?.Change(_statszInterval, Timeout.InfiniteTimeSpan);
+            }
+            catch (ObjectDisposedException)
+            {
+                // Shutdown disposed the timer meanwhile.
+            }
         }
     }
 
