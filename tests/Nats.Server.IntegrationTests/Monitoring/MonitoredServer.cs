@@ -87,10 +87,16 @@ internal sealed class OurMonitoredServer : MonitoredServer
     public override int ClientPort => Server.Port;
     public override int MonitorPort => Server.MonitoringPort;
 
-    public static async Task<OurMonitoredServer> StartAsync(Action<ServerOptions>? configure = null)
+    public static Task<OurMonitoredServer> StartAsync(Action<ServerOptions>? configure = null)
     {
         var options = new ServerOptions { Host = "127.0.0.1", Port = 0, HttpPort = -1 };
         configure?.Invoke(options);
+        return StartAsync(options);
+    }
+
+    /// <summary>Starts with options built elsewhere (e.g. from a config file); the caller sets host and ports.</summary>
+    public static async Task<OurMonitoredServer> StartAsync(ServerOptions options)
+    {
         var server = new NatsServer(options);
         try
         {
@@ -130,8 +136,7 @@ internal sealed partial class GoMonitoredServer : MonitoredServer
     public override int ClientPort { get; }
     public override int MonitorPort { get; }
 
-    /// <summary>Starts Go; <paramref name="configText"/> (optional) goes into a temporary file passed with -c.</summary>
-    public static async Task<GoMonitoredServer> StartAsync(string? configText = null)
+    public static async Task<GoMonitoredServer> StartAsync(string? configFile = null)
     {
         Assert.True(File.Exists(BinaryPath), $"{BinaryPath} (Debian's nats-server 2.9.10) is required for differential monitoring tests");
         var psi = new ProcessStartInfo(BinaryPath)
@@ -144,10 +149,8 @@ internal sealed partial class GoMonitoredServer : MonitoredServer
         {
             psi.ArgumentList.Add(arg);
         }
-        if (configText is not null)
+        if (configFile is not null)
         {
-            var configFile = Path.Combine(Directory.CreateTempSubdirectory("nats-go-conf-").FullName, "server.conf");
-            File.WriteAllText(configFile, configText);
             psi.ArgumentList.Add("-c");
             psi.ArgumentList.Add(configFile);
         }

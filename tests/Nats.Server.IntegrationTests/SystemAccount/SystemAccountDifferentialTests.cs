@@ -24,10 +24,12 @@ public sealed partial class SystemAccountDifferentialTests : IAsyncLifetime
 
     private MonitoredServer _go = null!;
     private MonitoredServer _ours = null!;
+    private string _configFile = "";
 
     public async Task InitializeAsync()
     {
-        _go = await GoMonitoredServer.StartAsync(Config);
+        _configFile = WriteConfigFile();
+        _go = await GoMonitoredServer.StartAsync(_configFile);
         _ours = await OurMonitoredServer.StartAsync(BindConfig);
     }
 
@@ -35,6 +37,15 @@ public sealed partial class SystemAccountDifferentialTests : IAsyncLifetime
     {
         await _go.DisposeAsync();
         await _ours.DisposeAsync();
+        Directory.Delete(Path.GetDirectoryName(_configFile)!, recursive: true);
+    }
+
+    /// <summary>The config in a fresh temporary file, for Go's -c.</summary>
+    internal static string WriteConfigFile()
+    {
+        var path = Path.Combine(Directory.CreateTempSubdirectory("nats-sys-").FullName, "server.conf");
+        File.WriteAllText(path, Config);
+        return path;
     }
 
     internal static void BindConfig(ServerOptions options)
