@@ -91,6 +91,36 @@ public sealed partial class SystemAccountDifferentialTests
         }
     }
 
+    [Fact]
+    public async Task SubscriberCounts_MatchGo()
+    {
+        string[] requests =
+        [
+            "$SYS.DEBUG.SUBSCRIBERS|foo.bar", "$SYS.DEBUG.SUBSCRIBERS|foo.*", "$SYS.DEBUG.SUBSCRIBERS|foo.bar q",
+            "$SYS.DEBUG.SUBSCRIBERS|>", "$SYS.DEBUG.SUBSCRIBERS|",
+            "$SYS.REQ.ACCOUNT.NSUBS|{\"acc\":\"A\",\"subject\":\"foo.bar\"}",
+            "$SYS.REQ.ACCOUNT.NSUBS|{\"acc\":\"A\",\"subject\":\"foo.bar\",\"queue\":\"cQ==\"}",
+            "$SYS.REQ.ACCOUNT.NSUBS|{\"acc\":\"SYS\",\"subject\":\"foo.>\"}",
+        ];
+        foreach (var request in requests)
+        {
+            var parts = request.Split('|');
+            var go = await CountAsync(_go, parts[0], parts[1]);
+            var ours = await CountAsync(_ours, parts[0], parts[1]);
+            Assert.True(go == ours, $"{request}: go={go} ours={ours}");
+        }
+    }
+
+    private static async Task<string> CountAsync(MonitoredServer server, string subject, string body)
+    {
+        await using var sys = await SysClient.ConnectAsync(server.ClientPort, "sys", "p");
+        await using var a = await SysClient.ConnectAsync(server.ClientPort, "a", "a");
+        await sys.SendAsync("SUB foo.bar 1\r\nSUB foo.* 2\r\nSUB foo.bar q 3\r\nSUB foo.bar q 4\r\nSUB foo.bar p 5\r\n");
+        await a.SendAsync("SUB foo.bar 1\r\nSUB foo.bar q 2\r\nSUB foo.> 3\r\n");
+        await a.SyncAsync();
+        return (await sys.RequestAsync(subject, body)).Body;
+    }
+
     private static async Task<SysMessage> RequestAsync(MonitoredServer server, string subject, string body)
     {
         var id = (await server.GetJsonAsync("/varz")).GetProperty("server_id").GetString()!;

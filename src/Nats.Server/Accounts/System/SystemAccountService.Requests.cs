@@ -72,7 +72,7 @@ internal sealed partial class SystemAccountService
         Subscribe($"$SYS._INBOX.{ServerHash}.*", Ignore);
         Subscribe("$SYS.SERVER.ACCOUNT.*.CONNS", Ignore);
         Subscribe($"$SYS._INBOX_.{id}", Ignore);
-        Subscribe("$SYS.REQ.ACCOUNT.NSUBS", Ignore);
+        Subscribe("$SYS.REQ.ACCOUNT.NSUBS", Queue(NumSubscriptionsRequest));
         Subscribe("$SYS.SERVER.*.STATSZ", Ignore);
         Subscribe("$SYS.SERVER.*.SHUTDOWN", Ignore);
         Subscribe("$SYS.ACCOUNT.*.CLAIMS.UPDATE", Ignore);
@@ -92,7 +92,7 @@ internal sealed partial class SystemAccountService
             ZRequest(reply, body, "AccountStatzEventOptions", AccountStatzFields, o => AccountStatz(o, o.Strings("accounts")))));
         Subscribe("$SYS.ACCOUNT.*.LEAFNODE.CONNECT", Ignore);
         Subscribe($"$SYS.LATENCY.M2.{ServerHash}", Ignore);
-        Subscribe("$SYS.DEBUG.SUBSCRIBERS", Ignore);
+        Subscribe("$SYS.DEBUG.SUBSCRIBERS", DebugSubscribersHandler());
     }
 
     private IEnumerable<(string Name, RequestWork Work)> ServerServices()
