@@ -45,11 +45,26 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>
+    /// Adds a handler subscription to another account's index (Go gives each account an internal
+    /// client for its system service imports); not tracked by sid, since sids repeat per account.
+    /// </summary>
+    internal Subscription SubscribeInAccount(Account account, string subject, string sid, InternalMessageHandler handler)
+    {
+        var subscription = new Subscription(this, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid), handler);
+        if (!account.SubList.Insert(subscription))
+        {
+            throw new ArgumentException($"invalid internal subscription subject {subject}", nameof(subject));
+        }
+        return subscription;
+    }
+
+    /// <summary>
     /// Publishes <paramref name="payload"/> into <paramref name="account"/> and flushes the receivers.
     /// Like Go's internal sender the reply is always "set" (possibly empty), which puts two spaces
     /// before the size in an MSG without reply; clients accept it and a differential test sees it.
+    /// A response that Go routes back through a service import is written normally (<paramref name="replySet"/> false).
     /// </summary>
-    internal bool PublishInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> payload)
+    internal bool PublishInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> payload, bool replySet = true)
     {
         var result = account.SubList.Match(subject);
         if (result.IsEmpty)
@@ -69,9 +84,12 @@ internal sealed partial class ClientConnection
         position += subject.Length;
         span[position++] = (byte)' ';
         var prefixLength = position;
-        span[position++] = (byte)' ';
-        reply.CopyTo(span[position..]);
-        position += reply.Length;
+        if (replySet || !reply.IsEmpty)
+        {
+            span[position++] = (byte)' ';
+            reply.CopyTo(span[position..]);
+            position += reply.Length;
+        }
         span[position++] = (byte)' ';
         Utf8Formatter.TryFormat(payload.Length, span[position..], out var written);
         position += written;

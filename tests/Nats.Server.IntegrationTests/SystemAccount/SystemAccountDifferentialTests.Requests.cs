@@ -43,7 +43,7 @@ public sealed partial class SystemAccountDifferentialTests
         var go = await RequestAsync(_go, subject, body);
         var ours = await RequestAsync(_ours, subject, body);
         AssertSameLine(go, ours);
-        // Go imports two system services into A and $G: three more subscriptions and an "imports" list per account.
+        // Go lists the system service imports of A and $G under "imports"; we serve them without an import list yet.
         JsonCompare.SameKeys(go.Json, ours.Json, "", "data.imports", "data.account_detail.imports");
         JsonCompare.SameValues(go.Json, ours.Json, "server.ver", "server.jetstream", "server.host");
         if (go.Json.TryGetProperty("error", out var error))
@@ -53,9 +53,7 @@ public sealed partial class SystemAccountDifferentialTests
         }
         if (go.Json.TryGetProperty("data", out var data) && data.ValueKind == JsonValueKind.Object)
         {
-            // Account A's subscription list holds Go's three import subscriptions.
-            var total = subject.Contains("ACCOUNT.A.SUBSZ", StringComparison.Ordinal) ? "num_connections" : "total";
-            foreach (var key in new[] { "num_connections", total, "offset", "limit", "status", "system_account", "disabled", "account_name", "client_connections" })
+            foreach (var key in new[] { "num_connections", "total", "num_subscriptions", "offset", "limit", "status", "system_account", "disabled", "account_name", "client_connections" })
             {
                 if (data.TryGetProperty(key, out _))
                 {
@@ -63,6 +61,56 @@ public sealed partial class SystemAccountDifferentialTests
                 }
             }
         }
+    }
+
+    [Theory]
+    [InlineData("$SYS.REQ.SERVER.PING.CONNZ", "")]
+    [InlineData("$SYS.REQ.ACCOUNT.PING.CONNZ", "{\"subscriptions\":true}")]
+    [InlineData("$SYS.REQ.SERVER.PING.CONNZ", "{\"acc\":\"SYS\"}")]
+    [InlineData("$SYS.REQ.ACCOUNT.PING.STATZ", "")]
+    [InlineData("$SYS.REQ.ACCOUNT.PING.STATZ", "{\"accounts\":[\"SYS\"],\"include_unused\":true}")]
+    [InlineData("$SYS.REQ.ACCOUNT.PING.CONNZ", "{\"subscriptions\":1}")]
+    public async Task AccountUser_SystemImports_MatchGo(string subject, string body)
+    {
+        var go = await AccountRequestAsync(_go, subject, body);
+        var ours = await AccountRequestAsync(_ours, subject, body);
+        AssertSameLine(go, ours);
+        Assert.DoesNotContain("  ", ours.Line);
+        JsonCompare.SameKeys(go.Json, ours.Json, "");
+        foreach (var path in new[] { "error", "data.num_connections", "data.total" })
+        {
+            if (go.Json.TryGetProperty(path.Split('.')[0], out var first) && (path.IndexOf('.') < 0 || first.TryGetProperty(path.Split('.')[1], out _)))
+            {
+                JsonCompare.SameValues(go.Json, ours.Json, path);
+            }
+        }
+        if (go.Json.TryGetProperty("data", out var data) && data.TryGetProperty("account_statz", out var statz))
+        {
+            // Clamped to the requester's account whatever the body asks for.
+            Assert.Equal(statz.EnumerateArray().Select(a => a.GetProperty("acc").GetString()),
+                ours.Json.GetProperty("data").GetProperty("account_statz").EnumerateArray().Select(a => a.GetProperty("acc").GetString()));
+        }
+    }
+
+    [Fact]
+    public async Task AccountUser_GetsNoResponders_ForUnimportedSystemRequests()
+    {
+        foreach (var server in new[] { _go, _ours })
+        {
+            await using var a = await SysClient.ConnectAsync(server.ClientPort, "a", "a", ",\"no_responders\":true");
+            foreach (var subject in new[] { "$SYS.REQ.ACCOUNT.A.CONNZ", "$SYS.REQ.SERVER.PING", "$SYS.REQ.ACCOUNT.PING.SUBSZ" })
+            {
+                await a.SendAsync($"SUB _INBOX.nr 5\r\nPUB {subject} _INBOX.nr 0\r\n\r\n");
+                Assert.Contains("NATS/1.0 503", await a.Raw.ReadUntilAsync("\r\n\r\n"));
+            }
+        }
+    }
+
+    private static async Task<SysMessage> AccountRequestAsync(MonitoredServer server, string subject, string body)
+    {
+        await using var sys = await SysClient.ConnectAsync(server.ClientPort, "sys", "p");
+        await using var a = await SysClient.ConnectAsync(server.ClientPort, "a", "a", ",\"name\":\"member\"");
+        return await a.RequestAsync(subject, body);
     }
 
     [Fact]

@@ -77,7 +77,9 @@ internal sealed class RequestOptions
                 }
                 if (!Fits(value, kind))
                 {
-                    error = $"json: cannot unmarshal {GoTypeName(value)} into Go struct field {structName}.{name} of type {GoKindName(kind)}";
+                    // Go quotes the number only when it was meant for a number field (overflow, fraction, sign).
+                    var valueName = value.ValueKind == JsonValueKind.Number && kind is not (OptionKind.Int or OptionKind.UInt) ? "number" : GoTypeName(value);
+                    error = $"json: cannot unmarshal {valueName} into Go struct field {structName}.{name} of type {GoKindName(kind)}";
                     return false;
                 }
                 options._values[name] = value.Clone();

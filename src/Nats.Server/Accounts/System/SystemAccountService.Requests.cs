@@ -184,7 +184,7 @@ internal sealed partial class SystemAccountService
 
     /// <summary>Go's zReq: decode the options, apply the server filter, build the document, reply.</summary>
     private void ZRequest(string reply, byte[] body, string structName, IReadOnlyDictionary<string, OptionKind> fields,
-        Func<RequestOptions, ZResult> respond)
+        Func<RequestOptions, ZResult> respond, Account? replyAccount = null)
     {
         if (reply.Length == 0)
         {
@@ -195,7 +195,7 @@ internal sealed partial class SystemAccountService
         {
             if (!RequestOptions.TryParse(body, structName, fields, out options, out var error))
             {
-                WriteResponse(reply, null, 400, error);
+                WriteResponse(reply, null, 400, error, replyAccount);
                 return;
             }
             if (IsFiltered(options))
@@ -208,10 +208,10 @@ internal sealed partial class SystemAccountService
         {
             return;
         }
-        WriteResponse(reply, result.Write ?? (json => json.WriteNullValue()), result.Error is null ? 0 : 500, result.Error);
+        WriteResponse(reply, result.Write ?? (json => json.WriteNullValue()), result.Error is null ? 0 : 500, result.Error, replyAccount);
     }
 
-    private void WriteResponse(string reply, Action<Utf8JsonWriter>? data, int code, string? error) =>
+    private void WriteResponse(string reply, Action<Utf8JsonWriter>? data, int code, string? error, Account? replyAccount = null) =>
         Publish(reply, "", json =>
         {
             json.WriteStartObject();
@@ -229,7 +229,7 @@ internal sealed partial class SystemAccountService
                 json.WriteEndObject();
             }
             json.WriteEndObject();
-        });
+        }, replyAccount);
 
     /// <summary>Go's filterRequest: substring matches on name and host; no cluster, tags or domain here, so those always filter.</summary>
     private bool IsFiltered(RequestOptions options)

@@ -69,6 +69,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     {
         _client = ClientConnection.CreateInternal(_server, clientId, Account, _server.LoggerFactory.CreateLogger("nats-server.system"));
         SubscribeAll();
+        RegisterSystemImports();
         _loop = Task.Run(RunLoopAsync);
         _statszTimer = new Timer(_ => Post(StatszTick), null, FirstStatsz, Timeout.InfiniteTimeSpan);
     }
@@ -155,13 +156,15 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         PublishRaw(subject, reply, _buffer.WrittenSpan, account);
     }
 
+    /// <summary>Into the system account as Go's internal sender writes it, or (another account) as a reply that came back through a service import.</summary>
     private void PublishRaw(string subject, string reply, ReadOnlySpan<byte> payload, Account? account = null)
     {
         var client = _client!;
+        var target = account ?? Account;
         Span<byte> subjectBytes = stackalloc byte[Encoding.UTF8.GetMaxByteCount(subject.Length)];
         subjectBytes = subjectBytes[..Encoding.UTF8.GetBytes(subject, subjectBytes)];
         var replyBytes = Encoding.UTF8.GetBytes(reply);
-        client.PublishInternal(account ?? Account, subjectBytes, replyBytes, payload);
+        client.PublishInternal(target, subjectBytes, replyBytes, payload, replySet: ReferenceEquals(target, Account));
     }
 
     /// <summary>The "server" object of every event and reply (Go's ServerInfo, filled in by the send loop).</summary>
@@ -191,7 +194,12 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     /// <summary>Statsz on the first timer tick after 250 ms, then doubling up to 30 s, as Go's startStatszTimer.</summary>
     private void StatszTick()
     {
-        PublishStatsz($"$SYS.SERVER.{_server.ServerId}.STATSZ");
+        var subject = $"$SYS.SERVER.{_server.ServerId}.STATSZ";
+        // Building the document samples the process and walks the clients: skipped when nobody listens.
+        if (HasListeners(subject))
+        {
+            PublishStatsz(subject);
+        }
         if (_statszInterval < EventsHeartbeat)
         {
             _statszInterval = _statszInterval * 2 > EventsHeartbeat ? EventsHeartbeat : _statszInterval * 2;
