@@ -348,8 +348,14 @@ const scenarios = {
     equal(got[0].json().client.name, "js-member", "client name in the advisory");
     equal(got[1].json().reason, "Client Closed", "disconnect reason");
 
-    // An account user gets no responders for the same request: $SYS services live in the system account.
+    // An account user reaches the services Go imports into every account, about its own account only.
     const b = await open(url, { user: "a", pass: "a" });
+    const own = (await b.request("$SYS.REQ.SERVER.PING.CONNZ", enc.encode(JSON.stringify({ acc: "SYS" })), { timeout: 10_000 })).json();
+    equal(own.data.connections.map((c) => c.cid), [b.info.client_id], "account connz is clamped to the requester's account");
+    const ownStatz = (await b.request("$SYS.REQ.ACCOUNT.PING.STATZ", undefined, { timeout: 10_000 })).json();
+    equal(ownStatz.data.account_statz.map((a) => a.acc), ["A"], "account statz");
+
+    // Other $SYS services live in the system account only: no responders.
     let noResponders;
     try {
       await b.request("$SYS.REQ.SERVER.PING.VARZ", undefined, { timeout: 5_000 });
