@@ -68,20 +68,5 @@ internal sealed class SysClient : IAsyncDisposable
         }
     }
 
-    /// <summary>Reads MSGs until one arrives on <paramref name="subject"/> (others are returned too, in order).</summary>
-    public async Task<List<SysMessage>> ReadUntilSubjectAsync(string subject)
-    {
-        var messages = new List<SysMessage>();
-        while (true)
-        {
-            var message = await ReadMessageAsync();
-            messages.Add(message);
-            if (message.Subject == subject)
-            {
-                return messages;
-            }
-        }
-    }
-
     public ValueTask DisposeAsync() => _raw.DisposeAsync();
 }
