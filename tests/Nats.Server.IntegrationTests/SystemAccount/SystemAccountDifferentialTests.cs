@@ -78,7 +78,12 @@ public sealed partial class SystemAccountDifferentialTests : IAsyncLifetime
             JsonCompare.SameValues(g, o, "type", "server.ver", "server.jetstream", "server.host");
             if (go[i].Subject.EndsWith("CONNS", StringComparison.Ordinal))
             {
-                JsonCompare.SameValues(g, o, "acc", "conns", "leafnodes", "total_conns", "sent", "received", "slow_consumers");
+                JsonCompare.SameValues(g, o, "acc", "conns", "leafnodes", "total_conns", "slow_consumers");
+                if (i == 0)
+                {
+                    // Later, Go's account traffic totals race with the close (sometimes still 0): compared before any traffic only.
+                    JsonCompare.SameValues(g, o, "sent", "received");
+                }
             }
             else
             {

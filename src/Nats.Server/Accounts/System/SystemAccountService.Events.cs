@@ -98,22 +98,26 @@ internal sealed partial class SystemAccountService
     /// </summary>
     private void PostAccountConns(Account account)
     {
-        // The count is taken now, as Go takes it inside addClient/removeClient; the traffic totals
-        // (a walk over the clients) only when someone listens, so a connect storm stays linear.
+        // Taken now, as Go takes a.statz() inside addClient/removeClient; the traffic totals (a walk
+        // over the clients) only when someone listens, so a connect storm stays linear.
         var conns = account.ClientCount;
+        string[] subjects = [$"$SYS.SERVER.ACCOUNT.{account.Name}.CONNS", $"$SYS.ACCOUNT.{account.Name}.SERVER.CONNS"];
+        AccountStat? stat = null;
+        if (subjects.Any(HasListeners))
+        {
+            stat = _documents.AccountStatFor(account);
+            stat.Conns = conns;
+            stat.TotalConns = conns;
+        }
         var id = _eventIds.Next();
         var now = DateTime.UtcNow;
         Post(() =>
         {
             ScheduleConnsHeartbeat(account, conns);
-            string[] subjects = [$"$SYS.SERVER.ACCOUNT.{account.Name}.CONNS", $"$SYS.ACCOUNT.{account.Name}.SERVER.CONNS"];
-            if (!subjects.Any(HasListeners))
+            if (stat is null)
             {
                 return;
             }
-            var stat = _documents.AccountStatFor(account);
-            stat.Conns = conns;
-            stat.TotalConns = conns;
             foreach (var subject in subjects)
             {
                 Publish(subject, "", json => WriteAccountConns(json, id, now, stat));
