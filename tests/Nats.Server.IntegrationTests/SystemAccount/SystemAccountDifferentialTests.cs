@@ -150,7 +150,10 @@ public sealed partial class SystemAccountDifferentialTests : IAsyncLifetime
         var ours = await FirstStatszAsync(_ours);
         AssertSameLine(go, ours);
         JsonCompare.SameKeys(go.Json, ours.Json, "");
-        JsonCompare.SameValues(go.Json, ours.Json, "statsz.connections", "statsz.active_servers", "statsz.slow_consumers", "statsz.cores");
+        JsonCompare.SameValues(go.Json, ours.Json, "statsz.connections", "statsz.active_servers", "statsz.slow_consumers", "statsz.cores",
+            "statsz.active_accounts", "statsz.subscriptions", "statsz.total_connections");
+        // 40 in $SYS, 3 system-service subscriptions in each of $G and A, and the test's own.
+        Assert.Equal(47, ours.Json.GetProperty("statsz").GetProperty("subscriptions").GetInt32());
     }
 
     private static async Task<SysMessage> FirstStatszAsync(MonitoredServer server)
