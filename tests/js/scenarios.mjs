@@ -359,6 +359,54 @@ const scenarios = {
     await Promise.all([nc.close(), responder.close()]);
   },
 
+  // Needs system_account SYS with user "sys"/"p" and account A with user "a"/"a" (JsClientTests.cs).
+  async sysping(url) {
+    const sys = await open(url, { user: "sys", pass: "p" });
+    const info = sys.info;
+    const ping = await sys.request("$SYS.REQ.SERVER.PING", undefined, { timeout: 10_000 });
+    const statsz = ping.json();
+    equal(statsz.server.id, info.server_id, "statsz server id");
+    equal(statsz.server.ver, info.version, "statsz server version");
+    check(statsz.statsz.connections >= 1, "statsz counts this connection");
+    check(typeof statsz.server.seq === "number" && statsz.server.seq > 0, "server seq");
+
+    const varz = (await sys.request(`$SYS.REQ.SERVER.${info.server_id}.VARZ`, undefined, { timeout: 10_000 })).json();
+    equal(varz.data.server_id, info.server_id, "varz over $SYS");
+    equal(varz.data.system_account, "SYS", "varz system account");
+    const connz = (await sys.request("$SYS.REQ.SERVER.PING.CONNZ", enc.encode(JSON.stringify({ subscriptions: true })),
+      { timeout: 10_000 })).json();
+    check(connz.data.connections.some((c) => c.cid === info.client_id), "connz lists the requester");
+
+    // Advisories: an account user connecting and leaving.
+    const events = sys.subscribe("$SYS.ACCOUNT.A.*");
+    await sys.flush();
+    const a = await open(url, { user: "a", pass: "a", name: "js-member" });
+    await a.close();
+    const got = await collect(events, 2, "connect and disconnect advisories");
+    equal(got.map((m) => m.subject), ["$SYS.ACCOUNT.A.CONNECT", "$SYS.ACCOUNT.A.DISCONNECT"], "advisory subjects");
+    equal(got.map((m) => m.json().type), ["io.nats.server.advisory.v1.client_connect", "io.nats.server.advisory.v1.client_disconnect"], "advisory types");
+    equal(got[0].json().client.name, "js-member", "client name in the advisory");
+    equal(got[1].json().reason, "Client Closed", "disconnect reason");
+
+    // An account user reaches the services Go imports into every account, about its own account only.
+    const b = await open(url, { user: "a", pass: "a" });
+    const own = (await b.request("$SYS.REQ.SERVER.PING.CONNZ", enc.encode(JSON.stringify({ acc: "SYS" })), { timeout: 10_000 })).json();
+    equal(own.data.connections.map((c) => c.cid), [b.info.client_id], "account connz is clamped to the requester's account");
+    const ownStatz = (await b.request("$SYS.REQ.ACCOUNT.PING.STATZ", undefined, { timeout: 10_000 })).json();
+    equal(ownStatz.data.account_statz.map((a) => a.acc), ["A"], "account statz");
+
+    // Other $SYS services live in the system account only: no responders.
+    let noResponders;
+    try {
+      await b.request("$SYS.REQ.SERVER.PING.VARZ", undefined, { timeout: 5_000 });
+    } catch (err) {
+      noResponders = err;
+    }
+    check(noResponders instanceof NoRespondersError || noResponders?.cause instanceof NoRespondersError ||
+      /no responders/i.test(String(noResponders?.message)), `account user must get no responders, got ${noResponders}`);
+    await Promise.all([sys.close(), b.close()]);
+  },
+
   async ordered(url) {
     const N = 10_000;
     const pub = await open(url);

@@ -123,7 +123,7 @@ internal sealed class Account
     /// <summary>Subscriptions as Go counts them.</summary>
     public int VisibleSubscriptionCount => SubList.Count - HiddenSubscriptions;
 
-    internal byte[] NextInternalSid() => System.Text.Encoding.ASCII.GetBytes(Interlocked.Increment(ref _internalSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
+    internal byte[] NextInternalSid() => global::System.Text.Encoding.ASCII.GetBytes(Interlocked.Increment(ref _internalSid).ToString(global::System.Globalization.CultureInfo.InvariantCulture));
 
     public override string ToString() => Name;
 }

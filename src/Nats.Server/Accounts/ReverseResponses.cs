@@ -19,7 +19,7 @@ internal sealed class ReverseResponses(Account owner)
 
     public void Add(ResponseEntry entry)
     {
-        var reply = System.Text.Encoding.UTF8.GetString(entry.Reply);
+        var reply = global::System.Text.Encoding.UTF8.GetString(entry.Reply);
         lock (_lock)
         {
             if (!_byReply.TryGetValue(reply, out var list))
@@ -33,7 +33,7 @@ internal sealed class ReverseResponses(Account owner)
 
     public void Remove(ResponseEntry entry)
     {
-        var reply = System.Text.Encoding.UTF8.GetString(entry.Reply);
+        var reply = global::System.Text.Encoding.UTF8.GetString(entry.Reply);
         lock (_lock)
         {
             if (_byReply.TryGetValue(reply, out var list) && list.Remove(entry))
@@ -54,7 +54,7 @@ internal sealed class ReverseResponses(Account owner)
         {
             return;
         }
-        var text = System.Text.Encoding.UTF8.GetString(subject);
+        var text = global::System.Text.Encoding.UTF8.GetString(subject);
         List<ResponseEntry> orphaned = [];
         lock (_lock)
         {

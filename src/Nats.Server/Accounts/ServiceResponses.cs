@@ -47,7 +47,7 @@ internal sealed class ServiceResponses
         "_R_.".CopyTo(prefix);
         FillRandom(prefix.Slice(4, RandomLength));
         prefix[^1] = '.';
-        _prefix = System.Text.Encoding.ASCII.GetBytes(prefix.ToArray());
+        _prefix = global::System.Text.Encoding.ASCII.GetBytes(prefix.ToArray());
     }
 
     public int Count

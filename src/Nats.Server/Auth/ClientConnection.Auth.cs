@@ -102,6 +102,7 @@ internal sealed partial class ClientConnection
         // The per-client match cache belongs to the old account's index.
         _resultCacheGeneration = -1;
         _resultCache.Clear();
+        _server.SystemEvents?.ClientJoinedAccount(target);
         return true;
     }
 

@@ -46,6 +46,7 @@ internal sealed partial class ClientConnection
             _logger.LogError("{Client} - authentication error - User \"{User}\"", this, _connect.User);
             EnqueueProtocol(ErrorTexts.AuthorizationViolation);
             CloseConnection(ClosedReason.AuthenticationViolation);
+            _server.SystemEvents?.AuthenticationFailed(this);
             return;
         }
         if (!BindAccount(AuthUser!.Account))
@@ -53,6 +54,8 @@ internal sealed partial class ClientConnection
             return;
         }
         ApplyAccountLimits();
+        // Go sends the connect advisory from isClientAuthorized, before the remaining CONNECT checks.
+        _server.SystemEvents?.ClientConnected(this);
         _awaitingAuth = false;
         _authDeadlineTicks = 0;
 

@@ -125,8 +125,13 @@ internal sealed partial class ClientConnection
             return DeliverRouted(result, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
         }
         var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
-        var prefix = line[..prefixLength];
-        var suffix = line[prefixLength..];
+        return FanOut(result, line[..prefixLength], line[prefixLength..], message, headerSize, subject, reply);
+    }
+
+    /// <summary>Hands one message (its MSG line split around the sid) to every plain subscriber and one member per queue group.</summary>
+    private bool FanOut(SubListResult result, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
         var delivered = false;
 
         foreach (var subscription in result.Plain)

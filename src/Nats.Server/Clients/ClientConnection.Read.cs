@@ -210,6 +210,7 @@ internal sealed partial class ClientConnection
                 _logger.LogError("{Client} - authentication error", this);
                 EnqueueProtocol(ErrorTexts.AuthorizationViolation);
                 CloseConnection(ClosedReason.AuthenticationViolation);
+                _server.SystemEvents?.AuthenticationFailed(this);
                 break;
             default:
                 _logger.LogError("{Client} - protocol violation, proto='{Snippet}'", this, Snippet(at));

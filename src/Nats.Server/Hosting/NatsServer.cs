@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Accounts;
+using Nats.Server.Accounts.System;
 using Nats.Server.Auth;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
@@ -51,6 +52,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         _history = new ConnectionHistory(options.MaxClosedClients > 0 ? options.MaxClosedClients : ConnectionHistory.DefaultMaxClosedClients);
         // Invalid mappings throw MappingException here; a configuration file reports them at load time.
         _accounts.Global.Mappings = Mappings.SubjectMapper.Create(options.Mappings);
+        Documents = new ServerDocuments(this, new ProcessUsage(), HttpRequestStats);
     }
 
     /// <summary>The options in force; a configuration reload replaces the whole object.</summary>
@@ -95,6 +97,15 @@ public sealed partial class NatsServer : IAsyncDisposable
     internal byte[] RenderClientInfo(ulong clientId, string clientIp, int maxPayload) => _info!.RenderForClient(clientId, clientIp, null, maxPayload);
 
     internal ConnectionHistory History => _history;
+
+    /// <summary>Counters of the HTTP monitor's paths (reported in /varz, also over $SYS).</summary>
+    internal RequestStats HttpRequestStats { get; } = new();
+
+    /// <summary>The monitoring documents, shared by the HTTP monitor and the $SYS request services.</summary>
+    internal ServerDocuments Documents { get; }
+
+    /// <summary>The system account's internal client, requests and events; null with no_system_account.</summary>
+    internal SystemAccountService? SystemEvents { get; private set; }
 
     internal bool IsShuttingDown => Volatile.Read(ref _shuttingDown) == 1;
 
@@ -154,6 +165,14 @@ public sealed partial class NatsServer : IAsyncDisposable
 
         _info = BuildInfo(Options, _authenticator);
 
+        if (SystemAccount is { } system)
+        {
+            // Like Go's setSystemAccount, the internal client takes the first client id.
+            var events = new SystemAccountService(this, system, Documents, _logger);
+            events.Start((ulong)Interlocked.Increment(ref _nextClientId));
+            SystemEvents = events;
+        }
+
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
         _logger.LogInformation("Server is ready");
 
@@ -177,6 +196,11 @@ public sealed partial class NatsServer : IAsyncDisposable
         if (_acceptLoop is not null)
         {
             await _acceptLoop.ConfigureAwait(false);
+        }
+        if (SystemEvents is { } events)
+        {
+            // Go's shutdownEventing: the SHUTDOWN event goes out before the clients are closed.
+            await events.ShutdownAsync().ConfigureAwait(false);
         }
         foreach (var client in _clients.Values)
         {
@@ -211,13 +235,21 @@ public sealed partial class NatsServer : IAsyncDisposable
     {
         // Built outside the lock; moving from live to closed is atomic for the totals in /varz.
         var closed = ConnectionSnapshot.CaptureClosed(client);
+        var released = false;
         lock (_history.SyncRoot)
         {
             if (_clients.TryRemove(client.Id, out _))
             {
                 client.ReleaseAccount();
+                released = true;
             }
             _history.AddLocked(closed);
+        }
+        if (released && SystemEvents is { } events)
+        {
+            // Go's order: the account's connection count first, then the disconnect advisory.
+            events.ClientLeftAccount(client.Account);
+            events.ClientDisconnected(client);
         }
         _logger.LogDebug("{Client} - Client connection closed: {Reason}", client, client.ClosedReason.ToText());
     }
@@ -266,6 +298,7 @@ public sealed partial class NatsServer : IAsyncDisposable
             // Like Go's createClient, every connection starts in $G until CONNECT binds its own account.
             _accounts.Global.TryAddClient();
             _clients[id] = client;
+            SystemEvents?.ClientJoinedAccount(_accounts.Global);
         }
         _logger.LogDebug("{Client} - Client connection created", client);
         client.Nonce = Authenticator.NonceRequired ? NonceGenerator.Create() : null;

@@ -19,6 +19,7 @@ namespace Nats.Server.Monitoring;
 [JsonSerializable(typeof(Gatewayz))]
 [JsonSerializable(typeof(Leafz))]
 [JsonSerializable(typeof(Accountz))]
+[JsonSerializable(typeof(AccountInfo))]
 [JsonSerializable(typeof(AccountStatz))]
 [JsonSerializable(typeof(Jsz))]
 [JsonSerializable(typeof(HealthStatus))]

@@ -21,7 +21,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
 {
     private readonly NatsServer _server;
     private readonly ILogger _logger;
-    private readonly RequestStats _requestStats = new();
+    private readonly RequestStats _requestStats;
     private readonly ServerDocuments _documents;
     private WebApplication? _app;
 
@@ -29,7 +29,8 @@ internal sealed class MonitoringServer : IAsyncDisposable
     {
         _server = server;
         _logger = loggerFactory.CreateLogger("nats-server");
-        _documents = new ServerDocuments(server, new ProcessUsage(), _requestStats);
+        _requestStats = server.HttpRequestStats;
+        _documents = server.Documents;
     }
 
     public int Port { get; private set; }

@@ -68,6 +68,14 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
     /// <summary>Returns the document (a full Subsz, or just the stats when no list is shown), or null and the 400 text.</summary>
     public object? Subsz(bool subs, int offset, int limit, string test, string account, out string error)
     {
+        var document = SubszDocument(subs, offset, limit, test, account, out error);
+        // Over HTTP Go writes only the statistics when no list is shown.
+        return document is null ? null : document.SubscriptionsList is null ? document.Stats : document;
+    }
+
+    /// <summary>Go's Server.Subsz: the full document, without a list when none was asked for or the page came out empty.</summary>
+    public Subsz? SubszDocument(bool subs, int offset, int limit, string test, string account, out string error)
+    {
         error = "";
         offset = Math.Max(0, offset);
         limit = limit <= 0 ? DefaultSubListSize : limit;
@@ -82,9 +90,25 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         {
             stats.Add(Stats(acc.SubList));
         }
+        var document = new Subsz
+        {
+            ServerId = server.ServerId,
+            Now = DateTime.UtcNow,
+            Stats = stats,
+            NumSubscriptions = stats.NumSubscriptions,
+            NumCache = stats.NumCache,
+            NumInserts = stats.NumInserts,
+            NumRemoves = stats.NumRemoves,
+            NumMatches = stats.NumMatches,
+            CacheHitRate = stats.CacheHitRate,
+            MaxFanout = stats.MaxFanout,
+            AvgFanout = stats.AvgFanout,
+            Offset = offset,
+            Limit = limit,
+        };
         if (!subs)
         {
-            return stats;
+            return document;
         }
         var testBytes = Encoding.UTF8.GetBytes(test);
         var details = new List<SubDetail>();
@@ -102,29 +126,13 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         var start = Math.Min(offset, details.Count);
         var end = (int)Math.Min((long)offset + limit, details.Count);
         var page = details.GetRange(start, end - start);
-        if (page.Count == 0)
+        if (page.Count > 0)
         {
-            // Go writes only the statistics when the list comes out empty.
-            return stats;
+            // Go reports the size of the returned page as "total", not the number of matches.
+            document.Total = page.Count;
+            document.SubscriptionsList = page;
         }
-        return new Subsz
-        {
-            ServerId = server.ServerId,
-            Now = DateTime.UtcNow,
-            NumSubscriptions = stats.NumSubscriptions,
-            NumCache = stats.NumCache,
-            NumInserts = stats.NumInserts,
-            NumRemoves = stats.NumRemoves,
-            NumMatches = stats.NumMatches,
-            CacheHitRate = stats.CacheHitRate,
-            MaxFanout = stats.MaxFanout,
-            AvgFanout = stats.AvgFanout,
-            // Go reports the size of the returned page here, not the number of matches.
-            Total = page.Count,
-            Offset = offset,
-            Limit = limit,
-            SubscriptionsList = page,
-        };
+        return document;
     }
 
     public Accountz? Accountz(string account, out string error)
@@ -205,6 +213,22 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             });
         }
         return result;
+    }
+
+    /// <summary>One account's statz as the system account's connection events report it (Go's Account.statz).</summary>
+    public AccountStat AccountStatFor(Account account)
+    {
+        var conns = account.ClientCount;
+        var traffic = TrafficSnapshot(account.Name);
+        return new AccountStat
+        {
+            Account = account.Name,
+            Conns = conns,
+            TotalConns = conns,
+            Received = new DataStats { Msgs = traffic.InMsgs, Bytes = traffic.InBytes },
+            Sent = new DataStats { Msgs = traffic.OutMsgs, Bytes = traffic.OutBytes },
+            SlowConsumers = traffic.SlowConsumers,
+        };
     }
 
     public Routez Routez() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };

@@ -51,5 +51,8 @@ internal sealed class Subsz
     [JsonPropertyName("total")] public int Total { get; set; }
     [JsonPropertyName("offset")] public int Offset { get; set; }
     [JsonPropertyName("limit")] public int Limit { get; set; }
-    [JsonPropertyName("subscriptions_list")] public List<SubDetail> SubscriptionsList { get; set; } = [];
+    [JsonPropertyName("subscriptions_list"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<SubDetail>? SubscriptionsList { get; set; }
+
+    /// <summary>The same statistics as one object, for the HTTP answer without a list.</summary>
+    [JsonIgnore] internal SubListStatsModel Stats { get; set; } = new();
 }

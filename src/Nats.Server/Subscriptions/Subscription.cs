@@ -1,4 +1,5 @@
 using System.Text;
+using Nats.Server.Accounts.System;
 using Nats.Server.Clients;
 
 namespace Nats.Server.Subscriptions;
@@ -9,12 +10,13 @@ namespace Nats.Server.Subscriptions;
 /// </summary>
 internal sealed class Subscription
 {
-    public Subscription(ClientConnection client, byte[] subject, byte[]? queue, byte[] sid)
+    public Subscription(ClientConnection client, byte[] subject, byte[]? queue, byte[] sid, InternalMessageHandler? handler = null)
     {
         Client = client;
         Subject = subject;
         Queue = queue;
         Sid = sid;
+        Handler = handler;
     }
 
     /// <summary>
@@ -36,6 +38,13 @@ internal sealed class Subscription
     public byte[] Subject { get; }
     public byte[]? Queue { get; }
     public byte[] Sid { get; }
+
+    /// <summary>
+    /// Set only on the server's own subscriptions (the system account's request handlers): delivery
+    /// calls it instead of queueing a MSG. A field read on an object the fan-out loop holds anyway,
+    /// so ordinary deliveries pay one predictable branch.
+    /// </summary>
+    public InternalMessageHandler? Handler { get; }
 
     /// <summary>Messages delivered so far; only counted when an auto-unsubscribe limit is set.</summary>
     public long Delivered;

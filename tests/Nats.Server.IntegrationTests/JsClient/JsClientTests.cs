@@ -11,7 +11,7 @@ public sealed class JsClientTests
     private static readonly string[] ScenarioNames =
     [
         "pubsub", "wildcards", "queue", "request", "headers", "noresponders", "echooff", "autounsub", "ordered", "auth",
-        "token", "nkey", "permissions", "accounts", "mappings", "imports",
+        "token", "nkey", "permissions", "accounts", "mappings", "imports", "sysping",
     ];
 
     // Scenarios that need the server driven while they run; their tests live elsewhere (Operations/).
@@ -43,6 +43,7 @@ public sealed class JsClientTests
             },
             "mappings" => ServerSettings.Parse(["map.orders.*=shipping.$1", "map.req.*=svc.$1", "map.split=left@50|right@50"]),
             "imports" => WithRawConfig(ImportsConfig),
+            "sysping" => SystemAccountSettings(),
             _ => new ServerSettings(),
         };
         await using var server = await TestServers.StartOursAsync(settings);
@@ -56,6 +57,8 @@ public sealed class JsClientTests
         settings.RawConfig.Add(config);
         return settings;
     }
+
+    private static ServerSettings SystemAccountSettings() => WithRawConfig(SystemAccount.SystemAccountDifferentialTests.Config);
 
     [Fact]
     public async Task Every_scenario_in_the_script_has_a_test_case()

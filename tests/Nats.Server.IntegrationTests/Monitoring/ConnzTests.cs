@@ -86,6 +86,8 @@ public sealed class ConnzTests
             await clients[0].SendAsync("SUB keep.me 7\r\nSUB other q 8\r\n");
             await clients[0].SyncAsync();
             await clients[0].DisposeAsync();
+            // The stop order is asserted below: the first close must be recorded before the second happens.
+            await server.WaitForJsonAsync("/connz?state=closed", j => j.GetProperty("total").GetInt32() == 1);
             // An unknown protocol line closes the second one; Go 2.9.10 reports it as a protocol violation.
             await clients[1].SendAsync("BOGUS\r\n");
             await clients[1].ReadToEndAsync();
@@ -107,8 +109,8 @@ public sealed class ConnzTests
             Assert.Equal(0, open.GetProperty("total").GetInt32());
             Assert.Equal(0, open.GetProperty("connections").GetArrayLength());
 
-            // A closed connection's subscription list without details is just subjects.
-            var list = (await server.GetJsonAsync("/connz?state=closed&subs=1&cid=1")).GetProperty("connections")[0];
+            // A closed connection's subscription list without details is just subjects (cid 1 is the system account's internal client).
+            var list = (await server.GetJsonAsync("/connz?state=closed&subs=1&cid=2")).GetProperty("connections")[0];
             Assert.Equal(["keep.me", "other"], list.GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetString()).Order());
             Assert.False(list.TryGetProperty("subscriptions_list_detail", out _));
         }
@@ -133,12 +135,13 @@ public sealed class ConnzTests
             Assert.Equal(["c0", "c1", "c2"], Names(any));
             Assert.Equal(["c1"], Names(await server.GetJsonAsync("/connz?state=all&sort=cid&offset=1&limit=1")));
 
-            var one = await server.GetJsonAsync("/connz?cid=3");
+            // Client ids start at 2: the system account's internal client has cid 1.
+            var one = await server.GetJsonAsync("/connz?cid=4");
             Assert.Equal(["c2"], Names(one));
             Assert.Equal(1, one.GetProperty("limit").GetInt32());
             Assert.Equal(2, one.GetProperty("total").GetInt32());
             Assert.Equal(0, (await server.GetJsonAsync("/connz?cid=99")).GetProperty("num_connections").GetInt32());
-            Assert.Equal(["c1"], Names(await server.GetJsonAsync("/connz?cid=2&state=closed")));
+            Assert.Equal(["c1"], Names(await server.GetJsonAsync("/connz?cid=3&state=closed")));
         }
         finally
         {
@@ -200,7 +203,8 @@ public sealed class ConnzTests
         Assert.Equal(6, varz.GetProperty("out_bytes").GetInt64());
         Assert.Equal(1, varz.GetProperty("connections").GetInt32());
         Assert.Equal(2, varz.GetProperty("total_connections").GetInt64());
-        Assert.Equal(0, varz.GetProperty("subscriptions").GetInt64());
+        // Only the server's own are left, as in Go: 40 in the system account and 3 system-service ones in $G.
+        Assert.Equal(43, varz.GetProperty("subscriptions").GetInt64());
     }
 
     [Fact]

@@ -6,10 +6,11 @@ namespace Nats.Server.IntegrationTests.Monitoring;
 
 /// <summary>
 /// Go 2.9.10 and ours run the same scenario; every endpoint is fetched from both and compared field
-/// by field. Documented differences: Go has a system account ($SYS, with 40-odd internal
-/// subscriptions and cids 1-3 for internal clients) that we do not have yet, so "system_account",
-/// the $SYS account and system subscriptions are left out, subscription totals are compared as
-/// deltas from an idle baseline, and connections are matched by name rather than cid.
+/// by field. Both have the system account $SYS with Go's 40 internal subscriptions and the 3 system
+/// service subscriptions in $G (compared exactly). Documented differences: Go shows those as an
+/// "imports" list on $G and three service exports on $SYS, and gives the internal clients cids
+/// 1-3; we serve them without import/export entries yet, so those paths are left out, and
+/// connections are matched by name rather than cid.
 /// </summary>
 public sealed partial class MonitoringDifferentialTests : IAsyncLifetime
 {
@@ -50,7 +51,9 @@ public sealed partial class MonitoringDifferentialTests : IAsyncLifetime
         Assert.Equal(
             go.GetProperty("subscriptions").GetInt64() - goIdle.GetProperty("subscriptions").GetInt64(),
             ours.GetProperty("subscriptions").GetInt64() - ourIdle.GetProperty("subscriptions").GetInt64());
-        Assert.Equal(3, ours.GetProperty("subscriptions").GetInt64());
+        // The system account's 40 internal subscriptions, $G's 3 system-service ones and the scenario's 3.
+        Assert.Equal(46, ours.GetProperty("subscriptions").GetInt64());
+        Assert.Equal(go.GetProperty("subscriptions").GetInt64(), ours.GetProperty("subscriptions").GetInt64());
         Assert.Equal(ours.GetProperty("port").GetInt32(), _ours.ClientPort);
 
         // Every request is counted under its endpoint, the same way on both.
@@ -105,6 +108,8 @@ public sealed partial class MonitoringDifferentialTests : IAsyncLifetime
     public async Task Subsz_StatsAndFilteredLists()
     {
         var goIdle = await _go.GetJsonAsync("/subsz");
+        var ourIdle = await _ours.GetJsonAsync("/subsz");
+        Assert.Equal(goIdle.GetProperty("num_subscriptions").GetInt64(), ourIdle.GetProperty("num_subscriptions").GetInt64());
         await using var goScenario = await MonitoringScenario.RunAsync(_go);
         await using var ourScenario = await MonitoringScenario.RunAsync(_ours);
 
@@ -113,10 +118,11 @@ public sealed partial class MonitoringDifferentialTests : IAsyncLifetime
         JsonCompare.SameKeys(go, ours);
         Assert.Equal(
             go.GetProperty("num_subscriptions").GetInt64() - goIdle.GetProperty("num_subscriptions").GetInt64(),
-            ours.GetProperty("num_subscriptions").GetInt64());
+            ours.GetProperty("num_subscriptions").GetInt64() - ourIdle.GetProperty("num_subscriptions").GetInt64());
         Assert.Equal(
             go.GetProperty("num_removes").GetInt64() - goIdle.GetProperty("num_removes").GetInt64(),
             ours.GetProperty("num_removes").GetInt64());
+        Assert.Equal(go.GetProperty("num_inserts").GetInt64(), ours.GetProperty("num_inserts").GetInt64());
 
         foreach (var query in new[] { "/subsz?subs=1&test=bar.x", "/subsz?subs=1&test=foo", "/subsz?subs=1&test=nothing.here", "/subsz?subs=1&acc=$G&test=foo", "/subsz?subs=1&test=foo&offset=1" })
         {
@@ -142,15 +148,27 @@ public sealed partial class MonitoringDifferentialTests : IAsyncLifetime
         var ours = await _ours.GetJsonAsync("/accountz");
         JsonCompare.SameKeys(go, ours, "");
         JsonCompare.SameValues(go, ours, "system_account");
-        Assert.Equal(go.GetProperty("accounts").EnumerateArray().Select(a => a.GetString()), ours.GetProperty("accounts").EnumerateArray().Select(a => a.GetString()));
+        // Go lists accounts in sync.Map order, which varies from run to run.
+        Assert.Equal(go.GetProperty("accounts").EnumerateArray().Select(a => a.GetString()).Order(StringComparer.Ordinal),
+            ours.GetProperty("accounts").EnumerateArray().Select(a => a.GetString()).Order(StringComparer.Ordinal));
 
         var goDetail = await _go.GetJsonAsync("/accountz?acc=$G");
         var ourDetail = await _ours.GetJsonAsync("/accountz?acc=$G");
-        // Go's $G imports the system account's services; we do not serve those yet.
+        // Go lists $G's system service imports; we serve them without an import list yet.
         JsonCompare.SameKeys(goDetail, ourDetail, "", "account_detail.imports");
+        JsonCompare.SameValues(goDetail, ourDetail, "account_detail.subscriptions");
         JsonCompare.SameValues(goDetail, ourDetail, "system_account");
         JsonCompare.SameValues(goDetail, ourDetail, "account_detail.account_name", "account_detail.expired", "account_detail.complete",
             "account_detail.jetstream_enabled", "account_detail.leafnode_connections", "account_detail.client_connections");
+
+        // The system account: same subscriptions, same sublist counters; Go lists service exports we do not have yet.
+        var goSys = await _go.GetJsonAsync("/accountz?acc=$SYS");
+        var ourSys = await _ours.GetJsonAsync("/accountz?acc=$SYS");
+        JsonCompare.SameKeys(goSys, ourSys, "", "account_detail.exports");
+        JsonCompare.SameValues(goSys, ourSys, "system_account", "account_detail.account_name", "account_detail.is_system",
+            "account_detail.client_connections", "account_detail.subscriptions", "account_detail.sublist_stats.num_subscriptions",
+            "account_detail.sublist_stats.num_inserts", "account_detail.sublist_stats.num_removes");
+        Assert.Equal(40, ourSys.GetProperty("account_detail").GetProperty("subscriptions").GetInt64());
 
         foreach (var query in new[] { "/accstatz", "/accstatz?unused=1" })
         {
