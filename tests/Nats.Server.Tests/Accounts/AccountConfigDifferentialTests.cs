@@ -46,7 +46,7 @@ public class AccountConfigDifferentialTests
         using var dir = new TempDirectory();
         var file = dir.Write(name + ".conf", text);
 
-        var (goAccepts, goOutput) = await RunGoCheck(file);
+        var (goAccepts, goOutput) = await GoConfigCheck.RunAsync(file);
         string? ourMessage = null;
         try
         {
@@ -59,40 +59,9 @@ public class AccountConfigDifferentialTests
         Assert.True(goAccepts == (ourMessage is null), $"{name}: Go accepts={goAccepts} ({goOutput}), ours: {ourMessage ?? "valid"}");
         if (!goAccepts && !OrderDependent.Contains(name))
         {
-            Assert.Contains(Reason(goOutput), ourMessage);
+            Assert.Contains(GoConfigCheck.Reason(goOutput), ourMessage);
         }
     }
 
-    /// <summary>"nats-server: file:1:2: reason" → "reason".</summary>
-    private static string Reason(string goOutput)
-    {
-        var line = goOutput.Trim().Split('\n')[0];
-        var confAt = line.IndexOf(".conf:", StringComparison.Ordinal);
-        if (confAt < 0)
-        {
-            return line.Replace("nats-server: ", "");
-        }
-        var rest = line[(confAt + ".conf:".Length)..];
-        var parts = rest.Split(": ", 2);
-        return parts.Length == 2 ? parts[1] : rest;
-    }
 
-    private static async Task<(bool Accepts, string Output)> RunGoCheck(string file)
-    {
-        var psi = new ProcessStartInfo(GoServer)
-        {
-            RedirectStandardError = true,
-            RedirectStandardOutput = true,
-            UseShellExecute = false,
-        };
-        psi.ArgumentList.Add("-t");
-        psi.ArgumentList.Add("-c");
-        psi.ArgumentList.Add(file);
-        using var process = Process.Start(psi)!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        await process.WaitForExitAsync(timeout.Token);
-        return (process.ExitCode == 0, await stdout + await stderr);
-    }
 }

@@ -62,7 +62,7 @@ public class MappingConfigDifferentialTests
         using var dir = new TempDirectory();
         var file = dir.Write(name + ".conf", text);
 
-        var (goAccepts, goOutput) = await RunGoCheck(file);
+        var (goAccepts, goOutput) = await GoConfigCheck.RunAsync(file);
         string? ourMessage = null;
         try
         {
@@ -114,7 +114,7 @@ public class MappingConfigDifferentialTests
                 }
             }
             var file = dir.Write($"m{i}.conf", text.ToString());
-            var (goAccepts, goOutput) = await RunGoCheck(file);
+            var (goAccepts, goOutput) = await GoConfigCheck.RunAsync(file);
             string? ours = null;
             try
             {
@@ -132,23 +132,4 @@ public class MappingConfigDifferentialTests
         Assert.Empty(mismatches);
     }
 
-    private static async Task<(bool Accepts, string Output)> RunGoCheck(string file)
-    {
-        var psi = new ProcessStartInfo(GoServer)
-        {
-            RedirectStandardError = true,
-            RedirectStandardOutput = true,
-            UseShellExecute = false,
-        };
-        psi.ArgumentList.Add("-t");
-        psi.ArgumentList.Add("-c");
-        psi.ArgumentList.Add(file);
-        using var process = Process.Start(psi)!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        await process.WaitForExitAsync(timeout.Token);
-        await Task.WhenAll(stdout, stderr);
-        return (process.ExitCode == 0, (await stderr).TrimEnd('\n') + await stdout);
-    }
 }

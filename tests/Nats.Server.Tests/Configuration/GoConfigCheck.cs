@@ -1,8 +1,8 @@
 using System.Diagnostics;
 
-namespace Nats.Server.Tests.Accounts;
+namespace Nats.Server.Tests.Configuration;
 
-/// <summary>Runs the Go oracle's "-t -c file" and extracts the reason of a refusal.</summary>
+/// <summary>Runs the Go oracle's "-t -c file" (every config differential test uses it) and extracts the reason of a refusal.</summary>
 internal static class GoConfigCheck
 {
     private const string GoServer = "/usr/sbin/nats-server";
@@ -24,7 +24,8 @@ internal static class GoConfigCheck
         var stderr = process.StandardError.ReadToEndAsync();
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
         await process.WaitForExitAsync(timeout.Token);
-        return (process.ExitCode == 0, await stdout + await stderr);
+        await Task.WhenAll(stdout, stderr);
+        return (process.ExitCode == 0, (await stderr).TrimEnd('\n') + await stdout);
     }
 
     /// <summary>"nats-server: file:1:2: reason" → "reason".</summary>
