@@ -5,10 +5,12 @@ namespace Nats.Server.Monitoring;
 /// <summary>The exports, imports and pending responses of /accountz?acc=X, shaped like Go's accountInfo.</summary>
 internal static class AccountImportExportDocuments
 {
-    public static void Fill(AccountInfo info, Account account)
+    public static void Fill(AccountInfo info, Account account, Account? systemAccount)
     {
         var options = account.Options;
         var exports = new List<ExtExport>();
+        var imports = new List<ExtImport>();
+        AddSystemServices(account, systemAccount, exports, imports);
         foreach (var export in options.ServiceExports)
         {
             exports.Add(new ExtExport
@@ -31,7 +33,6 @@ internal static class AccountImportExportDocuments
                 ApprovedAccounts = Approved(export.Approved),
             });
         }
-        var imports = new List<ExtImport>();
         foreach (var import in options.StreamImports)
         {
             imports.Add(new ExtImport { Subject = import.From, Account = import.Exporter, LocalSubject = import.To, Type = "stream" });
@@ -56,6 +57,30 @@ internal static class AccountImportExportDocuments
                     Share = e.Import.Share,
                 });
         }
+    }
+
+    /// <summary>
+    /// Go's addSystemAccountExports and the service imports every other account gets from it
+    /// (registerSystemImports). We answer these subjects with direct subscriptions rather than through
+    /// the import layer, but list them as Go does so /accountz reads the same.
+    /// </summary>
+    private static void AddSystemServices(Account account, Account? systemAccount, List<ExtExport> exports, List<ExtImport> imports)
+    {
+        if (systemAccount is null)
+        {
+            return;
+        }
+        if (ReferenceEquals(account, systemAccount))
+        {
+            exports.Add(new ExtExport { Subject = "$SYS.REQ.ACCOUNT.*.CONNZ", Type = "service", ResponseType = "Streamed" });
+            exports.Add(new ExtExport { Subject = "$SYS.REQ.ACCOUNT.*.STATZ", Type = "service", ResponseType = "Streamed" });
+            exports.Add(new ExtExport { Subject = "$SYS.DEBUG.SUBSCRIBERS", Type = "service", ResponseType = "Singleton" });
+            return;
+        }
+        var prefix = "$SYS.REQ.ACCOUNT." + account.Name;
+        imports.Add(new ExtImport { Subject = "$SYS.REQ.ACCOUNT.PING.CONNZ", Account = systemAccount.Name, To = prefix + ".CONNZ", Type = "service" });
+        imports.Add(new ExtImport { Subject = "$SYS.REQ.SERVER.PING.CONNZ", Account = systemAccount.Name, To = prefix + ".CONNZ", Type = "service" });
+        imports.Add(new ExtImport { Subject = "$SYS.REQ.ACCOUNT.PING.STATZ", Account = systemAccount.Name, To = prefix + ".STATZ", Type = "service" });
     }
 
     private static List<string>? Approved(IReadOnlyList<string>? approved) => approved is { Count: > 0 } ? [.. approved] : null;

@@ -160,7 +160,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             Mappings = MappingsOf(acc),
             SublistStats = Stats(acc.SubList),
         };
-        AccountImportExportDocuments.Fill(result.AccountDetail, acc);
+        AccountImportExportDocuments.Fill(result.AccountDetail, acc, server.SystemAccount);
         return result;
     }
 
