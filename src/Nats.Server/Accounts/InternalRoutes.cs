@@ -21,13 +21,8 @@ internal abstract class InternalRoute
         {
             return literal;
         }
-        var needed = transform.MaxLength(subject.Length);
-        if (scratch is null || scratch.Length < needed)
-        {
-            scratch = new byte[Math.Max(needed, 256)];
-        }
-        var length = transform.Apply(subject, scratch);
-        return length < 0 ? literal : scratch.AsSpan(0, length);
+        var length = transform.Apply(subject, ref scratch);
+        return scratch.AsSpan(0, length);
     }
 
     /// <summary>Go's rule: a wildcard import whose two sides are equal passes the published subject through.</summary>
