@@ -45,21 +45,7 @@ internal sealed partial class ClientConnection
                 delivered |= subscription.Client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
             }
         }
-        var groups = result.QueueGroups;
-        for (var g = 0; g < groups.Length; g++)
-        {
-            var members = groups[g];
-            var start = (int)(NextQueueRandom() % (uint)members.Length);
-            for (var i = 0; i < members.Length; i++)
-            {
-                var member = members[(start + i) % members.Length];
-                if (member.Client.TryDeliver(this, member, prefix, suffix, message, headerSize, subject, reply))
-                {
-                    delivered = true;
-                    break;
-                }
-            }
-        }
+        delivered |= DeliverToQueueGroups(result.QueueGroups, prefix, suffix, message, headerSize, subject, reply);
         if (mode == RouteMode.ClientsOnly || !result.HasInternal || depth >= MaxImportDepth)
         {
             return delivered;

@@ -138,8 +138,14 @@ internal sealed partial class ClientConnection
         {
             delivered |= subscription.Client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
         }
+        return DeliverToQueueGroups(result.QueueGroups, prefix, suffix, message, headerSize, subject, reply) | delivered;
+    }
 
-        var groups = result.QueueGroups;
+    /// <summary>One member of each queue group, starting at a random member and moving on while deliveries are refused.</summary>
+    private bool DeliverToQueueGroups(Subscription[][] groups, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        var delivered = false;
         for (var g = 0; g < groups.Length; g++)
         {
             var members = groups[g];
