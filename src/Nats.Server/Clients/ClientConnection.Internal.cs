@@ -65,21 +65,35 @@ internal sealed partial class ClientConnection
     /// A response that Go routes back through a service import is written normally (<paramref name="replySet"/> false).
     /// </summary>
     internal bool PublishInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> payload, bool replySet = true)
+        => PublishInternal(account, subject, reply, default, payload, replySet);
+
+    /// <summary>As above, with a header block (sent as HMSG; clients without headers get the payload only).</summary>
+    internal bool PublishInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
+        ReadOnlySpan<byte> payload, bool replySet)
     {
         var result = account.SubList.Match(subject);
         if (result.IsEmpty)
         {
             return false;
         }
-        var lineLength = subject.Length + reply.Length + 32;
-        var needed = lineLength + payload.Length + 2;
+        var lineLength = subject.Length + reply.Length + 48;
+        var needed = lineLength + headers.Length + payload.Length + 2;
         if (_internalScratch.Length < needed)
         {
             _internalScratch = new byte[Math.Max(needed, _internalScratch.Length * 2)];
         }
         var span = _internalScratch.AsSpan();
-        "MSG "u8.CopyTo(span);
-        var position = 4;
+        var position = 0;
+        if (headers.IsEmpty)
+        {
+            "MSG "u8.CopyTo(span);
+            position = 4;
+        }
+        else
+        {
+            "HMSG "u8.CopyTo(span);
+            position = 5;
+        }
         subject.CopyTo(span[position..]);
         position += subject.Length;
         span[position++] = (byte)' ';
@@ -91,18 +105,28 @@ internal sealed partial class ClientConnection
             position += reply.Length;
         }
         span[position++] = (byte)' ';
-        Utf8Formatter.TryFormat(payload.Length, span[position..], out var written);
+        int written;
+        if (!headers.IsEmpty)
+        {
+            Utf8Formatter.TryFormat(headers.Length, span[position..], out written);
+            position += written;
+            span[position++] = (byte)' ';
+        }
+        Utf8Formatter.TryFormat(headers.Length + payload.Length, span[position..], out written);
         position += written;
         span[position++] = (byte)'\r';
         span[position++] = (byte)'\n';
         var messageStart = position;
+        headers.CopyTo(span[position..]);
+        position += headers.Length;
         payload.CopyTo(span[position..]);
         position += payload.Length;
         span[position++] = (byte)'\r';
         span[position++] = (byte)'\n';
         InMsgs++;
-        InBytes += payload.Length;
-        var delivered = FanOut(result, span[..prefixLength], span[prefixLength..messageStart], span[messageStart..position], -1, subject, reply);
+        InBytes += headers.Length + payload.Length;
+        var delivered = FanOut(result, span[..prefixLength], span[prefixLength..messageStart], span[messageStart..position],
+            headers.IsEmpty ? -1 : headers.Length, subject, reply);
         FlushPendingClients();
         return delivered;
     }

@@ -21,7 +21,7 @@ public sealed class CommandLineOptions
     {
         "ms", "https_port", "s", "syslog", "r", "remote_syslog", "profile", "routes", "cluster",
         "cluster_listen", "cluster_advertise", "no_advertise", "connect_retries", "cluster_name", "help_tls",
-        "tls", "tlsverify", "tlscert", "tlskey", "tlscacert", "js", "jetstream", "sd", "store_dir",
+        "tls", "tlsverify", "tlscert", "tlskey", "tlscacert",
     };
 
     private readonly List<(Flag Flag, object Value)> _given = [];
@@ -195,6 +195,8 @@ public sealed class CommandLineOptions
         Add(FlagKind.String, (_, o, v) => o.PidFile = (string)v, "P", "pid");
         Add(FlagKind.String, (c, _, v) => c.Signal = (string)v == "" ? null : (string)v, "sl", "signal");
         Add(FlagKind.String, (_, o, v) => o.PortsFileDir = (string)v, "ports_file_dir");
+        Add(FlagKind.Bool, (_, o, v) => o.JetStream.Enabled = (bool)v, "js", "jetstream");
+        Add(FlagKind.String, (_, o, v) => o.JetStream.StoreDir = (string)v, "sd", "store_dir");
         Add(FlagKind.String, (_, o, v) => o.Username = (string)v, "user");
         Add(FlagKind.String, (_, o, v) => o.Password = (string)v, "pass");
         Add(FlagKind.String, (_, o, v) => o.AuthToken = (string)v, "auth");

@@ -25,6 +25,8 @@ internal sealed class ServerInfo
     public bool Headers { get; init; }
     public bool AuthRequired { get; init; }
     public int MaxPayload { get; init; }
+    public bool JetStream { get; init; }
+    public string? Domain { get; init; }
     public string[]? ConnectUrls { get; init; }
     public bool LameDuckMode { get; set; }
 
@@ -49,6 +51,10 @@ internal sealed class ServerInfo
                 json.WriteBoolean("auth_required", true);
             }
             json.WriteNumber("max_payload", maxPayload ?? MaxPayload);
+            if (JetStream)
+            {
+                json.WriteBoolean("jetstream", true);
+            }
             if (clientId != 0)
             {
                 json.WriteNumber("client_id", clientId);
@@ -60,6 +66,10 @@ internal sealed class ServerInfo
             if (!string.IsNullOrEmpty(nonce))
             {
                 json.WriteString("nonce", nonce);
+            }
+            if (!string.IsNullOrEmpty(Domain))
+            {
+                json.WriteString("domain", Domain);
             }
             if (ConnectUrls is { Length: > 0 })
             {
