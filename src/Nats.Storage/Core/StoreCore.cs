@@ -152,6 +152,9 @@ internal abstract partial class StoreCore : IStreamStore
     {
         lock (Sync)
         {
+            ThrowIfClosed();
+            if (config.Storage is { } type && type != Type)
+                throw new StoreException(StoreError.WrongType);
             Config = config;
             EnforceAllLimits();
             ScheduleExpiry();
@@ -194,7 +197,8 @@ internal abstract partial class StoreCore : IStreamStore
         Slots.ExtendTo(seq);
         var info = Subjects.GetOrAdd(subject);
         ref var slot = ref Slots[seq];
-        var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : 0;
+        // -1 is stored as the expiry itself so the file engine persists "never" with no new field.
+        var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : ttl < 0 ? -1 : 0;
         WriteMessage(ref slot, seq, info.Subject, header, data, ts, ttlExpiry);
         slot.Subject = info;
         slot.Timestamp = ts;
@@ -202,6 +206,8 @@ internal abstract partial class StoreCore : IStreamStore
         AddToCounts(seq, info, size, ts);
         if (ttlExpiry > 0)
             TrackTtl(seq, ttlExpiry);
+        else if (ttlExpiry < 0)
+            MarkNeverExpires(seq);
         QueueEvent(1, size, seq, info.Subject);
     }
 
@@ -274,7 +280,7 @@ internal abstract partial class StoreCore : IStreamStore
 
     /// <summary>Takes one message out of the index and counters. The engine hook runs first so it can
     /// still see where the bytes are.</summary>
-    protected void RemoveSlot(ulong seq, bool erase, bool bulk)
+    protected void RemoveSlot(ulong seq, bool erase, bool bulk, RemovalReason reason = RemovalReason.Removed)
     {
         ref var slot = ref Slots[seq];
         var info = slot.Subject!;
@@ -317,7 +323,8 @@ internal abstract partial class StoreCore : IStreamStore
                 }
             }
         }
-        QueueEvent(-1, -size, seq, info.Subject);
+        _neverExpire?.Remove(seq);
+        QueueEvent(-1, -size, seq, info.Subject, reason);
         if (seq == FirstSeq)
             AdvanceFirst();
     }
