@@ -117,6 +117,13 @@ public interface IStreamStore : IDisposable
     /// <summary>Reports each removal with its reason (see <see cref="RemovalReason"/>), outside the store lock.</summary>
     void RegisterStorageRemovals(StorageRemovalHandler? handler);
 
+    /// <summary>Opens or creates the state store of consumer <paramref name="name"/> (Go's ConsumerStore);
+    /// a null config on the file engine takes the persisted one. Stopping the stream stops its consumers.</summary>
+    IConsumerStore ConsumerStore(string name, ConsumerStoreConfig? config = null);
+
+    /// <summary>Consumers this stream holds state for (file engine: including ones not opened since a restart).</summary>
+    IReadOnlyList<string> ConsumerNames();
+
     void Stop();
 
     /// <summary>Stops the store and removes everything it stored.</summary>

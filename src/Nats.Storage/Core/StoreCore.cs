@@ -170,6 +170,7 @@ internal abstract partial class StoreCore : IStreamStore
             if (Closed)
                 return;
             StopExpiryTimer();
+            StopConsumers();
             OnStop();
             Closed = true;
         }
@@ -180,6 +181,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             StopExpiryTimer();
+            StopConsumers();
             if (!Closed)
                 OnStop();
             Closed = true;
