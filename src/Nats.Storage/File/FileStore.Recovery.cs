@@ -1,4 +1,5 @@
 using Nats.Storage.Core;
+using Nats.Storage.IO;
 
 namespace Nats.Storage.File;
 
@@ -14,25 +15,25 @@ internal sealed partial class FileStore
     {
         _recovering = true;
         var damaged = false;
-        var files = Directory.GetFiles(_dir, "*.blk")
+        var files = _fs.ListFiles(_dir, ".blk")
             .Select(p => (Path: p, Id: int.TryParse(Path.GetFileNameWithoutExtension(p), out var id) ? id : -1))
             .Where(f => f.Id > 0)
             .OrderBy(f => f.Id)
             .ToList();
         foreach (var (path, id) in files)
         {
-            var handle = System.IO.File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read);
-            var length = RandomAccess.GetLength(handle);
+            var file = _fs.Open(path, StoreFileMode.Open);
+            var length = file.Length;
             if (length > int.MaxValue)
                 throw new IOException($"block {path} is larger than a block can be");
-            var block = new MessageBlock(id, path, handle, (int)length) { Sealed = true };
+            var block = new MessageBlock(id, path, file, (int)length) { Sealed = true };
             _blocks.Add(block);
             _byId[id] = block;
-            if (!BlockIndexFile.TryReplay(path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
+            if (!BlockIndexFile.TryReplay(_fs, path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
             {
                 var scanDamaged = ScanBlock(block);
                 // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
-                foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(path, length))
+                foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(_fs, path, length))
                 {
                     if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
                         continue;
@@ -46,7 +47,7 @@ internal sealed partial class FileStore
                 }
                 else if (block.Length > 0)
                 {
-                    BlockIndexFile.Write(path, block.Cache.AsSpan(0, block.Length));
+                    BlockIndexFile.Write(_fs, path, block.Cache.AsSpan(0, block.Length));
                 }
             }
             Touch(block);
@@ -64,7 +65,10 @@ internal sealed partial class FileStore
             }
             target = _meta.CleanLast;
         }
-        if (damaged && _meta.Valid)
+        // After a crash (no clean stop) sequences up to the durable reservation may have been handed out
+        // even if no record of them survived (a tail cut exactly at a record boundary looks like writes
+        // that never happened), so numbering resumes above it.
+        if ((damaged || !_meta.Clean) && _meta.Valid)
             target = Math.Max(target, _meta.Reserved);
         if (_meta.Existed && !_meta.Valid)
         {
@@ -77,6 +81,10 @@ internal sealed partial class FileStore
         if (target > LastSeq)
             SkipRange(LastSeq + 1, target - LastSeq, LastTs);
         _meta.Write(LastSeq + _opts.SequenceReserve, LastSeq, clean: false, sync: true);
+        _durableReserved = _meta.Reserved;
+        _fs.SyncDirectory(_opts.Directory);
+        _fs.SyncDirectory(_dir);
+        _dirDirty = false;
         foreach (var b in _blocks)
         {
             if (b != _active && b.LiveMsgs == 0)
