@@ -42,6 +42,31 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             _opsUntilFreeze = operations;
     }
 
+    /// <summary>Until disposed, syncs of files whose names end with <paramref name="suffix"/> wait
+    /// (the disk is slow for them); everything else proceeds.</summary>
+    public IDisposable HoldSyncs(string suffix)
+    {
+        var gate = new SyncGate(suffix);
+        lock (_lock)
+            _gate = gate;
+        return gate;
+    }
+
+    private SyncGate? _gate;
+
+    private sealed class SyncGate(string suffix) : IDisposable
+    {
+        private readonly ManualResetEventSlim _open = new();
+
+        public void WaitIfHeld(string path)
+        {
+            if (path.EndsWith(suffix, StringComparison.Ordinal))
+                _open.Wait();
+        }
+
+        public void Dispose() => _open.Set();
+    }
+
     public bool Frozen
     {
         get
@@ -154,8 +179,25 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             return _durableNames.TryGetValue(path, out var d) && _names.TryGetValue(path, out var c) && ReferenceEquals(d, c);
     }
 
-    /// <summary>Simulates a power loss and reboot; returns a description of what was dropped.</summary>
-    public string Crash(Random rng)
+    /// <summary>Whether <paramref name="path"/> would survive a power loss exactly as it is now:
+    /// its directory entry and every byte and its size are durable.</summary>
+    public bool IsDurable(string path)
+    {
+        lock (_lock)
+            return _names.TryGetValue(path, out var c) && _durableNames.TryGetValue(path, out var d)
+                   && ReferenceEquals(c, d) && c.IsClean;
+    }
+
+    /// <summary>Whether the deletion of <paramref name="path"/> would survive a power loss.</summary>
+    public bool IsDurablyGone(string path)
+    {
+        lock (_lock)
+            return !_names.ContainsKey(path) && !_durableNames.ContainsKey(path);
+    }
+
+    /// <summary>Simulates a power loss and reboot; with <paramref name="dropAllUnsynced"/> every unsynced
+    /// change is lost (files cut exactly where they were last synced). Returns what was dropped.</summary>
+    public string Crash(Random rng, bool dropAllUnsynced = false)
     {
         lock (_lock)
         {
@@ -164,7 +206,7 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             Log.Clear();
             foreach (var (dir, ops) in _pendingDirOps)
             {
-                var keep = rng.Next(ops.Count + 1);
+                var keep = dropAllUnsynced ? 0 : rng.Next(ops.Count + 1);
                 for (var i = 0; i < keep; i++)
                     Apply(ops[i].Name, ops[i].Target);
             }
@@ -174,7 +216,7 @@ internal sealed class CrashFileSystem : IStoreFileSystem
                 _names[name] = inode;
             var lost = 0;
             foreach (var inode in _names.Values.Distinct())
-                lost += inode.Crash(rng, PageSize);
+                lost += inode.Crash(rng, PageSize, dropAllUnsynced);
             return $"{lost} unsynced pages lost or torn";
         }
     }
@@ -256,11 +298,13 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             DurableLength = Length;
         }
 
-        public int Crash(Random rng, int pageSize)
+        public bool IsClean => _dirtyPages.Count == 0 && Length == DurableLength;
+
+        public int Crash(Random rng, int pageSize, bool dropAll)
         {
             var changed = 0;
             var newLength = DurableLength;
-            if (Length != DurableLength)
+            if (Length != DurableLength && !dropAll)
             {
                 newLength = rng.Next(3) switch
                 {
@@ -279,7 +323,7 @@ internal sealed class CrashFileSystem : IStoreFileSystem
                 var end = Math.Min(start + pageSize, newLength);
                 var len = (int)(end - start);
                 var current = _data.AsSpan((int)Math.Min(start, _data.Length), (int)Math.Max(0, Math.Min(len, _data.Length - start)));
-                switch (rng.Next(4))
+                switch (dropAll ? 0 : rng.Next(4))
                 {
                     case 0: // the page never reached the disk
                         changed++;
@@ -359,6 +403,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
 
         public void Sync()
         {
+            SyncGate? gate;
+            lock (fs._lock)
+                gate = fs._gate;
+            gate?.WaitIfHeld(path);
             lock (fs._lock)
             {
                 Check(mutating: true);
