@@ -1,6 +1,6 @@
 using System.Buffers.Binary;
-using Microsoft.Win32.SafeHandles;
 using Nats.Storage.File;
+using Nats.Storage.IO;
 
 namespace Nats.Storage.Consumers;
 
@@ -10,86 +10,73 @@ namespace Nats.Storage.Consumers;
 /// <c>u32 length, payload, u32 CRC-32C</c>; replay stops at the first record that does not verify (a torn
 /// tail nobody was told about) and cuts it off.
 ///
-/// Durability is group commit: appends happen under the owner's lock and return a logical position;
-/// <see cref="WaitDurable"/> fsyncs once for everything appended so far and wakes every caller at or
-/// below it. A snapshot is written to a temporary file, fsynced, renamed over the old one and the
-/// directory fsynced before the new, empty log starts and the old one is deleted, so any crash point
-/// leaves either the old snapshot with its full log or the new snapshot.
+/// Durability is the stream store's group commit: appends happen under the owner's lock and return the
+/// ticket of the sync round that will cover them; one fsync completes every update of a round. A
+/// snapshot is written to a temporary file, fsynced, renamed over the old one and the directory fsynced
+/// before the new, empty log takes over and the old one is deleted, so any crash point leaves either
+/// the old snapshot with its whole log or the new snapshot. All I/O goes through <see cref="IStoreFileSystem"/>.
 /// </summary>
 internal sealed class ConsumerLog : IDisposable
 {
     private const uint SnapshotMagic = 0x3153434E; // "NCS1"
 
+    private readonly IStoreFileSystem _fs;
     private readonly string _dir;
-    private readonly Lock _syncLock = new();
-    private SafeFileHandle _log;
+    private readonly GroupCommit _commit;
+    private IStoreFile _log;
     private ulong _gen;
-    private long _fileLength;
-    private long _base;     // logical position of the current log file's first byte
-    private long _written;  // logical position after the last append
-    private long _synced;   // logical position known to be on stable storage
+    private long _length;
+    private bool _dirty;
+    private bool _dirDirty;
 
-    private ConsumerLog(string dir, SafeFileHandle log, ulong gen, long fileLength)
+    private ConsumerLog(IStoreFileSystem fs, string dir, Lock ownerLock, IStoreFile log, ulong gen, long length, bool dirDirty)
     {
+        _fs = fs;
         _dir = dir;
         _log = log;
         _gen = gen;
-        _fileLength = fileLength;
-        _written = fileLength;
-        _synced = fileLength;
+        _length = length;
+        _dirDirty = dirDirty;
+        _commit = new GroupCommit(ownerLock, fs, Collect, static _ => { });
     }
 
-    public long Length => _fileLength;
+    public long Length => _length;
 
-    /// <summary>Opens (creating if needed) and returns the snapshot payload (or null) and the log records after it.</summary>
-    public static ConsumerLog Open(string dir, out byte[]? snapshot, out List<byte[]> records)
+    /// <summary>Opens (creating if needed) and returns the snapshot payload (or null) and the log records
+    /// after it. <paramref name="ownerLock"/> is the lock the owner holds while appending.</summary>
+    public static ConsumerLog Open(IStoreFileSystem fs, string dir, Lock ownerLock, out byte[]? snapshot, out List<byte[]> records)
     {
-        var created = !System.IO.Directory.Exists(dir);
-        System.IO.Directory.CreateDirectory(dir);
-        snapshot = ReadSnapshot(Path.Combine(dir, "state.dat"), out var gen);
-        foreach (var stale in System.IO.Directory.GetFiles(dir, "log.*").Where(p => p != LogPath(dir, gen)))
-            System.IO.File.Delete(stale); // logs a newer snapshot already covers
-        System.IO.File.Delete(Path.Combine(dir, "state.tmp"));
+        fs.CreateDirectory(dir);
+        snapshot = ReadSnapshot(fs, Path.Combine(dir, "state.dat"), out var gen);
         var path = LogPath(dir, gen);
-        var handle = System.IO.File.OpenHandle(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.Read);
+        foreach (var stale in fs.ListFiles(dir, "").Where(p => Path.GetFileName(p).StartsWith("log.", StringComparison.Ordinal) && p != path))
+            fs.Delete(stale); // a newer snapshot already covers it
+        fs.Delete(Path.Combine(dir, "state.tmp"));
+        var created = !fs.FileExists(path);
+        var log = fs.Open(path, StoreFileMode.OpenOrCreate);
+        var buf = log.ReadAll();
         records = [];
-        var length = RandomAccess.GetLength(handle);
-        var buf = new byte[length];
-        var read = 0;
-        while (read < length)
-        {
-            var n = RandomAccess.Read(handle, buf.AsSpan(read), read);
-            if (n <= 0)
-                break;
-            read += n;
-        }
         var pos = 0;
-        while (pos + 8 <= read)
+        while (pos + 8 <= buf.Length)
         {
             var len = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(pos));
-            if (len < 8 || pos + len > read
+            if (len < 8 || len > buf.Length - pos
                 || Crc32C.Compute(buf.AsSpan(pos, len - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(pos + len - 4)))
                 break;
             records.Add(buf.AsSpan(pos + 4, len - 8).ToArray());
             pos += len;
         }
-        if (pos < length)
+        if (pos < buf.Length)
         {
-            RandomAccess.SetLength(handle, pos);
-            RandomAccess.FlushToDisk(handle);
+            log.SetLength(pos);
+            log.Sync();
         }
-        if (created || length == 0)
-        {
-            DirectorySync.Sync(dir);
-            if (Path.GetDirectoryName(dir) is { } parent)
-                DirectorySync.Sync(parent);
-        }
-        return new ConsumerLog(dir, handle, gen, pos);
+        return new ConsumerLog(fs, dir, ownerLock, log, gen, pos, created);
     }
 
-    /// <summary>Appends one record (caller holds its store lock, which fixes the order); returns the
-    /// position to pass to <see cref="WaitDurable"/>.</summary>
-    public long Append(ReadOnlySpan<byte> payload)
+    /// <summary>Appends one record (caller holds the owner lock, which fixes the order); the ticket
+    /// completes when the record is on stable storage.</summary>
+    public DurabilityTicket Append(ReadOnlySpan<byte> payload)
     {
         var len = payload.Length + 8;
         Span<byte> small = stackalloc byte[256];
@@ -97,87 +84,73 @@ internal sealed class ConsumerLog : IDisposable
         BinaryPrimitives.WriteInt32LittleEndian(rec, len);
         payload.CopyTo(rec[4..]);
         BinaryPrimitives.WriteUInt32LittleEndian(rec[(len - 4)..], Crc32C.Compute(rec[..(len - 4)]));
-        RandomAccess.Write(_log, rec, _fileLength);
-        _fileLength += len;
-        var end = _base + _fileLength;
-        Volatile.Write(ref _written, end);
-        return end;
+        _log.Write(rec, _length);
+        _length += len;
+        _dirty = true;
+        return _commit.Enlist();
     }
 
-    /// <summary>Returns once everything up to <paramref name="position"/> is on stable storage. The first
-    /// waiter fsyncs for everything appended so far; the others find their position covered.</summary>
-    public void WaitDurable(long position)
+    /// <summary>Replaces snapshot and log with <paramref name="payload"/> (caller holds the owner lock).
+    /// Everything appended before is durable when this returns.</summary>
+    public void WriteSnapshot(ReadOnlySpan<byte> payload)
     {
-        if (position == 0 || Volatile.Read(ref _synced) >= position)
-            return;
-        lock (_syncLock)
+        var gen = _gen + 1;
+        var buf = new byte[20 + payload.Length];
+        BinaryPrimitives.WriteUInt32LittleEndian(buf, SnapshotMagic);
+        BinaryPrimitives.WriteUInt64LittleEndian(buf.AsSpan(4), gen);
+        BinaryPrimitives.WriteInt32LittleEndian(buf.AsSpan(12), payload.Length);
+        payload.CopyTo(buf.AsSpan(16));
+        BinaryPrimitives.WriteUInt32LittleEndian(buf.AsSpan(buf.Length - 4), Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)));
+        var tmp = Path.Combine(_dir, "state.tmp");
+        using (var f = _fs.Open(tmp, StoreFileMode.Create))
         {
-            if (_synced >= position)
-                return;
-            var target = Volatile.Read(ref _written);
-            RandomAccess.FlushToDisk(_log);
-            Volatile.Write(ref _synced, target);
+            f.Write(buf, 0);
+            f.Sync();
         }
+        var newLog = _fs.Open(LogPath(_dir, gen), StoreFileMode.Create);
+        _fs.Rename(tmp, Path.Combine(_dir, "state.dat"));
+        _fs.SyncDirectory(_dir);
+        var old = _log;
+        _log = newLog;
+        _gen = gen;
+        _length = 0;
+        _dirty = false;
+        old.Dispose(); // a sync round holding it skips it: the snapshot already covers its records
+        _fs.Delete(old.Path);
+        _dirDirty = true;
     }
 
-    /// <summary>Replaces snapshot and log with <paramref name="payload"/> (caller holds its store lock);
-    /// everything appended before is durable when this returns.</summary>
-    public long WriteSnapshot(ReadOnlySpan<byte> payload)
+    /// <summary>Under the owner lock: a ticket covering every append so far.</summary>
+    public DurabilityTicket Current() => _commit.Current();
+
+    public void Dispose() => _log.Dispose();
+
+    private void Collect(SyncBatch batch)
     {
-        lock (_syncLock)
+        if (_dirty)
         {
-            var gen = _gen + 1;
-            var buf = new byte[20 + payload.Length];
-            BinaryPrimitives.WriteUInt32LittleEndian(buf, SnapshotMagic);
-            BinaryPrimitives.WriteUInt64LittleEndian(buf.AsSpan(4), gen);
-            BinaryPrimitives.WriteInt32LittleEndian(buf.AsSpan(12), payload.Length);
-            payload.CopyTo(buf.AsSpan(16));
-            BinaryPrimitives.WriteUInt32LittleEndian(buf.AsSpan(buf.Length - 4), Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)));
-            var tmp = Path.Combine(_dir, "state.tmp");
-            using (var h = System.IO.File.OpenHandle(tmp, FileMode.Create, FileAccess.Write))
-            {
-                RandomAccess.Write(h, buf, 0);
-                RandomAccess.FlushToDisk(h);
-            }
-            var newLog = System.IO.File.OpenHandle(LogPath(_dir, gen), FileMode.Create, FileAccess.ReadWrite, FileShare.Read);
-            System.IO.File.Move(tmp, Path.Combine(_dir, "state.dat"), overwrite: true);
-            DirectorySync.Sync(_dir);
-            var oldPath = LogPath(_dir, _gen);
-            _log.Dispose();
-            System.IO.File.Delete(oldPath);
-            _log = newLog;
-            _gen = gen;
-            _base += _fileLength;
-            _fileLength = 0;
-            _written = _base;
-            Volatile.Write(ref _synced, _base);
-            return _base;
+            batch.Files.Add(_log);
+            _dirty = false;
         }
-    }
-
-    public void Sync()
-    {
-        lock (_syncLock)
+        if (_dirDirty)
         {
-            RandomAccess.FlushToDisk(_log);
-            _synced = _written;
+            batch.Directories.Add(_dir);
+            if (Path.GetDirectoryName(_dir) is { } parent)
+                batch.Directories.Add(parent);
+            _dirDirty = false;
         }
-    }
-
-    public void Dispose()
-    {
-        lock (_syncLock)
-            _log.Dispose();
     }
 
     private static string LogPath(string dir, ulong gen) => Path.Combine(dir, $"log.{gen}");
 
-    private static byte[]? ReadSnapshot(string path, out ulong gen)
+    private static byte[]? ReadSnapshot(IStoreFileSystem fs, string path, out ulong gen)
     {
         gen = 0;
-        if (!System.IO.File.Exists(path))
+        if (!fs.FileExists(path))
             return null;
-        var buf = System.IO.File.ReadAllBytes(path);
+        byte[] buf;
+        using (var f = fs.Open(path, StoreFileMode.Open))
+            buf = f.ReadAll();
         if (buf.Length < 20 || BinaryPrimitives.ReadUInt32LittleEndian(buf) != SnapshotMagic
             || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12)) != buf.Length - 20
             || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))

@@ -14,14 +14,15 @@ internal enum ConsumerOp : byte
 
 /// <summary>
 /// Locking, validation and the shared state machine for both engines. An engine persists each applied
-/// operation under the lock (so the persisted order is the applied order) and returns a position; the
-/// caller then waits, outside the lock, until that position is durable, so concurrent updates share syncs.
+/// operation under the lock (so the persisted order is the applied order) and returns the ticket of the
+/// sync round that covers it; concurrent updates share rounds.
 /// </summary>
 internal abstract class ConsumerStoreBase : IConsumerStore
 {
     protected readonly Lock Sync = new();
     protected readonly ConsumerTracker Tracker;
     protected bool Closed;
+    private bool _stopped;
 
     protected ConsumerStoreBase(string name, ConsumerStoreConfig config)
     {
@@ -53,18 +54,19 @@ internal abstract class ConsumerStoreBase : IConsumerStore
         }
     }
 
-    /// <summary>Persists an applied operation; returns a position to wait on (0: nothing to wait for).</summary>
-    protected abstract long Persist(ConsumerOp op, ulong a, ulong b, ulong c, long ts);
+    /// <summary>Persists an applied operation (under the lock).</summary>
+    protected abstract DurabilityTicket Persist(ConsumerOp op, ulong a, ulong b, ulong c, long ts);
 
-    protected abstract void WaitDurable(long position);
+    /// <summary>Under the lock: a ticket covering everything persisted so far.</summary>
+    protected abstract DurabilityTicket Current();
 
     protected virtual void OnStop() { }
 
     protected virtual void OnDelete() { }
 
-    public void SetStarting(ulong sseq) => Apply(ConsumerOp.SetStarting, sseq, 0, 0, 0, () => Tracker.SetStarting(sseq));
+    public DurabilityTicket SetStarting(ulong sseq) => Apply(ConsumerOp.SetStarting, sseq, 0, 0, 0, () => Tracker.SetStarting(sseq));
 
-    public void UpdateStarting(ulong sseq) => Apply(ConsumerOp.UpdateStarting, sseq, 0, 0, 0, () => Tracker.UpdateStarting(sseq));
+    public DurabilityTicket UpdateStarting(ulong sseq) => Apply(ConsumerOp.UpdateStarting, sseq, 0, 0, 0, () => Tracker.UpdateStarting(sseq));
 
     public bool HasState()
     {
@@ -72,22 +74,18 @@ internal abstract class ConsumerStoreBase : IConsumerStore
             return Tracker.HasState;
     }
 
-    public void UpdateDelivered(ulong dseq, ulong sseq, ulong dc, long ts)
+    public DurabilityTicket UpdateDelivered(ulong dseq, ulong sseq, ulong dc, long ts)
     {
-        long pos;
         lock (Sync)
         {
             ThrowIfClosed();
-            if (!Tracker.Delivered(dseq, sseq, dc, ts))
-                return;
-            pos = Persist(ConsumerOp.Delivered, dseq, sseq, dc, ts);
+            // An old replay changes nothing, but whatever it repeats may still be syncing.
+            return Tracker.Delivered(dseq, sseq, dc, ts) ? Persist(ConsumerOp.Delivered, dseq, sseq, dc, ts) : Current();
         }
-        WaitDurable(pos);
     }
 
-    public void UpdateAcks(ulong dseq, ulong sseq)
+    public DurabilityTicket UpdateAcks(ulong dseq, ulong sseq)
     {
-        long pos;
         lock (Sync)
         {
             ThrowIfClosed();
@@ -95,41 +93,36 @@ internal abstract class ConsumerStoreBase : IConsumerStore
             try
             {
                 if (!Tracker.Ack(dseq, sseq))
-                    return;
+                    return Current();
             }
             catch (StoreException e) when (e.Error == StoreError.MsgNotFound && hadRedelivered)
             {
-                // Not pending, but its redelivery count was dropped: persist that before reporting.
-                WaitDurable(Persist(ConsumerOp.Ack, dseq, sseq, 0, 0));
+                // Not pending, but its redelivery count was dropped: log that so replay agrees.
+                Persist(ConsumerOp.Ack, dseq, sseq, 0, 0);
                 throw;
             }
-            pos = Persist(ConsumerOp.Ack, dseq, sseq, 0, 0);
+            return Persist(ConsumerOp.Ack, dseq, sseq, 0, 0);
         }
-        WaitDurable(pos);
     }
 
-    public void UpdateConfig(ConsumerStoreConfig config)
+    public DurabilityTicket UpdateConfig(ConsumerStoreConfig config)
     {
-        long pos;
         lock (Sync)
         {
             ThrowIfClosed();
             Tracker.Config = config;
-            pos = PersistConfig(config);
+            return PersistConfig(config);
         }
-        WaitDurable(pos);
     }
 
-    public void Update(ConsumerState state)
+    public DurabilityTicket Update(ConsumerState state)
     {
-        long pos;
         lock (Sync)
         {
             ThrowIfClosed();
             Tracker.Replace(state);
-            pos = PersistState();
+            return PersistState();
         }
-        WaitDurable(pos);
     }
 
     public ConsumerState State()
@@ -152,43 +145,68 @@ internal abstract class ConsumerStoreBase : IConsumerStore
 
     public void Stop()
     {
-        lock (Sync)
-        {
-            if (Closed)
-                return;
-            Closed = true;
-            OnStop();
-        }
+        if (Close(out var inFlight))
+            Finish(inFlight, delete: false);
     }
 
     public void Delete()
     {
+        Close(out var inFlight);
+        Finish(inFlight, delete: true);
+    }
+
+    /// <summary>Refuses further updates; returns false when already closed.</summary>
+    private bool Close(out DurabilityTicket inFlight)
+    {
         lock (Sync)
         {
-            if (!Closed)
-                OnStop();
+            inFlight = Closed ? DurabilityTicket.Completed : Current();
+            if (Closed)
+                return false;
             Closed = true;
-            IsDeleted = true;
-            OnDelete();
+            return true;
+        }
+    }
+
+    // The sync round in flight needs the lock, so it is awaited outside it; nothing can join it now.
+    private void Finish(DurabilityTicket inFlight, bool delete)
+    {
+        try
+        {
+            inFlight.Wait();
+        }
+        catch (Exception) when (delete)
+        {
+        }
+        lock (Sync)
+        {
+            if (!_stopped)
+            {
+                _stopped = true;
+                OnStop();
+            }
+            if (delete && !IsDeleted)
+            {
+                IsDeleted = true;
+                OnDelete();
+            }
         }
     }
 
     public void Dispose() => Stop();
 
-    protected abstract long PersistConfig(ConsumerStoreConfig config);
+    protected abstract DurabilityTicket PersistConfig(ConsumerStoreConfig config);
 
-    protected abstract long PersistState();
+    protected abstract DurabilityTicket PersistState();
 
-    private void Apply(ConsumerOp op, ulong a, ulong b, ulong c, long ts, Action apply)
+    private DurabilityTicket Apply(ConsumerOp op, ulong a, ulong b, ulong c, long ts, Action apply)
     {
-        long pos;
         lock (Sync)
         {
             ThrowIfClosed();
             apply();
-            pos = Persist(op, a, b, c, ts);
+            return Persist(op, a, b, c, ts);
         }
-        WaitDurable(pos);
     }
 
     protected void ThrowIfClosed()

@@ -8,19 +8,21 @@ namespace Nats.Storage.Consumers;
 /// </summary>
 internal sealed class FileConsumerStore : ConsumerStoreBase
 {
-    private const long MinCompactBytes = 256 * 1024;
-
     private readonly string _dir;
+    private readonly IO.IStoreFileSystem _fs;
     private readonly ConsumerLog _log;
     private readonly List<byte> _scratch = new(64);
+    private readonly long _minCompact;
     private long _compactAt;
 
     /// <summary>Opens <paramref name="dir"/>; a null <paramref name="config"/> takes the persisted one.</summary>
-    public FileConsumerStore(string name, string dir, ConsumerStoreConfig? config)
+    public FileConsumerStore(string name, string dir, ConsumerStoreConfig? config, IO.IStoreFileSystem fs, int compactBytes)
         : base(name, config ?? new ConsumerStoreConfig())
     {
         _dir = dir;
-        _log = ConsumerLog.Open(dir, out var snapshot, out var records);
+        _fs = fs;
+        _minCompact = compactBytes;
+        _log = ConsumerLog.Open(fs, dir, Sync, out var snapshot, out var records);
         var persistedConfig = false;
         if (snapshot is not null)
             persistedConfig = ApplySnapshot(snapshot);
@@ -29,18 +31,24 @@ internal sealed class FileConsumerStore : ConsumerStoreBase
         if (config is not null && (!persistedConfig || !SameConfig(Tracker.Config, config)))
         {
             Tracker.Config = config;
-            _log.WaitDurable(PersistConfig(config));
+            lock (Sync)
+                PersistConfig(config);
         }
         else if (!persistedConfig)
         {
-            _log.WaitDurable(PersistConfig(Tracker.Config));
+            lock (Sync)
+                PersistConfig(Tracker.Config);
         }
-        _compactAt = Math.Max(MinCompactBytes, _log.Length * 2);
+        DurabilityTicket created;
+        lock (Sync)
+            created = _log.Current();
+        created.Wait(); // opening is rare: a consumer's creation is durable before it is used
+        _compactAt = Math.Max(_minCompact, _log.Length * 2);
     }
 
     public override StorageType Type => StorageType.File;
 
-    protected override long Persist(ConsumerOp op, ulong a, ulong b, ulong c, long ts)
+    protected override DurabilityTicket Persist(ConsumerOp op, ulong a, ulong b, ulong c, long ts)
     {
         _scratch.Clear();
         _scratch.Add((byte)op);
@@ -51,7 +59,7 @@ internal sealed class FileConsumerStore : ConsumerStoreBase
         return AppendScratch();
     }
 
-    protected override long PersistConfig(ConsumerStoreConfig config)
+    protected override DurabilityTicket PersistConfig(ConsumerStoreConfig config)
     {
         _scratch.Clear();
         _scratch.Add((byte)ConsumerOp.Config);
@@ -59,7 +67,7 @@ internal sealed class FileConsumerStore : ConsumerStoreBase
         return AppendScratch();
     }
 
-    protected override long PersistState()
+    protected override DurabilityTicket PersistState()
     {
         _scratch.Clear();
         _scratch.Add((byte)ConsumerOp.State);
@@ -67,39 +75,25 @@ internal sealed class FileConsumerStore : ConsumerStoreBase
         return AppendScratch();
     }
 
-    protected override void WaitDurable(long position) => _log.WaitDurable(position);
+    protected override DurabilityTicket Current() => _log.Current();
 
-    protected override void OnStop()
-    {
-        _log.Sync();
-        _log.Dispose();
-    }
+    protected override void OnStop() => _log.Dispose();
 
-    protected override void OnDelete()
-    {
-        try
-        {
-            System.IO.Directory.Delete(_dir, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-        }
-    }
+    protected override void OnDelete() => _fs.DeleteDirectory(_dir);
 
-    private long AppendScratch()
+    private DurabilityTicket AppendScratch()
     {
-        var payload = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_scratch);
-        var pos = _log.Append(payload);
+        var ticket = _log.Append(System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_scratch));
         if (_log.Length >= _compactAt)
         {
-            // The log has outgrown the state: write the state once and start an empty log.
+            // The log has outgrown the state: write the state once (synced) and start an empty log.
             var snap = new List<byte>();
             WriteConfig(snap, Tracker.Config);
             snap.AddRange(ConsumerStateCodec.Encode(Tracker.State, exact: true, 0));
-            pos = _log.WriteSnapshot(System.Runtime.InteropServices.CollectionsMarshal.AsSpan(snap));
-            _compactAt = Math.Max(MinCompactBytes, snap.Count * 4L);
+            _log.WriteSnapshot(System.Runtime.InteropServices.CollectionsMarshal.AsSpan(snap));
+            _compactAt = Math.Max(_minCompact, snap.Count * 4L);
         }
-        return pos;
+        return ticket;
     }
 
     private bool ApplySnapshot(byte[] payload)

@@ -5,11 +5,11 @@ internal sealed class MemoryConsumerStore(string name, ConsumerStoreConfig confi
 {
     public override StorageType Type => StorageType.Memory;
 
-    protected override long Persist(ConsumerOp op, ulong a, ulong b, ulong c, long ts) => 0;
+    protected override DurabilityTicket Persist(ConsumerOp op, ulong a, ulong b, ulong c, long ts) => DurabilityTicket.Completed;
 
-    protected override long PersistConfig(ConsumerStoreConfig config) => 0;
+    protected override DurabilityTicket PersistConfig(ConsumerStoreConfig config) => DurabilityTicket.Completed;
 
-    protected override long PersistState() => 0;
+    protected override DurabilityTicket PersistState() => DurabilityTicket.Completed;
 
-    protected override void WaitDurable(long position) { }
+    protected override DurabilityTicket Current() => DurabilityTicket.Completed;
 }

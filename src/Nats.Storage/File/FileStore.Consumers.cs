@@ -9,7 +9,7 @@ internal sealed partial class FileStore
     private string ConsumersDirectory => Path.Combine(_opts.Directory, "obs");
 
     protected override ConsumerStoreBase OpenConsumer(string name, ConsumerStoreConfig? config)
-        => new FileConsumerStore(name, Path.Combine(ConsumersDirectory, name), config);
+        => new FileConsumerStore(name, Path.Combine(ConsumersDirectory, name), config, _opts.FileSystem, _opts.ConsumerLogCompactBytes);
 
     protected override IEnumerable<string> PersistedConsumers()
         => System.IO.Directory.Exists(ConsumersDirectory)
