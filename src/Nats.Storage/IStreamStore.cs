@@ -131,6 +131,11 @@ public interface IStreamStore : IDisposable
     /// <summary>Consumers this stream holds state for (file engine: including ones not opened since a restart).</summary>
     IReadOnlyList<string> ConsumerNames();
 
+    /// <summary>Writes the stream's messages (and, when asked, its consumers) to <paramref name="destination"/>
+    /// in the <see cref="StreamSnapshot"/> archive format. Publishing continues meanwhile; the archive holds
+    /// the messages up to the last sequence at the start that were still present when copied.</summary>
+    SnapshotResult Snapshot(Stream destination, bool includeConsumers);
+
     void Stop();
 
     /// <summary>Stops the store and removes everything it stored.</summary>
