@@ -85,7 +85,7 @@ internal abstract partial class StoreCore
                 if (Slots.Contains(s) && Slots[s].HasMessage)
                     RemoveSlot(s, erase: false, bulk: true, RemovalReason.Truncate);
             }
-            LastTs = Slots.Contains(seq) ? Slots[seq].Timestamp : 0;
+            LastTs = Slots.Contains(seq) ? Slots.TimestampAt(seq) : 0;
             LastSeq = seq;
             Slots.TruncateAfter(seq);
             if (MsgCount == 0)

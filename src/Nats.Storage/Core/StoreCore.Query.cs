@@ -184,18 +184,10 @@ internal abstract partial class StoreCore
             if (MsgCount == 0 || ts > LastTs)
                 return LastSeq + 1;
             // Slot timestamps never decrease (removed and skipped slots keep theirs), so binary search.
-            ulong lo = FirstSeq, hi = LastSeq;
-            while (lo < hi)
-            {
-                var mid = lo + (hi - lo) / 2;
-                if (Slots[mid].Timestamp < ts)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            var lo = Slots.NextPossible(Slots.SeekTime(ts, FirstSeq));
             while (lo <= LastSeq && !Slots[lo].HasMessage)
-                lo++;
-            return lo;
+                lo = Slots.NextPossible(lo + 1);
+            return Math.Min(lo, LastSeq + 1);
         }
     }
 
@@ -262,11 +254,11 @@ internal abstract partial class StoreCore
         ulong n = 0;
         if (sseq - FirstSeq < LastSeq - sseq)
         {
-            for (var s = FirstSeq; s < sseq; s++)
+            for (var s = FirstSeq; s < sseq; s = Slots.NextPossible(s + 1))
                 n += Slots[s].HasMessage ? 1UL : 0;
             return MsgCount - n;
         }
-        for (var s = sseq; s <= LastSeq; s++)
+        for (var s = Slots.NextPossible(sseq); s <= LastSeq; s = Slots.NextPossible(s + 1))
             n += Slots[s].HasMessage ? 1UL : 0;
         return n;
     }

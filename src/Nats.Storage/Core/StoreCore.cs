@@ -32,6 +32,16 @@ internal abstract partial class StoreCore : IStreamStore
 
     public abstract StorageType Type { get; }
 
+    /// <summary>Index chunks (4,096 slots each) currently allocated, for tests and diagnostics.</summary>
+    internal int IndexChunks
+    {
+        get
+        {
+            lock (Sync)
+                return Slots.AllocatedChunks;
+        }
+    }
+
     /// <summary>Bytes a message counts for; each engine uses the Go server's formula for its kind.</summary>
     protected abstract int MessageSize(string subject, int headerLength, int dataLength);
 
@@ -208,7 +218,7 @@ internal abstract partial class StoreCore : IStreamStore
         FillGap(seq, ts);
         Slots.ExtendTo(seq);
         var info = Subjects.GetOrAdd(subject);
-        ref var slot = ref Slots[seq];
+        ref var slot = ref Slots.Writable(seq);
         // -1 is stored as the expiry itself so the file engine persists "never" with no new field.
         var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : ttl < 0 ? -1 : 0;
         WriteMessage(ref slot, seq, info.Subject, header, data, ts, ttlExpiry);
@@ -228,7 +238,7 @@ internal abstract partial class StoreCore : IStreamStore
     {
         FillGap(seq, ts);
         Slots.ExtendTo(seq);
-        ref var slot = ref Slots[seq];
+        ref var slot = ref Slots.Writable(seq);
         slot.Subject = info;
         slot.Timestamp = ts;
         slot.Size = size;
@@ -247,6 +257,7 @@ internal abstract partial class StoreCore : IStreamStore
         info.Last = seq;
         info.LastStale = false;
         info.Count++;
+        Slots.NoteLive(seq);
         if (MsgCount == 0)
             FirstSeq = seq;
         MsgCount++;
@@ -267,8 +278,7 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         }
         Slots.ExtendTo(seq - 1);
-        for (var s = LastSeq + 1; s < seq; s++)
-            Slots[s].Timestamp = LastTs == 0 ? ts : LastTs;
+        Slots.FillTimes(LastSeq + 1, seq - 1, LastTs == 0 ? ts : LastTs);
     }
 
     protected void SkipRange(ulong seq, ulong num, long ts)
@@ -282,8 +292,7 @@ internal abstract partial class StoreCore : IStreamStore
         else
         {
             Slots.ExtendTo(last);
-            for (var s = seq; s <= last; s++)
-                Slots[s].Timestamp = ts;
+            Slots.FillTimes(seq, last, ts);
         }
         LastSeq = last;
         LastTs = ts;
@@ -300,6 +309,7 @@ internal abstract partial class StoreCore : IStreamStore
         var size = slot.Size;
         slot.Subject = null;
         slot.Payload = null;
+        Slots.NoteDead(seq); // may release the chunk: the slot reference is not used after this
         MsgCount--;
         ByteCount -= (ulong)size;
 
@@ -349,9 +359,9 @@ internal abstract partial class StoreCore : IStreamStore
             Slots.Reset(FirstSeq);
             return;
         }
-        var s = FirstSeq + 1;
+        var s = Slots.NextPossible(FirstSeq + 1);
         while (!Slots[s].HasMessage)
-            s++;
+            s = Slots.NextPossible(s + 1);
         FirstSeq = s;
         Slots.ReleaseBelow(s);
     }
@@ -362,7 +372,7 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         var s = Math.Max(info.First, FirstSeq);
         while (s <= info.Last && !ReferenceEquals(Slots[s].Subject, info))
-            s++;
+            s = Slots.NextPossible(s + 1);
         info.First = s;
         info.FirstStale = false;
     }
@@ -374,7 +384,7 @@ internal abstract partial class StoreCore : IStreamStore
         var s = Math.Min(info.Last, LastSeq);
         var floor = Math.Max(info.First, FirstSeq);
         while (s > floor && !ReferenceEquals(Slots[s].Subject, info))
-            s--;
+            s = Math.Max(Slots.PrevPossible(s - 1), floor);
         info.Last = s;
         info.LastStale = false;
     }

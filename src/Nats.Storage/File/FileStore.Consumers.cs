@@ -8,6 +8,16 @@ internal sealed partial class FileStore
     // stream's directory covers them.
     private string ConsumersDirectory => Path.Combine(_opts.Directory, "obs");
 
+    /// <summary>Blocks whose whole content is in memory (for tests of the read path).</summary>
+    internal int CachedBlocks
+    {
+        get
+        {
+            lock (Sync)
+                return _blocks.Count(b => b.Cache is not null);
+        }
+    }
+
     protected override ConsumerStoreBase OpenConsumer(string name, ConsumerStoreConfig? config)
         => new FileConsumerStore(name, Path.Combine(ConsumersDirectory, name), config, _opts.FileSystem, _opts.ConsumerLogCompactBytes);
 
