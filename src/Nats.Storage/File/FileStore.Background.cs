@@ -23,14 +23,18 @@ internal sealed partial class FileStore
         _flushTimer = clock.CreateTimer(static s => ((FileStore)s!).OnFlushTimer(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         if (_opts.SyncMode == FileSyncMode.Interval && _opts.SyncInterval > TimeSpan.Zero)
             _syncTimer = clock.CreateTimer(static s => ((FileStore)s!).SyncNow(), this, _opts.SyncInterval, _opts.SyncInterval);
+        if (_opts.ScrubInterval > TimeSpan.Zero)
+            _scrubTimer = clock.CreateTimer(static s => ((FileStore)s!).OnScrubTimer(), this, _opts.ScrubInterval, _opts.ScrubInterval);
     }
 
     private void StopBackground()
     {
         _flushTimer?.Dispose();
         _syncTimer?.Dispose();
+        _scrubTimer?.Dispose();
         _flushTimer = null;
         _syncTimer = null;
+        _scrubTimer = null;
     }
 
     protected override DurabilityTicket CommitTicket => _ticket;

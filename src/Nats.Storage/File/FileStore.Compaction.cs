@@ -39,13 +39,8 @@ internal sealed partial class FileStore
             CarryTombstones(block);
             // The restated records must be durable before the block that held them can disappear,
             // or a crash could bring back a removed message. (Background path: fsync under the lock.)
-            _active.WritePending();
-            _active.Sync();
-            if (_dirDirty)
-            {
-                _fs.SyncDirectory(_dir);
-                _dirDirty = false;
-            }
+            // Restating can rotate the active block, so every block written since the last sync is synced.
+            SyncWrittenBlocks();
             if (emptyish)
                 RemoveBlock(block);
             else
@@ -54,6 +49,19 @@ internal sealed partial class FileStore
         if (_dirDirty)
         {
             _fs.SyncDirectory(_dir); // the deletions
+            _dirDirty = false;
+        }
+    }
+
+    /// <summary>Under the lock (background path): every written block and the directory, now.</summary>
+    private void SyncWrittenBlocks()
+    {
+        _active.WritePending();
+        foreach (var b in _blocks)
+            b.Sync();
+        if (_dirDirty)
+        {
+            _fs.SyncDirectory(_dir);
             _dirDirty = false;
         }
     }

@@ -29,7 +29,8 @@ internal sealed partial class FileStore
             var block = new MessageBlock(id, path, file, (int)length) { Sealed = true };
             _blocks.Add(block);
             _byId[id] = block;
-            if (!BlockIndexFile.TryReplay(_fs, path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
+            // VerifyOnOpen: read and check every record instead of trusting the index.
+            if (_opts.VerifyOnOpen || !BlockIndexFile.TryReplay(_fs, path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
             {
                 var scanDamaged = ScanBlock(block);
                 // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
@@ -38,7 +39,7 @@ internal sealed partial class FileStore
                     if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
                         continue;
                     scanDamaged = true;
-                    RecordLost(seq, (ulong)len, $"block {id}: message {seq} is missing (block is shorter than when it was sealed)");
+                    RecordLost(seq, (ulong)len, $"block {id}: message {seq} is missing (block is shorter than when it was sealed)", id);
                 }
                 if (scanDamaged)
                 {
@@ -106,7 +107,7 @@ internal sealed partial class FileStore
                 if (rec.Kind == RecordKind.Message && rec.Seq <= LastSeq && LastSeq != 0)
                 {
                     damaged = true;
-                    RecordLost(0, (ulong)rec.Length, $"block {block.Id}: record at offset {off} has out-of-order sequence {rec.Seq}; dropped");
+                    RecordLost(0, (ulong)rec.Length, $"block {block.Id}: record at offset {off} has out-of-order sequence {rec.Seq}; dropped", block.Id);
                 }
                 else
                 {
@@ -127,13 +128,13 @@ internal sealed partial class FileStore
             var what = next == len && IsZero(cache.AsSpan(off, len - off)) ? "zeroed or torn" : "damaged";
             if (gap == 0)
             {
-                RecordLost(0, (ulong)(next - off), $"block {block.Id}: {next - off} {what} bytes at offset {off} dropped (after sequence {LastSeq})");
+                RecordLost(0, (ulong)(next - off), $"block {block.Id}: {next - off} {what} bytes at offset {off} dropped (after sequence {LastSeq})", block.Id);
             }
             else
             {
                 for (var s = LastSeq + 1; s < nextSeq; s++)
                     RecordLost(s, s == LastSeq + 1 ? (ulong)(next - off) : 0,
-                        $"block {block.Id}: message {s} dropped ({next - off} {what} bytes at offset {off})");
+                        $"block {block.Id}: message {s} dropped ({next - off} {what} bytes at offset {off})", block.Id);
             }
             off = next;
         }

@@ -29,6 +29,7 @@ internal sealed partial class FileStore : StoreCore
     {
         _opts = options;
         Warn = options.Warn;
+        Damaged = options.Damaged;
         _fs = options.FileSystem;
         _dir = Path.Combine(options.Directory, "msgs");
         _fs.CreateDirectory(_dir);

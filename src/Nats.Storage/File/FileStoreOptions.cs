@@ -65,5 +65,16 @@ public sealed record FileStoreOptions
 
     public Action<string>? Warn { get; init; }
 
+    /// <summary>Every damaged record found (on open, on read, or by a scrub), with its block and
+    /// sequences; the total is <see cref="StreamState.Lost"/>.</summary>
+    public Action<StoreDamage>? Damaged { get; init; }
+
+    /// <summary>Verify every record of every block when opening, even when a block's index is valid.</summary>
+    public bool VerifyOnOpen { get; init; }
+
+    /// <summary>How often sealed blocks are re-read from disk and verified (bit rot in data nobody
+    /// reads); zero turns the background scrub off.</summary>
+    public TimeSpan ScrubInterval { get; init; }
+
     public TimeProvider? Clock { get; init; }
 }

@@ -157,6 +157,8 @@ internal sealed class MessageBlock : IDisposable
 
     public static byte[] Rent(int size) => Pool.Rent(Math.Max(size, 1));
 
+    public static void ReturnRented(byte[] buffer) => Pool.Return(buffer);
+
     public void Dispose()
     {
         File.Dispose();
