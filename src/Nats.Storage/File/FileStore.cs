@@ -194,7 +194,8 @@ internal sealed partial class FileStore : StoreCore
             if (b != _active && b.LiveMsgs == 0)
                 _candidates.Add(b);
         }
-        ProcessCandidates();
+        // Deleting the emptied blocks (with its fsyncs) is left to the background pass that OnCommit
+        // arms, so a purge or compact returns without waiting for the disk under the store lock.
     }
 
     protected override void OnTruncated(ulong lastSeq)
