@@ -32,6 +32,16 @@ internal abstract partial class StoreCore : IStreamStore
 
     public abstract StorageType Type { get; }
 
+    /// <summary>Index chunks (4,096 slots each) currently allocated, for tests and diagnostics.</summary>
+    internal int IndexChunks
+    {
+        get
+        {
+            lock (Sync)
+                return Slots.AllocatedChunks;
+        }
+    }
+
     /// <summary>Bytes a message counts for; each engine uses the Go server's formula for its kind.</summary>
     protected abstract int MessageSize(string subject, int headerLength, int dataLength);
 
@@ -61,12 +71,18 @@ internal abstract partial class StoreCore : IStreamStore
 
     protected virtual void OnStop() { }
 
+    /// <summary>Read under the lock right after <see cref="OnCommit"/>: when the call's changes are durable.</summary>
+    protected virtual DurabilityTicket CommitTicket => DurabilityTicket.Completed;
+
+    public virtual DurabilityTicket WhenDurable() => DurabilityTicket.Completed;
+
     protected virtual void OnDelete() { }
 
-    public (ulong Seq, long Timestamp) StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0)
+    public StoreResult StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0)
     {
         ulong seq;
         long ts;
+        DurabilityTicket ticket;
         lock (Sync)
         {
             ThrowIfClosed();
@@ -84,13 +100,15 @@ internal abstract partial class StoreCore : IStreamStore
             {
                 OnCommit();
             }
+            ticket = CommitTicket;
         }
         FireEvents();
-        return (seq, ts);
+        return new StoreResult(seq, ts, ticket);
     }
 
-    public void StoreRawMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, ulong seq, long timestamp, long ttl = 0)
+    public DurabilityTicket StoreRawMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, ulong seq, long timestamp, long ttl = 0)
     {
+        DurabilityTicket ticket;
         lock (Sync)
         {
             ThrowIfClosed();
@@ -107,8 +125,10 @@ internal abstract partial class StoreCore : IStreamStore
             {
                 OnCommit();
             }
+            ticket = CommitTicket;
         }
         FireEvents();
+        return ticket;
     }
 
     public ulong SkipMsg()
@@ -152,6 +172,9 @@ internal abstract partial class StoreCore : IStreamStore
     {
         lock (Sync)
         {
+            ThrowIfClosed();
+            if (config.Storage is { } type && type != Type)
+                throw new StoreException(StoreError.WrongType);
             Config = config;
             EnforceAllLimits();
             ScheduleExpiry();
@@ -167,6 +190,7 @@ internal abstract partial class StoreCore : IStreamStore
             if (Closed)
                 return;
             StopExpiryTimer();
+            StopConsumers();
             OnStop();
             Closed = true;
         }
@@ -177,6 +201,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             StopExpiryTimer();
+            StopConsumers();
             if (!Closed)
                 OnStop();
             Closed = true;
@@ -193,8 +218,9 @@ internal abstract partial class StoreCore : IStreamStore
         FillGap(seq, ts);
         Slots.ExtendTo(seq);
         var info = Subjects.GetOrAdd(subject);
-        ref var slot = ref Slots[seq];
-        var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : 0;
+        ref var slot = ref Slots.Writable(seq);
+        // -1 is stored as the expiry itself so the file engine persists "never" with no new field.
+        var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : ttl < 0 ? -1 : 0;
         WriteMessage(ref slot, seq, info.Subject, header, data, ts, ttlExpiry);
         slot.Subject = info;
         slot.Timestamp = ts;
@@ -202,6 +228,8 @@ internal abstract partial class StoreCore : IStreamStore
         AddToCounts(seq, info, size, ts);
         if (ttlExpiry > 0)
             TrackTtl(seq, ttlExpiry);
+        else if (ttlExpiry < 0)
+            MarkNeverExpires(seq);
         QueueEvent(1, size, seq, info.Subject);
     }
 
@@ -210,7 +238,7 @@ internal abstract partial class StoreCore : IStreamStore
     {
         FillGap(seq, ts);
         Slots.ExtendTo(seq);
-        ref var slot = ref Slots[seq];
+        ref var slot = ref Slots.Writable(seq);
         slot.Subject = info;
         slot.Timestamp = ts;
         slot.Size = size;
@@ -229,6 +257,7 @@ internal abstract partial class StoreCore : IStreamStore
         info.Last = seq;
         info.LastStale = false;
         info.Count++;
+        Slots.NoteLive(seq);
         if (MsgCount == 0)
             FirstSeq = seq;
         MsgCount++;
@@ -249,8 +278,7 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         }
         Slots.ExtendTo(seq - 1);
-        for (var s = LastSeq + 1; s < seq; s++)
-            Slots[s].Timestamp = LastTs == 0 ? ts : LastTs;
+        Slots.FillTimes(LastSeq + 1, seq - 1, LastTs == 0 ? ts : LastTs);
     }
 
     protected void SkipRange(ulong seq, ulong num, long ts)
@@ -264,8 +292,7 @@ internal abstract partial class StoreCore : IStreamStore
         else
         {
             Slots.ExtendTo(last);
-            for (var s = seq; s <= last; s++)
-                Slots[s].Timestamp = ts;
+            Slots.FillTimes(seq, last, ts);
         }
         LastSeq = last;
         LastTs = ts;
@@ -274,7 +301,7 @@ internal abstract partial class StoreCore : IStreamStore
 
     /// <summary>Takes one message out of the index and counters. The engine hook runs first so it can
     /// still see where the bytes are.</summary>
-    protected void RemoveSlot(ulong seq, bool erase, bool bulk)
+    protected void RemoveSlot(ulong seq, bool erase, bool bulk, RemovalReason reason = RemovalReason.Removed)
     {
         ref var slot = ref Slots[seq];
         var info = slot.Subject!;
@@ -282,6 +309,7 @@ internal abstract partial class StoreCore : IStreamStore
         var size = slot.Size;
         slot.Subject = null;
         slot.Payload = null;
+        Slots.NoteDead(seq); // may release the chunk: the slot reference is not used after this
         MsgCount--;
         ByteCount -= (ulong)size;
 
@@ -317,7 +345,8 @@ internal abstract partial class StoreCore : IStreamStore
                 }
             }
         }
-        QueueEvent(-1, -size, seq, info.Subject);
+        _neverExpire?.Remove(seq);
+        QueueEvent(-1, -size, seq, info.Subject, reason);
         if (seq == FirstSeq)
             AdvanceFirst();
     }
@@ -330,9 +359,9 @@ internal abstract partial class StoreCore : IStreamStore
             Slots.Reset(FirstSeq);
             return;
         }
-        var s = FirstSeq + 1;
+        var s = Slots.NextPossible(FirstSeq + 1);
         while (!Slots[s].HasMessage)
-            s++;
+            s = Slots.NextPossible(s + 1);
         FirstSeq = s;
         Slots.ReleaseBelow(s);
     }
@@ -343,7 +372,7 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         var s = Math.Max(info.First, FirstSeq);
         while (s <= info.Last && !ReferenceEquals(Slots[s].Subject, info))
-            s++;
+            s = Slots.NextPossible(s + 1);
         info.First = s;
         info.FirstStale = false;
     }
@@ -355,7 +384,7 @@ internal abstract partial class StoreCore : IStreamStore
         var s = Math.Min(info.Last, LastSeq);
         var floor = Math.Max(info.First, FirstSeq);
         while (s > floor && !ReferenceEquals(Slots[s].Subject, info))
-            s--;
+            s = Math.Max(Slots.PrevPossible(s - 1), floor);
         info.Last = s;
         info.LastStale = false;
     }

@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
 using Nats.Storage.Core;
+using Nats.Storage.IO;
 
 namespace Nats.Storage.File;
 
@@ -12,6 +13,7 @@ namespace Nats.Storage.File;
 internal sealed partial class FileStore : StoreCore
 {
     private readonly FileStoreOptions _opts;
+    private readonly IStoreFileSystem _fs;
     private readonly string _dir;
     private readonly List<MessageBlock> _blocks = [];
     private readonly Dictionary<int, MessageBlock> _byId = [];
@@ -27,9 +29,12 @@ internal sealed partial class FileStore : StoreCore
     {
         _opts = options;
         Warn = options.Warn;
+        Damaged = options.Damaged;
+        _fs = options.FileSystem;
         _dir = Path.Combine(options.Directory, "msgs");
-        Directory.CreateDirectory(_dir);
-        _meta = new StoreMeta(Path.Combine(options.Directory, "meta.dat"));
+        _fs.CreateDirectory(_dir);
+        _meta = new StoreMeta(_fs, Path.Combine(options.Directory, "meta.dat"));
+        _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced);
         lock (Sync)
         {
             Recover();
@@ -74,6 +79,41 @@ internal sealed partial class FileStore : StoreCore
         ReserveUpTo(seq);
     }
 
+    private const int ColdReadsBeforeCaching = 64;
+    private byte[] _readScratch = new byte[4096];
+    private int _readLength;
+
+    /// <summary>Reads one record of a sealed, uncached block into the scratch buffer (two reads at most:
+    /// a page, then the rest of a longer record); null if the bytes there are not a plausible record.</summary>
+    private byte[]? ReadRecord(MessageBlock block, int offset)
+    {
+        var max = block.Length - offset;
+        var n = block.File.Read(_readScratch.AsSpan(0, Math.Min(_readScratch.Length, max)), offset);
+        if (n < RecordCodec.Overhead)
+            return null;
+        var len = System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(_readScratch);
+        if (len < RecordCodec.Overhead || len > max || len > RecordCodec.MaxRecord)
+            return null;
+        if (len > n)
+        {
+            if (_readScratch.Length < len)
+            {
+                var grown = new byte[Math.Max(len, _readScratch.Length * 2)];
+                _readScratch.AsSpan(0, n).CopyTo(grown);
+                _readScratch = grown;
+            }
+            while (n < len)
+            {
+                var r = block.File.Read(_readScratch.AsSpan(n, len - n), offset + n);
+                if (r <= 0)
+                    return null;
+                n += r;
+            }
+        }
+        _readLength = len;
+        return _readScratch;
+    }
+
     private MessageBlock BlockOf(int id)
     {
         var last = _lastRead;
@@ -85,15 +125,33 @@ internal sealed partial class FileStore : StoreCore
     protected override bool ReadMessage(ulong seq, in Slot slot, StoredMessage into)
     {
         var block = BlockOf(slot.A);
-        var cache = block.Cache ?? LoadCache(block);
         block.LastUse = ++_useTick;
-        if (slot.B >= block.Length
-            || !RecordCodec.TryRead(cache.AsSpan(slot.B, block.Length - slot.B), out var rec)
+        if (slot.B >= block.Length)
+            return false;
+        byte[] buf;
+        int at;
+        if (block.Cache is { } cached)
+        {
+            (buf, at) = (cached, slot.B);
+        }
+        else if (++block.ColdReads <= ColdReadsBeforeCaching && block.Flushed == block.Length
+                 && ReadRecord(block, slot.B) is { } record)
+        {
+            // A cold read costs the record, not the block; a block read this often is being scanned
+            // and is cached whole from then on.
+            (buf, at) = (record, 0);
+        }
+        else
+        {
+            (buf, at) = (LoadCache(block), slot.B);
+        }
+        var avail = buf == _readScratch ? _readLength : block.Length - slot.B;
+        if (!RecordCodec.TryRead(buf.AsSpan(at, avail), out var rec)
             || rec.Kind != RecordKind.Message || rec.Seq != seq)
             return false;
         // Copied out: cache arrays are pooled and reused once a block leaves the cache.
         var total = rec.HeaderLength + rec.DataLength;
-        cache.AsSpan(slot.B + rec.HeaderOffset, total).CopyTo(into.Rent(total));
+        buf.AsSpan(at + rec.HeaderOffset, total).CopyTo(into.Rent(total));
         into.Header = into.Buffer.AsMemory(0, rec.HeaderLength);
         into.Data = into.Buffer.AsMemory(rec.HeaderLength, rec.DataLength);
         return true;
@@ -136,7 +194,8 @@ internal sealed partial class FileStore : StoreCore
             if (b != _active && b.LiveMsgs == 0)
                 _candidates.Add(b);
         }
-        ProcessCandidates();
+        // Deleting the emptied blocks (with its fsyncs) is left to the background pass that OnCommit
+        // arms, so a purge or compact returns without waiting for the disk under the store lock.
     }
 
     protected override void OnTruncated(ulong lastSeq)
@@ -144,32 +203,6 @@ internal sealed partial class FileStore : StoreCore
         if (_recovering)
             return;
         TruncateBlocks(lastSeq);
-    }
-
-    protected override void OnCommit()
-    {
-        if (_recovering || (!_active.HasPending && _candidates.Count == 0))
-            return;
-        if (_opts.WriteMode == FileWriteMode.WriteThrough || _opts.SyncAlways)
-        {
-            _active.WritePending();
-            if (_opts.SyncAlways)
-                _active.Sync();
-            if (_candidates.Count > 0)
-                ArmFlush(); // block removal and compaction happen off the publish path
-        }
-        else
-        {
-            ArmFlush();
-        }
-    }
-
-    protected override void OnFlush()
-    {
-        _active.WritePending();
-        if (_opts.SyncAlways)
-            _active.Sync();
-        ProcessCandidates();
     }
 
     protected override void OnStop()
@@ -180,23 +213,18 @@ internal sealed partial class FileStore : StoreCore
         if (_active.Length > 0)
             SealActive();
         foreach (var b in _blocks)
-        {
             b.Sync();
-            b.Dispose();
-        }
+        _fs.SyncDirectory(_dir);
+        // Only after every block is durable may the meta file claim a clean stop at LastSeq.
         _meta.Write(Math.Max(_meta.Reserved, LastSeq), LastSeq, clean: true, sync: true);
+        foreach (var b in _blocks)
+            b.Dispose();
         _meta.Dispose();
     }
 
     protected override void OnDelete()
     {
-        try
-        {
-            Directory.Delete(_opts.Directory, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-        }
+        _fs.DeleteDirectory(_opts.Directory);
     }
 
     /// <summary>The active block, rotated first if the record would not fit.</summary>
@@ -215,7 +243,10 @@ internal sealed partial class FileStore : StoreCore
     {
         var b = _active;
         b.Sealed = true;
-        BlockIndexFile.Write(b.Path, b.Cache.AsSpan(0, b.Length));
+        // Not synced here (no fsync under the lock on the publish path): the next sync round syncs the
+        // sealed block with the new one, before anything written into the new one is acknowledged.
+        BlockIndexFile.Write(_fs, b.Path, b.Cache.AsSpan(0, b.Length));
+        _dirDirty = true;
         Touch(b);
     }
 
@@ -241,21 +272,14 @@ internal sealed partial class FileStore : StoreCore
         block.Overwrite(offset, bytes);
     }
 
-    private void ReserveUpTo(ulong seq)
-    {
-        if (seq < _meta.Reserved)
-            return;
-        _meta.Write(seq + _opts.SequenceReserve, _meta.CleanLast, clean: false, sync: _opts.SyncAlways);
-    }
-
     private MessageBlock NewBlock()
     {
         var id = _blocks.Count == 0 ? 1 : _blocks[^1].Id + 1;
         var path = Path.Combine(_dir, $"{id:D10}.blk");
-        var handle = System.IO.File.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite, FileShare.Read);
-        var block = new MessageBlock(id, path, handle, 0);
+        BlockIndexFile.Delete(_fs, path);
+        var block = new MessageBlock(id, path, _fs.Open(path, StoreFileMode.Create), 0);
         block.PrepareForWrites(_opts.BlockSize);
-        BlockIndexFile.Delete(path);
+        _dirDirty = true; // a new file's directory entry is durable only once the directory is synced
         _blocks.Add(block);
         _byId[id] = block;
         return block;

@@ -1,4 +1,5 @@
 using System.Security.Cryptography;
+using Nats.Storage.Consumers;
 using Nats.Storage.Core;
 
 namespace Nats.Storage.Memory;
@@ -52,4 +53,7 @@ internal sealed class MemoryStore : StoreCore
     protected override void OnCompacted(ulong firstSeq) { }
 
     protected override void OnTruncated(ulong lastSeq) { }
+
+    protected override ConsumerStoreBase OpenConsumer(string name, ConsumerStoreConfig? config)
+        => new MemoryConsumerStore(name, config ?? new ConsumerStoreConfig());
 }
