@@ -70,8 +70,17 @@ internal sealed partial class ClientConnection
     /// <summary>As above, with a header block (sent as HMSG; clients without headers get the payload only).</summary>
     internal bool PublishInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
         ReadOnlySpan<byte> payload, bool replySet)
+        => PublishInternalRouted(account, subject, subject, reply, headers, payload, replySet);
+
+    /// <summary>
+    /// Routes by <paramref name="route"/> but shows <paramref name="subject"/> to the receivers, as Go's
+    /// JetStream delivers a stored message to a consumer's deliver subject or a pull request's inbox
+    /// under the message's own subject.
+    /// </summary>
+    internal bool PublishInternalRouted(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, bool replySet)
     {
-        var result = account.SubList.Match(subject);
+        var result = account.SubList.Match(route);
         if (result.IsEmpty)
         {
             return false;

@@ -23,7 +23,10 @@ internal sealed class JsStream : IDisposable
         Store = store;
         Directory = directory;
         Ingest = new StreamIngest(this);
+        Consumers = new Consumers.StreamConsumers(this);
     }
+
+    public Consumers.StreamConsumers Consumers { get; }
 
     public JsAccount Account { get; }
 
@@ -169,6 +172,7 @@ internal sealed class JsStream : IDisposable
     public void Dispose()
     {
         StopCapture();
+        Consumers.StopAll(deleted: false);
         try
         {
             Store.Stop();
