@@ -9,7 +9,7 @@ namespace Nats.Server.JetStream;
 /// <summary>Stream action advisories on <c>$JS.EVENT.ADVISORY.STREAM.{CREATED,DELETED,UPDATED}.&lt;stream&gt;</c> (Go's JSStreamActionAdvisory).</summary>
 internal sealed class JetStreamAdvisories(JetStreamService service)
 {
-    private static readonly JsonWriterOptions WriterOptions = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
+    private static readonly JsonWriterOptions WriterOptions = new() { Encoder = Api.GoJsonEncoder.Instance };
     private readonly EventIds _ids = new();
 
     public void StreamAction(JsAccount account, string stream, string action)

@@ -16,7 +16,7 @@ namespace Nats.Server.JetStream;
 /// </summary>
 internal sealed class StreamIngest(JsStream stream)
 {
-    private static readonly JsonWriterOptions WriterOptions = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
+    private static readonly JsonWriterOptions WriterOptions = new() { Encoder = Api.GoJsonEncoder.Instance };
 
     private readonly DedupWindow _dedup = new();
     private string _lastMsgId = "";

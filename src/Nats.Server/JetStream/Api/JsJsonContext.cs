@@ -32,7 +32,7 @@ internal static class JsJson
 {
     public static readonly JsJsonContext Context = new(new JsonSerializerOptions
     {
-        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        Encoder = GoJsonEncoder.Instance,
         DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull,
         PropertyNameCaseInsensitive = true,
     });

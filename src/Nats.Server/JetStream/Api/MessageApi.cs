@@ -13,6 +13,13 @@ internal sealed class MessageApi(JetStreamService service)
     {
         var response = new MsgGetResponse { Type = Prefix + "stream_msg_get_response" };
         response.Error = GetCore(request, name, response);
+        if (response.Error is null)
+        {
+            // Go sends a found message with sendInternalAccountMsg, outside the API statistics.
+            var bytes = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(response, JsJson.Context.MsgGetResponse);
+            service.Transport.Publish(request.Account, request.Reply, default, default, bytes);
+            return;
+        }
         ApiRouter.Respond(service, request, response, JsJson.Context.MsgGetResponse, response.Error);
     }
 
@@ -73,7 +80,8 @@ internal sealed class MessageApi(JetStreamService service)
         var response = new SuccessResponse { Type = Prefix + "stream_msg_delete_response" };
         response.Error = DeleteCore(request, name);
         response.Success = response.Error is null;
-        ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, response.Error);
+        // Go answers a failed removal with sendAPIResponse: counted, but not as an API error.
+        ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, response.Error is { ErrCode: 10057 or 10043 } ? null : response.Error);
     }
 
     private static JsApiError? DeleteCore(ApiRequest request, string name)
@@ -111,7 +119,14 @@ internal sealed class MessageApi(JetStreamService service)
         {
             return JsErrors.StreamMsgDeleteFailedF.WithErr(e.Message);
         }
-        return removed ? null : JsErrors.SequenceNotFound.With("seq", body.Seq);
+        if (removed)
+        {
+            return null;
+        }
+        // Go's file store reports a missing message as an error, its memory store as "not removed".
+        return stream.Store.Type == StorageType.File
+            ? JsErrors.StreamMsgDeleteFailedF.WithErr(body.Seq > stream.Store.State().LastSeq ? "stream store EOF" : "no message found")
+            : JsErrors.SequenceNotFound.With("seq", body.Seq);
     }
 
     /// <summary>

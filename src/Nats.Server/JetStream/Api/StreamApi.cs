@@ -21,8 +21,6 @@ internal sealed class StreamApi(JetStreamService service)
         }
         var (memory, storage) = js.Usage();
         var limits = js.Limits;
-        // Go counts this request before it reads the totals.
-        js.CountApi(false);
         response.Memory = memory;
         response.Storage = storage;
         response.Streams = js.Streams().Count;
@@ -40,8 +38,8 @@ internal sealed class StreamApi(JetStreamService service)
         };
         response.Domain = string.IsNullOrEmpty(service.Options.Domain) ? null : service.Options.Domain;
         response.Api = new ApiStats { Total = js.ApiTotal, Errors = js.ApiErrors };
-        var bytes = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(response, JsJson.Context.AccountInfoResponse);
-        service.Transport.Publish(request.Account, request.Reply, default, default, bytes);
+        // Go reads the totals before counting this request.
+        ApiRouter.Respond(service, request, response, JsJson.Context.AccountInfoResponse, null);
     }
 
     public void Create(ApiRequest request, string name)
