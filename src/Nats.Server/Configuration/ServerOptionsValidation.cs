@@ -23,6 +23,6 @@ public static class ServerOptionsValidation
         {
             return "error resolving system account: account missing";
         }
-        return null;
+        return Mqtt.MqttConfigBinder.Validate(options);
     }
 }
