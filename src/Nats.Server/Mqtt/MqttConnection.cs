@@ -181,7 +181,7 @@ internal sealed class MqttConnection
 
     private async Task<ClosedReason> ReadLoopAsync()
     {
-        var reader = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: 65536, minimumReadSize: 4096));
+        var reader = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: 65536, minimumReadSize: 4096, leaveOpen: true));
         try
         {
             while (true)
