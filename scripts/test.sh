@@ -18,6 +18,15 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   fi
 fi
 
+if ! command -v mosquitto_pub >/dev/null 2>&1; then
+  log "installing Debian's mosquitto-clients (MQTT tests)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq mosquitto-clients >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq mosquitto-clients >/dev/null
+  fi
+fi
+
 if [ -f tests/js/package.json ]; then
   log "installing nats.js scenario packages"
   npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
