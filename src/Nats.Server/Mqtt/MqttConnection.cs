@@ -407,7 +407,7 @@ internal sealed class MqttConnection
         }
         if (retain)
         {
-            _owner.Retained(session.Account).Set(subject, topic, payload, qos);
+            _owner.SetRetained(session.Account, subject, topic, payload, qos);
         }
         ReadOnlySpan<byte> headers = qos == 0 ? "NATS/1.0\r\nNmqtt-Pub:0\r\n\r\n"u8 : "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n"u8;
         using (MqttPublishContext.Enter(qos, retain))
@@ -468,6 +468,10 @@ internal sealed class MqttConnection
         packet[p++] = (byte)packetId;
         granted.CopyTo(packet.AsSpan(p));
         Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
+        if (!session.Clean)
+        {
+            _owner.SaveSession(session);
+        }
         var retained = _owner.Retained(session.Account);
         if (retained.Count > 0)
         {
@@ -497,6 +501,10 @@ internal sealed class MqttConnection
             }
         }
         Outbound.Enqueue([MqttPackets.UnsubAck, 2, (byte)(packetId >> 8), (byte)packetId]);
+        if (!_session!.Clean)
+        {
+            _owner.SaveSession(_session);
+        }
     }
 
     /// <summary>Go's mqttParseSubsOrUnsubs: a filter that does not convert is kept as null and refused in SUBACK.</summary>

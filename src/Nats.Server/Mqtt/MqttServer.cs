@@ -29,6 +29,7 @@ internal sealed class MqttServer : IAsyncDisposable
     private readonly Dictionary<string, long> _flappers = new(StringComparer.Ordinal);
     private readonly Lock _sessionsLock = new();
     private readonly ConcurrentDictionary<string, MqttRetainedStore> _retained = new(StringComparer.Ordinal);
+    private readonly MqttPersistence _persistence;
     private Socket? _listener;
     private Task? _acceptLoop;
     private Timer? _redelivery;
@@ -40,6 +41,7 @@ internal sealed class MqttServer : IAsyncDisposable
         _logger = loggerFactory.CreateLogger("nats-server.mqtt");
         _connectionLogger = loggerFactory.CreateLogger("nats-server.mqtt.client");
         Options = server.Options.Mqtt;
+        _persistence = new MqttPersistence(server, _logger);
     }
 
     public MqttOptions Options { get; }
@@ -56,6 +58,7 @@ internal sealed class MqttServer : IAsyncDisposable
 
     public void Start()
     {
+        RestorePersistedState();
         var address = Options.Host is "" or "0.0.0.0" ? IPAddress.Any : Options.Host is "::" ? IPAddress.IPv6Any
             : IPAddress.TryParse(Options.Host, out var parsed) ? parsed : Dns.GetHostAddresses(Options.Host)[0];
         var listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
@@ -138,6 +141,7 @@ internal sealed class MqttServer : IAsyncDisposable
         MqttSession session;
         bool present;
         bool jailed;
+        var wasPersistent = false;
         lock (_sessionsLock)
         {
             jailed = _flappers.TryGetValue(key, out var since) && Environment.TickCount64 - since < FlapperJail.TotalMilliseconds;
@@ -163,6 +167,7 @@ internal sealed class MqttServer : IAsyncDisposable
                 {
                     existing.Clear();
                 }
+                wasPersistent = !existing.Clean;
                 if (replaced is not null)
                 {
                     _flappers[key] = Environment.TickCount64;
@@ -187,7 +192,46 @@ internal sealed class MqttServer : IAsyncDisposable
         {
             session.RestoreSubscriptions();
         }
+        if (!connect.CleanSession || wasPersistent)
+        {
+            SaveSession(session);
+        }
         return (session, present);
+    }
+
+    /// <summary>Writes (or, for a clean session, deletes) the session's record in $MQTT_sess.</summary>
+    public void SaveSession(MqttSession session) => _persistence.SaveSession(session, session.Clean ? null : session.ToRecord());
+
+    public void SetRetained(Account account, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos)
+    {
+        Retained(account).Set(subject, topic, payload, qos);
+        _persistence.SaveRetained(account, subject, topic, payload, qos);
+    }
+
+    private void RestorePersistedState()
+    {
+        foreach (var account in _server.Accounts)
+        {
+            var (sessions, retained) = _persistence.Load(account);
+            foreach (var (subject, record) in retained)
+            {
+                Retained(account).Set(subject, record.Topic, record.Message, record.Qos);
+            }
+            foreach (var record in sessions)
+            {
+                var nats = ClientConnection.CreateInternal(_server, _nextId(), account, _connectionLogger);
+                var session = new MqttSession(record.Id, account, nats, Options) { Clean = false };
+                session.Restore(record);
+                lock (_sessionsLock)
+                {
+                    _sessions[account.Name + " " + record.Id] = session;
+                }
+            }
+            if (sessions.Count + retained.Count > 0)
+            {
+                _logger.LogInformation("MQTT: restored {Sessions} sessions and {Retained} retained messages of account {Account}", sessions.Count, retained.Count, account.Name);
+            }
+        }
     }
 
     public void RemoveSession(MqttSession session)

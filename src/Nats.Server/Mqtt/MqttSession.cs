@@ -115,6 +115,41 @@ internal sealed class MqttSession
         }
     }
 
+    /// <summary>The record persisted for a clean_session=false session.</summary>
+    public MqttSessionRecord ToRecord()
+    {
+        lock (_lock)
+        {
+            var record = new MqttSessionRecord { Id = ClientId };
+            foreach (var (sid, state) in _subscriptions)
+            {
+                record.Subscriptions[sid] = new MqttSubscriptionRecord { Subject = state.Subscription.SubjectString, Qos = state.Qos };
+            }
+            return record;
+        }
+    }
+
+    /// <summary>
+    /// A session read back at start-up: QoS 1 subscriptions listen at once (messages wait for the
+    /// client, as Go's durable consumers keep them); QoS 0 ones come back when the client does.
+    /// </summary>
+    public void Restore(MqttSessionRecord record)
+    {
+        foreach (var (sid, subscription) in record.Subscriptions)
+        {
+            if (!Subscribe(subscription.Subject, sid, subscription.Qos) || subscription.Qos > 0)
+            {
+                continue;
+            }
+            lock (_lock)
+            {
+                var state = _subscriptions[sid];
+                Account.SubList.Remove(state.Subscription);
+                state.Subscription.Closed = true;
+            }
+        }
+    }
+
     /// <summary>A resumed session: subscriptions that ended with the last connection (QoS 0) come back.</summary>
     public void RestoreSubscriptions()
     {

@@ -138,6 +138,42 @@ public sealed class MqttNetClientTests
         await replacement.DisconnectAsync();
     }
 
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task Persistent_sessions_and_retained_messages_survive_a_server_restart(string kind)
+    {
+        var storeDir = Directory.CreateTempSubdirectory("mqtt-restart-").FullName;
+        try
+        {
+            await using (var first = await MqttTestServer.StartAsync(kind, storeDir: storeDir))
+            {
+                using var durable = await ConnectAsync(first, "net-restart", clean: false);
+                await durable.SubscribeAsync("persist/#", MqttQualityOfServiceLevel.AtLeastOnce);
+                await durable.PublishAsync(new MqttApplicationMessageBuilder().WithTopic("cfg/x").WithPayload("kept").WithRetainFlag()
+                    .WithQualityOfServiceLevel(MqttQualityOfServiceLevel.AtLeastOnce).Build());
+                await durable.DisconnectAsync();
+            }
+            await using var second = await MqttTestServer.StartAsync(kind, storeDir: storeDir);
+            var factory = new MqttClientFactory();
+            using var again = factory.CreateMqttClient();
+            var received = Inbox(again);
+            var result = await again.ConnectAsync(Options(second, "net-restart", clean: false));
+            Assert.True(result.IsSessionPresent);
+            await using var nats = new NatsConnection(new NatsOpts { Url = second.NatsUrl });
+            await nats.PublishAsync("persist.a", Encoding.UTF8.GetBytes("after-restart"));
+            var message = await received.ReadAsync().AsTask().WaitAsync(Wait);
+            Assert.Equal(("persist/a", "after-restart"), (message.Topic, message.ConvertPayloadToString()));
+            await again.SubscribeAsync("cfg/+", MqttQualityOfServiceLevel.AtMostOnce);
+            var retained = await received.ReadAsync().AsTask().WaitAsync(Wait);
+            Assert.Equal(("cfg/x", "kept", true), (retained.Topic, retained.ConvertPayloadToString(), retained.Retain));
+            await again.DisconnectAsync();
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
     private static MqttClientOptions Options(MqttTestServer server, string clientId, bool clean = true) =>
         new MqttClientOptionsBuilder()
             .WithTcpServer("127.0.0.1", server.MqttPort)
