@@ -218,4 +218,39 @@ public sealed class MqttProtocolDifferentialTests
         await nats.PingAsync();
         Assert.False(wills.Reader.TryRead(out var extra), $"unexpected will {extra}");
     }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task Unacknowledged_qos1_message_is_redelivered_with_dup_after_ack_wait(string kind)
+    {
+        await using var server = await MqttTestServer.StartAsync(kind, "ack_wait: \"1s\"");
+        await using var subscriber = await MqttRawClient.ConnectAsync(server.MqttPort);
+        await subscriber.SendAsync(MqttRawClient.Connect("redeliver"));
+        await subscriber.ReadAsync(4);
+        await subscriber.SendAsync(MqttRawClient.Subscribe(3, "r/x", 1));
+        Assert.Equal(new byte[] { 0x90, 3, 0, 3, 1 }, await subscriber.ReadAsync(5));
+
+        await using var publisher = await MqttRawClient.ConnectAsync(server.MqttPort);
+        await publisher.SendAsync(MqttRawClient.Connect("redeliver-pub"));
+        await publisher.ReadAsync(4);
+        await publisher.SendAsync(MqttRawClient.Publish("r/x", "v", qos: 1, packetId: 1));
+        Assert.Equal(new byte[] { 0x40, 2, 0, 1 }, await publisher.ReadAsync(4));
+
+        var first = await subscriber.ReadAsync(10);
+        Assert.Equal(new byte[] { 0x32, 8, 0, 3, (byte)'r', (byte)'/', (byte)'x' }, first[..7]);
+        Assert.Equal((byte)'v', first[9]);
+        var again = await subscriber.ReadAsync(10);
+        Assert.Equal((byte)0x3a, again[0]);
+        Assert.Equal(first[1..], again[1..]);
+        await subscriber.SendAsync(0x40, 2, first[7], first[8]);
+        await subscriber.SendAsync(0xc0, 0);
+        // Redeliveries that raced the PUBACK may come first; then the PINGRESP, and nothing after the ack.
+        var next = (await subscriber.ReadAsync(1))[0];
+        while (next == 0x3a)
+        {
+            await subscriber.ReadAsync(9);
+            next = (await subscriber.ReadAsync(1))[0];
+        }
+        Assert.Equal(new byte[] { 0xd0, 0 }, [next, .. await subscriber.ReadAsync(1)]);
+    }
 }
