@@ -24,6 +24,35 @@ public sealed class MqttMonitoringAndConfigTests
             mqtt.Replace(" ", "").Replace("\n", ""));
     }
 
+    [Theory]
+    [InlineData("go")]
+    [InlineData("ours")]
+    public async Task Connz_lists_mqtt_connections_with_their_client_id(string kind)
+    {
+        await using var server = await MqttTestServer.StartAsync(kind, "", null, "http: \"127.0.0.1:-1\"");
+        var monitorPort = server.Inner switch
+        {
+            GoServerProcess go => int.Parse(System.Text.RegularExpressions.Regex.Match(go.Log, @"Starting http monitor on [^:]+:(\d+)").Groups[1].Value,
+                System.Globalization.CultureInfo.InvariantCulture),
+            InProcessServer ours => ours.Server.MonitoringPort,
+            _ => throw new InvalidOperationException(),
+        };
+        await using var mqtt = await MqttRawClient.ConnectAsync(server.MqttPort);
+        await mqtt.SendAsync(MqttRawClient.Connect("connz-client"));
+        await mqtt.ReadAsync(4);
+        await mqtt.SendAsync(MqttRawClient.Subscribe(1, "a/b", 0));
+        await mqtt.ReadAsync(5);
+        using var http = new HttpClient();
+        var json = await http.GetStringAsync($"http://127.0.0.1:{monitorPort}/connz");
+        var connection = JsonDocument.Parse(json).RootElement.GetProperty("connections").EnumerateArray()
+            .Single(c => c.TryGetProperty("mqtt_client", out _));
+        Assert.Equal("connz-client", connection.GetProperty("mqtt_client").GetString());
+        Assert.Equal("mqtt", connection.GetProperty("type").GetString());
+        Assert.Equal("Client", connection.GetProperty("kind").GetString());
+        Assert.Equal(1, connection.GetProperty("subscriptions").GetInt32());
+        Assert.Equal("0s", connection.GetProperty("rtt").GetString());
+    }
+
     public static TheoryData<string> Configs => new()
     {
         "mqtt { port: 1883 }",
