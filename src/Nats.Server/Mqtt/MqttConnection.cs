@@ -335,8 +335,15 @@ internal sealed class MqttConnection
                 // [MQTT-3.1.2-8]: a normal disconnect discards the will.
                 _willDiscarded = true;
                 return false;
-            case MqttPackets.PubRec or MqttPackets.PubRel or MqttPackets.PubComp:
-                throw new MqttProtocolException($"protocol {type >> 4} not supported");
+            case MqttPackets.PubRec:
+                _session!.Received(new MqttReader(body).ReadUInt16("packet identifier"));
+                return true;
+            case MqttPackets.PubRel:
+                HandlePubRel(body);
+                return true;
+            case MqttPackets.PubComp:
+                _session!.Acknowledge(new MqttReader(body).ReadUInt16("packet identifier"));
+                return true;
             default:
                 throw new MqttProtocolException($"received unknown packet type {type >> 4}");
         }
@@ -365,7 +372,7 @@ internal sealed class MqttConnection
     private void HandlePublish(byte flags, ReadOnlySpan<byte> body)
     {
         var qos = (byte)((flags & MqttPackets.PubFlagQos) >> 1);
-        if (qos > 1)
+        if (qos > 2)
         {
             throw new MqttProtocolException($"publish QoS={qos} not supported");
         }
@@ -387,12 +394,29 @@ internal sealed class MqttConnection
         }
         var payload = r.Rest();
         var retain = (flags & MqttPackets.PubFlagRetain) != 0;
+        if (qos == 2)
+        {
+            // Go 2.10: held until PUBREL, so a resent PUBLISH (same packet id) is delivered once.
+            _session!.HoldInbound(packetId, new MqttSession.InboundQos2(subject, topic.ToArray(), payload.ToArray(), retain));
+            Outbound.Enqueue([MqttPackets.PubRec, 2, (byte)(packetId >> 8), (byte)packetId]);
+            return;
+        }
         Publish(_session!, subject, topic, payload, qos, retain);
         if (packetId > 0)
         {
             Span<byte> ack = [MqttPackets.PubAck, 2, (byte)(packetId >> 8), (byte)packetId];
             Outbound.Enqueue(ack);
         }
+    }
+
+    private void HandlePubRel(ReadOnlySpan<byte> body)
+    {
+        var packetId = new MqttReader(body).ReadUInt16("packet identifier");
+        if (_session!.ReleaseInbound(packetId) is { } message)
+        {
+            Publish(_session, message.Subject, message.Topic, message.Payload, 2, message.Retain);
+        }
+        Outbound.Enqueue([MqttPackets.PubComp, 2, (byte)(packetId >> 8), (byte)packetId]);
     }
 
     private void Publish(MqttSession session, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain)
@@ -409,7 +433,12 @@ internal sealed class MqttConnection
         {
             _owner.SetRetained(session.Account, subject, topic, payload, qos);
         }
-        ReadOnlySpan<byte> headers = qos == 0 ? "NATS/1.0\r\nNmqtt-Pub:0\r\n\r\n"u8 : "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n"u8;
+        ReadOnlySpan<byte> headers = qos switch
+        {
+            0 => "NATS/1.0\r\nNmqtt-Pub:0\r\n\r\n"u8,
+            1 => "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n"u8,
+            _ => "NATS/1.0\r\nNmqtt-Pub:2\r\n\r\n"u8,
+        };
         using (MqttPublishContext.Enter(qos, retain))
         {
             lock (session.Nats)
@@ -423,7 +452,7 @@ internal sealed class MqttConnection
     {
         try
         {
-            Publish(session, will.Subject, will.Topic, will.Message, will.Qos > 1 ? (byte)1 : will.Qos, will.Retain);
+            Publish(session, will.Subject, will.Topic, will.Message, will.Qos, will.Retain);
         }
         catch (Exception e)
         {
@@ -440,7 +469,6 @@ internal sealed class MqttConnection
         for (var i = 0; i < filters.Count; i++)
         {
             var (subject, qos) = filters[i];
-            qos = Math.Min(qos, (byte)1);
             if (subject is null || subject.StartsWith("$MQTT.sub.", StringComparison.Ordinal) || !SubscribeAllowed(subject)
                 || !session.Subscribe(subject, subject, qos))
             {

@@ -81,9 +81,8 @@ internal sealed class MqttSession
             _connection = connection;
             foreach (var pending in _pending.Values)
             {
-                pending.Packet[0] |= MqttPackets.PubFlagDup;
                 pending.SentAt = Environment.TickCount64;
-                connection.Outbound.Enqueue(pending.Packet);
+                Resend(connection, pending);
             }
             DrainBacklogLocked();
         }
@@ -228,7 +227,7 @@ internal sealed class MqttSession
         Send(message.Topic, message.Payload, (byte)qos, retain: true);
     }
 
-    /// <summary>A PUBACK: the message is done; the next held-back one goes out.</summary>
+    /// <summary>A PUBACK (QoS 1) or PUBCOMP (QoS 2): the message is done; the next held-back one goes out.</summary>
     public void Acknowledge(ushort packetId)
     {
         lock (_lock)
@@ -253,9 +252,8 @@ internal sealed class MqttSession
             {
                 if (now - pending.SentAt >= _ackWaitTicks)
                 {
-                    pending.Packet[0] |= MqttPackets.PubFlagDup;
                     pending.SentAt = now;
-                    connection.Outbound.Enqueue(pending.Packet);
+                    Resend(connection, pending);
                 }
             }
         }
@@ -316,8 +314,8 @@ internal sealed class MqttSession
             connection.CountOut(payload.Length);
             return;
         }
-        var qos1 = new byte[MqttPackets.PublishSize(topic.Length, payload.Length, 1)];
-        MqttPackets.WritePublish(qos1, topic, payload, 1, 0, false, retain);
+        var qos1 = new byte[MqttPackets.PublishSize(topic.Length, payload.Length, qos)];
+        MqttPackets.WritePublish(qos1, topic, payload, qos, 0, false, retain);
         var remaining = 2 + topic.Length + payload.Length + 2;
         var pending = new PendingMessage(qos1, 1 + MqttPackets.VarIntSize(remaining) + 2 + topic.Length, payload.Length);
         lock (_lock)
@@ -338,6 +336,7 @@ internal sealed class MqttSession
             var pending = _backlog.Dequeue();
             var id = NextPacketIdLocked();
             BinaryPrimitives.WriteUInt16BigEndian(pending.Packet.AsSpan(pending.PacketIdOffset), id);
+            pending.PacketId = id;
             pending.SentAt = Environment.TickCount64;
             _pending[id] = pending;
             connection.Outbound.Enqueue(pending.Packet);
@@ -370,7 +369,7 @@ internal sealed class MqttSession
             return 0;
         }
         var rest = headers[(index + 10)..].TrimStart((byte)' ');
-        return rest.Length > 0 && rest[0] is (byte)'1' or (byte)'2' ? (byte)1 : (byte)0;
+        return rest.Length > 0 && rest[0] is (byte)'1' or (byte)'2' ? (byte)(rest[0] - '0') : (byte)0;
     }
 
     private sealed class SubscriptionState
@@ -385,5 +384,58 @@ internal sealed class MqttSession
         public int PacketIdOffset { get; } = packetIdOffset;
         public int PayloadLength { get; } = payloadLength;
         public long SentAt { get; set; }
+
+        /// <summary>QoS 2: PUBREC came back, so PUBREL (not the PUBLISH) is what is resent until PUBCOMP.</summary>
+        public bool Received { get; set; }
+
+        public ushort PacketId { get; set; }
+    }
+
+    /// <summary>An inbound QoS 2 message held between PUBREC and PUBREL (Go 2.10 keeps it in $MQTT_qos2in).</summary>
+    public sealed record InboundQos2(string Subject, byte[] Topic, byte[] Payload, bool Retain);
+
+    private readonly Dictionary<ushort, InboundQos2> _inboundQos2 = [];
+
+    /// <summary>Holds a QoS 2 PUBLISH until its PUBREL; a duplicate (same packet id) is not stored again.</summary>
+    public void HoldInbound(ushort packetId, InboundQos2 message)
+    {
+        lock (_lock)
+        {
+            _inboundQos2.TryAdd(packetId, message);
+        }
+    }
+
+    /// <summary>PUBREL: the held message, released once (null when already released).</summary>
+    public InboundQos2? ReleaseInbound(ushort packetId)
+    {
+        lock (_lock)
+        {
+            return _inboundQos2.Remove(packetId, out var message) ? message : null;
+        }
+    }
+
+    /// <summary>PUBREC from the subscriber: answer PUBREL and resend only that until PUBCOMP.</summary>
+    public void Received(ushort packetId)
+    {
+        lock (_lock)
+        {
+            if (_pending.TryGetValue(packetId, out var pending))
+            {
+                pending.Received = true;
+                pending.SentAt = Environment.TickCount64;
+            }
+            _connection?.Outbound.Enqueue([MqttPackets.PubRel | 0x02, 2, (byte)(packetId >> 8), (byte)packetId]);
+        }
+    }
+
+    private static void Resend(MqttConnection connection, PendingMessage pending)
+    {
+        if (pending.Received)
+        {
+            connection.Outbound.Enqueue([MqttPackets.PubRel | 0x02, 2, (byte)(pending.PacketId >> 8), (byte)pending.PacketId]);
+            return;
+        }
+        pending.Packet[0] |= MqttPackets.PubFlagDup;
+        connection.Outbound.Enqueue(pending.Packet);
     }
 }
