@@ -32,6 +32,7 @@ internal sealed class MqttConnection
     private MqttSession? _session;
     private AuthenticatedUser? _user;
     private TimeSpan _readDeadline;
+    private byte[] _subjectScratch = new byte[256];
     private int _closed;
     private volatile bool _willDiscarded;
 
@@ -382,7 +383,16 @@ internal sealed class MqttConnection
         {
             throw new MqttProtocolException("topic cannot be empty");
         }
-        var subject = MqttTopics.ToSubject(topic, wildcardsAllowed: false, out var error) ?? throw new MqttProtocolException(error!);
+        if (_subjectScratch.Length < topic.Length * 2 + 1)
+        {
+            _subjectScratch = new byte[topic.Length * 2 + 1];
+        }
+        var subjectLength = MqttTopics.ToSubjectBytes(topic, _subjectScratch, out var error);
+        if (subjectLength < 0)
+        {
+            throw new MqttProtocolException(error!);
+        }
+        var subject = _subjectScratch.AsSpan(0, subjectLength);
         ushort packetId = 0;
         if (qos > 0)
         {
@@ -397,7 +407,7 @@ internal sealed class MqttConnection
         if (qos == 2)
         {
             // Go 2.10: held until PUBREL, so a resent PUBLISH (same packet id) is delivered once.
-            _session!.HoldInbound(packetId, new MqttSession.InboundQos2(subject, topic.ToArray(), payload.ToArray(), retain));
+            _session!.HoldInbound(packetId, new MqttSession.InboundQos2(Encoding.UTF8.GetString(subject), topic.ToArray(), payload.ToArray(), retain));
             Outbound.Enqueue([MqttPackets.PubRec, 2, (byte)(packetId >> 8), (byte)packetId]);
             return;
         }
@@ -414,24 +424,24 @@ internal sealed class MqttConnection
         var packetId = new MqttReader(body).ReadUInt16("packet identifier");
         if (_session!.ReleaseInbound(packetId) is { } message)
         {
-            Publish(_session, message.Subject, message.Topic, message.Payload, 2, message.Retain);
+            Publish(_session, Encoding.UTF8.GetBytes(message.Subject), message.Topic, message.Payload, 2, message.Retain);
         }
         Outbound.Enqueue([MqttPackets.PubComp, 2, (byte)(packetId >> 8), (byte)packetId]);
     }
 
-    private void Publish(MqttSession session, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain)
+    /// <summary>Publishes into the account (no allocation for QoS 0/1 without retain).</summary>
+    private void Publish(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain)
     {
         Interlocked.Increment(ref InMsgs);
         Interlocked.Add(ref InBytes, payload.Length);
-        var subjectBytes = Encoding.UTF8.GetBytes(subject);
         if (_user?.Permissions is { } permissions && !PublishAllowed(permissions, subjectBytes))
         {
-            _logger.LogError("{Connection} - Publish Violation - User {User}, Subject {Subject}", this, _user.Name, subject);
+            _logger.LogError("{Connection} - Publish Violation - User {User}, Subject {Subject}", this, _user.Name, Encoding.UTF8.GetString(subjectBytes));
             return;
         }
         if (retain)
         {
-            _owner.SetRetained(session.Account, subject, topic, payload, qos);
+            _owner.SetRetained(session.Account, Encoding.UTF8.GetString(subjectBytes), topic, payload, qos);
         }
         ReadOnlySpan<byte> headers = qos switch
         {
@@ -452,7 +462,7 @@ internal sealed class MqttConnection
     {
         try
         {
-            Publish(session, will.Subject, will.Topic, will.Message, will.Qos, will.Retain);
+            Publish(session, Encoding.UTF8.GetBytes(will.Subject), will.Topic, will.Message, will.Qos, will.Retain);
         }
         catch (Exception e)
         {

@@ -63,6 +63,56 @@ internal static class MqttTopics
         return Encoding.Latin1.GetBytes(result.ToString()) is var raw ? Encoding.UTF8.GetString(raw) : null;
     }
 
+    /// <summary>
+    /// The publish-path form of <see cref="ToSubject"/>: writes the subject into <paramref name="destination"/>
+    /// (at least twice the topic's length plus one) without allocating; -1 and an error text when refused.
+    /// </summary>
+    public static int ToSubjectBytes(ReadOnlySpan<byte> topic, Span<byte> destination, out string? error)
+    {
+        error = null;
+        var end = topic.Length - 1;
+        var j = 0;
+        var converted = false;
+        for (var i = 0; i < topic.Length; i++)
+        {
+            var b = topic[i];
+            switch (b)
+            {
+                case (byte)'/':
+                    converted = true;
+                    if (i == 0 || destination[j - 1] == (byte)'.')
+                    {
+                        destination[j++] = (byte)'/';
+                        destination[j++] = (byte)'.';
+                    }
+                    else if (i == end || topic[i + 1] == (byte)'/')
+                    {
+                        destination[j++] = (byte)'.';
+                        destination[j++] = (byte)'/';
+                    }
+                    else
+                    {
+                        destination[j++] = (byte)'.';
+                    }
+                    break;
+                case (byte)'.' or (byte)' ':
+                    error = UnsupportedCharacters;
+                    return -1;
+                case (byte)'+' or (byte)'#':
+                    error = $"wildcards not allowed in publish's topic: {Auth.GoQuote.Quote(topic.ToArray())}";
+                    return -1;
+                default:
+                    destination[j++] = b;
+                    break;
+            }
+        }
+        if (converted && j > 0 && destination[j - 1] == (byte)'.')
+        {
+            destination[j++] = (byte)'/';
+        }
+        return j;
+    }
+
     /// <summary>The reverse mapping for delivery to MQTT subscribers, written into <paramref name="destination"/>; returns the length.</summary>
     public static int ToTopic(ReadOnlySpan<byte> subject, Span<byte> destination)
     {

@@ -95,7 +95,8 @@ public sealed class MqttNetClientTests
     [MemberData(nameof(Servers))]
     public async Task Persistent_session_keeps_subscriptions_and_qos1_messages_while_away(string kind)
     {
-        await using var server = await MqttTestServer.StartAsync(kind);
+        // A short ack_wait: Go may hand the message to the departing connection, then redelivers it only after ack_wait.
+        await using var server = await MqttTestServer.StartAsync(kind, "ack_wait: \"2s\"");
         using (var first = await ConnectAsync(server, "net-durable", clean: false))
         {
             await first.SubscribeAsync("jobs/#", MqttQualityOfServiceLevel.AtLeastOnce);

@@ -223,7 +223,7 @@ public class ConfigBinderTests
             """);
         Assert.Empty(result.Errors);
         Assert.Equal(
-            ["jetstream", "cluster", "tls", "leafnodes", "websocket", "mqtt", "gateway"],
+            ["cluster", "tls", "leafnodes", "websocket", "gateway"],
             options.UnsupportedConfig.Keys);
         Assert.Equal(6222L, options.UnsupportedConfig["cluster"].AsMap!["port"].Value);
     }
