@@ -254,4 +254,27 @@ public sealed class MqttProtocolDifferentialTests
         var last = (await subscriber.ReadAsync(1))[0];
         Assert.Equal(new byte[] { 0xd0, 0 }, new[] { next, last });
     }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task Silent_client_is_closed_after_one_and_a_half_keep_alives_and_its_will_published(string kind)
+    {
+        await using var server = await MqttTestServer.StartAsync(kind);
+        await using var nats = new NatsConnection(new NatsOpts { Url = server.NatsUrl });
+        var will = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using var sub = await nats.SubscribeCoreAsync<byte[]>("ka.will");
+        _ = Task.Run(async () =>
+        {
+            await foreach (var msg in sub.Msgs.ReadAllAsync())
+            {
+                will.TrySetResult(Encoding.UTF8.GetString(msg.Data ?? []));
+            }
+        });
+        await nats.PingAsync();
+        await using var silent = await MqttRawClient.ConnectAsync(server.MqttPort);
+        await silent.SendAsync(MqttRawClient.Connect("silent", keepAlive: 1, willTopic: "ka/will", willMessage: "timed-out"));
+        Assert.Equal(new byte[] { 0x20, 2, 0, 0 }, await silent.ReadAsync(4));
+        Assert.True(await silent.WaitClosedAsync());
+        Assert.Equal("timed-out", await will.Task.WaitAsync(TimeSpan.FromSeconds(20)));
+    }
 }
