@@ -42,7 +42,7 @@ internal sealed partial class ClientConnection
         {
             if (subscription.Route is null)
             {
-                delivered |= subscription.Client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
+                delivered |= DeliverTo(subscription, prefix, suffix, message, headerSize, subject, reply);
             }
         }
         delivered |= DeliverToQueueGroups(result.QueueGroups, prefix, suffix, message, headerSize, subject, reply);

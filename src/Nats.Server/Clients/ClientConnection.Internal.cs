@@ -17,11 +17,15 @@ internal sealed partial class ClientConnection
 {
     private byte[] _internalScratch = new byte[1024];
 
+    /// <summary>The server's own publisher: never stalled by flow control, shown to receivers as no origin client.</summary>
+    private bool _isInternal;
+
     internal static ClientConnection CreateInternal(NatsServer server, ulong id, Account account, ILogger logger)
     {
         var client = new ClientConnection(server, InternalTransport.Instance, id, account, logger);
         client._awaitingAuth = false;
         client._connectReceived = true;
+        client._isInternal = true;
         return client;
     }
 

@@ -136,7 +136,7 @@ internal sealed partial class ClientConnection
 
         foreach (var subscription in result.Plain)
         {
-            delivered |= subscription.Client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
+            delivered |= DeliverTo(subscription, prefix, suffix, message, headerSize, subject, reply);
         }
         return DeliverToQueueGroups(result.QueueGroups, prefix, suffix, message, headerSize, subject, reply) | delivered;
     }
@@ -153,7 +153,7 @@ internal sealed partial class ClientConnection
             for (var i = 0; i < members.Length; i++)
             {
                 var member = members[(start + i) % members.Length];
-                if (member.Client.TryDeliver(this, member, prefix, suffix, message, headerSize, subject, reply))
+                if (DeliverTo(member, prefix, suffix, message, headerSize, subject, reply))
                 {
                     delivered = true;
                     break;
@@ -161,6 +161,28 @@ internal sealed partial class ClientConnection
             }
         }
         return delivered;
+    }
+
+    /// <summary>
+    /// The one delivery step: a client takes the prebuilt MSG line (the zero-copy fast path), any
+    /// other receiver is handed the message's parts. Import routes are not receivers here: they need
+    /// the routing depth and mode, so <see cref="DeliverRouted"/> runs them after the receivers.
+    /// </summary>
+    private bool DeliverTo(Subscription subscription, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        var client = subscription.Client;
+        if (client is not null)
+        {
+            return client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
+        }
+        if (subscription.Receiver is not { } receiver)
+        {
+            return false;
+        }
+        var headers = headerSize > 0 ? message[..headerSize] : default;
+        var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
+        return receiver.Deliver(subscription, new Delivery.Message(subject, reply, headers, payload, Account, _isInternal ? null : this));
     }
 
     private uint NextQueueRandom()

@@ -31,7 +31,23 @@ internal sealed class Subscription
         Sid = sid;
     }
 
-    /// <summary>The subscribing connection; null only for internal subscriptions (<see cref="Route"/> set).</summary>
+    /// <summary>
+    /// A subscription of a server subsystem (JetStream, MQTT, a route...): matches are handed to
+    /// <paramref name="receiver"/>, which encodes them its own way (see <see cref="Delivery.IMessageReceiver"/>).
+    /// </summary>
+    public Subscription(Delivery.IMessageReceiver receiver, byte[] subject, byte[]? queue, byte[] sid)
+    {
+        Client = null!;
+        Receiver = receiver;
+        Subject = subject;
+        Queue = queue;
+        Sid = sid;
+    }
+
+    /// <summary>Set on a subsystem's subscription; client subscriptions leave it null and take the MSG fast path.</summary>
+    public Delivery.IMessageReceiver? Receiver { get; }
+
+    /// <summary>The subscribing connection; null for internal subscriptions (<see cref="Route"/> or <see cref="Receiver"/> set).</summary>
     public ClientConnection Client { get; }
 
     public Accounts.InternalRoute? Route { get; }
