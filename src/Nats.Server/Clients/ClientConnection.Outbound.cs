@@ -115,6 +115,8 @@ internal sealed partial class ClientConnection
         var reachedMax = false;
         var pastMax = false;
         var slowConsumer = false;
+        var dropped = false;
+        var stall = false;
         lock (_outLock)
         {
             if (IsClosed || subscription.Closed)
@@ -122,14 +124,21 @@ internal sealed partial class ClientConnection
                 return false;
             }
             var delivered = ++subscription.Delivered;
+            var pending = _out.PendingBytes + Volatile.Read(ref _inFlightBytes) + length;
             if (subscription.Max > 0 && delivered > subscription.Max)
             {
                 // A racing publisher already took the last allowed delivery.
                 pastMax = true;
             }
-            else if (_out.PendingBytes + Volatile.Read(ref _inFlightBytes) + length > _options.MaxPending)
+            else if (pending > _options.MaxPending)
             {
                 slowConsumer = true;
+            }
+            else if (_options.NoFastProducerStall && pending > DropThreshold && CanStall(publisher))
+            {
+                // The trade-off the operator chose: this subscriber misses the message, nobody waits.
+                subscription.Delivered--;
+                dropped = true;
             }
             else
             {
@@ -145,6 +154,11 @@ internal sealed partial class ClientConnection
                 OutMsgs++;
                 OutBytes += message.Length - 2;
                 reachedMax = subscription.Max > 0 && delivered == subscription.Max;
+                if (pending > StallThreshold && !_options.NoFastProducerStall && CanStall(publisher))
+                {
+                    _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                    stall = true;
+                }
             }
         }
 
@@ -154,6 +168,16 @@ internal sealed partial class ClientConnection
             _logger.LogInformation("{Client} - Slow Consumer Detected: MaxPending of {MaxPending} Exceeded", this, _options.MaxPending);
             CloseConnection(ClosedReason.SlowConsumerPendingBytes);
             return false;
+        }
+        if (dropped)
+        {
+            Interlocked.Increment(ref FastProducerDrops);
+            _server.RecordFastProducerDrop();
+            return false;
+        }
+        if (stall)
+        {
+            publisher.AddStall(this);
         }
         if (pastMax || reachedMax)
         {
@@ -244,6 +268,8 @@ internal sealed partial class ClientConnection
             // Flush what is queued (the -ERR), but like Go's flushAndClose never for longer than the write deadline.
             _ = Task.Delay(_options.WriteDeadline).ContinueWith(static (_, state) => ((ClientTransport)state!).Abort(), _transport, TaskScheduler.Default);
         }
+        // Publishers waiting for this client to drain go back to full speed.
+        ReleaseStallIfDrained();
         RemoveAllSubscriptions();
         _server.OnClientClosed(this);
         _flushSignal.Set();

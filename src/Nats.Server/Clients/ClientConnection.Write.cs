@@ -88,6 +88,7 @@ internal sealed partial class ClientConnection
                 }
                 _inFlightIndex++;
                 _inFlightOffset = 0;
+                OnBufferWritten(segment.Count);
             }
             ReleaseInFlight();
             _out.ResetChunkSizeIfIdle(_outLock);
@@ -160,6 +161,7 @@ internal sealed partial class ClientConnection
                                 {
                                     _inFlightIndex++;
                                     _inFlightOffset = 0;
+                                    OnBufferWritten(segment.Count);
                                 }
                             }
                             Volatile.Write(ref _writeStartedTicks, 0);

@@ -226,6 +226,19 @@ public sealed partial class NatsServer : IAsyncDisposable
 
     internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
 
+    private long _stalls;
+    private long _fastProducerDrops;
+
+    /// <summary>Times a publisher was paused behind a subscriber's full queue (Go 2.11's stalled_clients).</summary>
+    public long Stalls => Interlocked.Read(ref _stalls);
+
+    /// <summary>Messages dropped for a full subscriber under no_fast_producer_stall.</summary>
+    public long FastProducerDrops => Interlocked.Read(ref _fastProducerDrops);
+
+    internal void RecordStall() => Interlocked.Increment(ref _stalls);
+
+    internal void RecordFastProducerDrop() => Interlocked.Increment(ref _fastProducerDrops);
+
     internal IClientAuthenticator Authenticator => _authenticator;
 
     internal void LogRemovedSubscription(string quotedSubject, string quotedSid, string user) =>
