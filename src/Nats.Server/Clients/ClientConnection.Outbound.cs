@@ -1,5 +1,6 @@
 using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
+using Nats.Server.Protocol;
 using Nats.Server.Subscriptions;
 using Nats.Server.Transport;
 
@@ -194,26 +195,10 @@ internal sealed partial class ClientConnection
     /// <summary>A client that did not ask for headers gets the body only, as a plain MSG (Go strips them too).</summary>
     private bool DeliverWithoutHeaders(ClientConnection publisher, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> body)
     {
-        var needed = subject.Length + reply.Length + 32;
+        var needed = MsgLine.MaxLength(subject.Length, reply.Length, 0);
         byte[]? rented = null;
         var span = needed <= 512 ? stackalloc byte[512] : (rented = System.Buffers.ArrayPool<byte>.Shared.Rent(needed));
-        "MSG "u8.CopyTo(span);
-        var position = 4;
-        subject.CopyTo(span[position..]);
-        position += subject.Length;
-        span[position++] = (byte)' ';
-        var prefixLength = position;
-        if (!reply.IsEmpty)
-        {
-            span[position++] = (byte)' ';
-            reply.CopyTo(span[position..]);
-            position += reply.Length;
-        }
-        span[position++] = (byte)' ';
-        System.Buffers.Text.Utf8Formatter.TryFormat(body.Length - 2, span[position..], out var written);
-        position += written;
-        span[position++] = (byte)'\r';
-        span[position++] = (byte)'\n';
+        var position = MsgLine.WriteSplit(span, subject, reply, replySet: false, headerSize: 0, body.Length - 2, out var prefixLength);
         var delivered = Enqueue(publisher, subscription, span[..prefixLength], span[prefixLength..position], body);
         if (rented is not null)
         {

@@ -36,7 +36,7 @@ internal interface IMessageReceiver
 internal readonly ref struct Message
 {
     public Message(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload,
-        Account account, ClientConnection? origin)
+        Account account, ClientConnection origin)
     {
         Subject = subject;
         Reply = reply;
@@ -57,11 +57,11 @@ internal readonly ref struct Message
     /// <summary>The body, without the protocol's trailing CRLF.</summary>
     public ReadOnlySpan<byte> Payload { get; }
 
-    /// <summary>The account the message was published in (its origin; an import may deliver it in another).</summary>
+    /// <summary>The account whose subscription matched: where the message is delivered (an import moves it from the publisher's).</summary>
     public Account Account { get; }
 
-    /// <summary>The publishing client; null when the server itself published.</summary>
-    public ClientConnection? Origin { get; }
+    /// <summary>The publishing client (the server's internal client when the server published); its Account is the origin account.</summary>
+    public ClientConnection Origin { get; }
 
     public bool HasHeaders => !Headers.IsEmpty;
 }
