@@ -35,7 +35,7 @@ internal sealed partial class ClientConnection
     /// <summary>Adds a subscription whose messages go to <paramref name="handler"/> instead of a socket.</summary>
     internal Subscription SubscribeInternal(string subject, string sid, InternalMessageHandler handler)
     {
-        var subscription = new Subscription(this, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid), handler);
+        var subscription = new Subscription(this, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid), new Delivery.HandlerReceiver(handler));
         lock (_subscriptionsLock)
         {
             _subscriptions[subscription.Sid] = subscription;
@@ -57,7 +57,7 @@ internal sealed partial class ClientConnection
     /// </summary>
     internal Subscription SubscribeInAccount(Account account, string subject, string sid, InternalMessageHandler handler)
     {
-        var subscription = new Subscription(this, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid), handler);
+        var subscription = new Subscription(this, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid), new Delivery.HandlerReceiver(handler));
         if (!account.SubList.Insert(subscription))
         {
             throw new ArgumentException($"invalid internal subscription subject {subject}", nameof(subject));

@@ -83,11 +83,6 @@ internal sealed partial class ClientConnection
         ReadOnlySpan<byte> subject,
         ReadOnlySpan<byte> reply)
     {
-        if (subscription.Handler is { } handler)
-        {
-            return handler(subscription, publisher, subject, reply, headerSize > 0 ? message[..headerSize] : default,
-                message[(headerSize > 0 ? headerSize : 0)..^2]);
-        }
         if (publisher == this && !_echo)
         {
             return false;

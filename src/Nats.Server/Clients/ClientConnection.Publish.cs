@@ -164,25 +164,22 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>
-    /// The one delivery step: a client takes the prebuilt MSG line (the zero-copy fast path), any
-    /// other receiver is handed the message's parts. Import routes are not receivers here: they need
-    /// the routing depth and mode, so <see cref="DeliverRouted"/> runs them after the receivers.
+    /// The one delivery step: a receiver (subsystem or server handler) is handed the message's parts,
+    /// a client takes the prebuilt MSG line (the zero-copy fast path). Import routes are not receivers:
+    /// they re-enter routing (depth, mode, the shared line scratch), so <see cref="DeliverRouted"/>
+    /// runs them after every receiver of the result.
     /// </summary>
     private bool DeliverTo(Subscription subscription, Accounts.Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
         int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
     {
-        var client = subscription.Client;
-        if (client is not null)
+        if (subscription.Receiver is { } receiver)
         {
-            return client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
+            var headers = headerSize > 0 ? message[..headerSize] : default;
+            var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
+            return receiver.Deliver(subscription, new Delivery.Message(subject, reply, headers, payload, account, this));
         }
-        if (subscription.Receiver is not { } receiver)
-        {
-            return false;
-        }
-        var headers = headerSize > 0 ? message[..headerSize] : default;
-        var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
-        return receiver.Deliver(subscription, new Delivery.Message(subject, reply, headers, payload, account, this));
+        // A client takes the prebuilt line; an import route (no client) is run by DeliverRouted instead.
+        return subscription.Client is { } client && client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
     }
 
     private uint NextQueueRandom()

@@ -57,7 +57,7 @@ internal static class ConnectionSnapshot
         Sid = subscription.SidString,
         Msgs = Volatile.Read(ref subscription.Delivered),
         Max = Volatile.Read(ref subscription.Max),
-        Cid = subscription.Route is null ? subscription.Client.Id : 0,
+        Cid = subscription.Client is { } client ? client.Id : 0,
     };
 
     /// <summary>Account names are only shown for accounts other than the global one, as in Go.</summary>
