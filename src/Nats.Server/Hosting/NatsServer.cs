@@ -226,6 +226,16 @@ public sealed partial class NatsServer : IAsyncDisposable
 
     internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
 
+    /// <summary>
+    /// A new internal publisher for a subsystem (see <see cref="Delivery.InternalPublisher"/>), with a
+    /// client id of its own, as Go gives each internal client one.
+    /// </summary>
+    internal Delivery.InternalPublisher CreateInternalPublisher(Account account, string loggerName)
+    {
+        var id = (ulong)Interlocked.Increment(ref _nextClientId);
+        return new Delivery.InternalPublisher(ClientConnection.CreateInternal(this, id, account, _loggerFactory.CreateLogger(loggerName)));
+    }
+
     private long _stalls;
     private long _fastProducerDrops;
 
