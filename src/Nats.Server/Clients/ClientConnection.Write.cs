@@ -47,7 +47,7 @@ internal sealed partial class ClientConnection
     /// </summary>
     private bool TryFlushInline()
     {
-        if (_transport is not SocketTransport socketTransport || IsClosed)
+        if (!_transport.CanSendNow || IsClosed)
         {
             return false;
         }
@@ -69,22 +69,21 @@ internal sealed partial class ClientConnection
                 }
                 Volatile.Write(ref _inFlightBytes, _out.TakeAll(_inFlight));
             }
-            var socket = socketTransport.Socket;
             while (_inFlightIndex < _inFlight.Count)
             {
                 var segment = _inFlight[_inFlightIndex];
                 var remaining = segment.AsSpan(_inFlightOffset);
-                var sent = socket.Send(remaining, SocketFlags.None, out var error);
-                if (error == SocketError.WouldBlock || (error == SocketError.Success && sent < remaining.Length))
-                {
-                    _inFlightOffset += Math.Max(sent, 0);
-                    handedOver = true;
-                    return false;
-                }
-                if (error != SocketError.Success)
+                var sent = _transport.TrySendNow(remaining);
+                if (sent < 0)
                 {
                     CloseConnection(ClosedReason.WriteError);
                     return true;
+                }
+                if (sent < remaining.Length)
+                {
+                    _inFlightOffset += sent;
+                    handedOver = true;
+                    return false;
                 }
                 _inFlightIndex++;
                 _inFlightOffset = 0;
