@@ -4,7 +4,7 @@ namespace Nats.Server.Clients;
 
 /// <summary>
 /// Flow control between a publisher and the subscribers it feeds (Go's fast-producer stall).
-/// A publisher whose delivery takes a subscriber's queue past <see cref="StallThreshold"/> stops
+/// A publisher whose delivery takes a subscriber's queue past the stall threshold (OutboundQueue) stops
 /// parsing its read buffer, flushes, and awaits (never blocking a thread) until that subscriber has
 /// written its queue down to half the threshold; then it goes on, as often as needed. The publisher
 /// is so held to the pace of its slowest reading subscriber, as TCP would hold it, and no queue grows
@@ -21,31 +21,19 @@ namespace Nats.Server.Clients;
 /// </remarks>
 internal sealed partial class ClientConnection
 {
-    // Queued bytes past which a publisher waits for this subscriber. Small next to max_pending so
-    // memory stays low with many subscribers; large enough that a stall is rare (one per MiBs).
-    private const long StallThresholdCap = 4 * 1024 * 1024;
     private static readonly TimeSpan MaxStuckTime = TimeSpan.FromSeconds(1);
-
-    // Completed when this subscriber has drained below half the threshold (guarded by _outLock).
-    private TaskCompletionSource? _stallGate;
-
-    // Bytes written to the socket so far: what "progress" means for a stalled subscriber.
-    private long _bytesWritten;
 
     // Subscribers this publisher must wait for before it parses on (owned by its read loop).
     private ClientConnection[] _stalledOn = new ClientConnection[4];
     private int _stalledOnCount;
+    private long _stalls;
+    private long _fastProducerDrops;
 
     /// <summary>Times this client's full queue paused a publisher.</summary>
-    public long Stalls;
+    public long Stalls => Interlocked.Read(ref _stalls);
 
     /// <summary>Messages dropped for this client under no_fast_producer_stall.</summary>
-    public long FastProducerDrops;
-
-    private long StallThreshold => Math.Min(_options.MaxPending / 2, StallThresholdCap);
-
-    // Go 2.11 drops (no_fast_producer_stall) once a queue is past three quarters of max_pending.
-    private long DropThreshold => _options.MaxPending / 4 * 3;
+    public long FastProducerDrops => Interlocked.Read(ref _fastProducerDrops);
 
     private TimeSpan StuckBound => _options.WriteDeadline < MaxStuckTime ? _options.WriteDeadline : MaxStuckTime;
 
@@ -83,67 +71,19 @@ internal sealed partial class ClientConnection
         _stalledOnCount = 0;
     }
 
-    /// <summary>
-    /// Returns when this subscriber's queue is below half the stall threshold, or it is closed. Cuts
-    /// it as a slow consumer when a whole <see cref="StuckBound"/> passes without a byte written.
-    /// </summary>
+    /// <summary>Waits for this subscriber to drain; cuts it as a slow consumer when it writes nothing for <see cref="StuckBound"/>.</summary>
     private async ValueTask WaitUntilDrainedAsync()
     {
-        var counted = false;
-        while (true)
+        Interlocked.Increment(ref _stalls);
+        _server.RecordStall();
+        var bound = StuckBound;
+        if (await _outbound.WaitUntilDrainedAsync(bound).ConfigureAwait(false) || IsClosed)
         {
-            Task gate;
-            long progress;
-            lock (_outLock)
-            {
-                if (_stallGate is null || IsClosed)
-                {
-                    return;
-                }
-                gate = _stallGate.Task;
-                progress = Volatile.Read(ref _bytesWritten);
-            }
-            if (!counted)
-            {
-                counted = true;
-                Interlocked.Increment(ref Stalls);
-                _server.RecordStall();
-            }
-            var bound = StuckBound;
-            await gate.WaitAsync(bound).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            if (!gate.IsCompleted && Volatile.Read(ref _bytesWritten) == progress && !IsClosed)
-            {
-                _server.RecordSlowConsumer();
-                _logger.LogInformation("{Client} - Slow Consumer Detected: no write progress for {Bound} with {Pending} bytes pending",
-                    this, bound, PendingBytes + Volatile.Read(ref _inFlightBytes));
-                CloseConnection(ClosedReason.SlowConsumerPendingBytes);
-                return;
-            }
+            return;
         }
-    }
-
-    /// <summary>Called by the sender after each buffer it wrote: counts progress and opens the gate once drained.</summary>
-    private void OnBufferWritten(int bytes)
-    {
-        Volatile.Write(ref _bytesWritten, _bytesWritten + bytes);
-        Volatile.Write(ref _inFlightBytes, _inFlightBytes - bytes);
-        if (Volatile.Read(ref _stallGate) is not null)
-        {
-            ReleaseStallIfDrained();
-        }
-    }
-
-    private void ReleaseStallIfDrained()
-    {
-        TaskCompletionSource? gate = null;
-        lock (_outLock)
-        {
-            if (_stallGate is not null && (IsClosed || _out.PendingBytes + Volatile.Read(ref _inFlightBytes) <= StallThreshold / 2))
-            {
-                gate = _stallGate;
-                _stallGate = null;
-            }
-        }
-        gate?.TrySetResult();
+        _server.RecordSlowConsumer();
+        _logger.LogInformation("{Client} - Slow Consumer Detected: no write progress for {Bound} with {Pending} bytes pending",
+            this, bound, _outbound.PendingAndInFlight);
+        CloseConnection(ClosedReason.SlowConsumerPendingBytes);
     }
 }

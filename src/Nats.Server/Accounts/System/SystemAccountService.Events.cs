@@ -78,7 +78,7 @@ internal sealed partial class SystemAccountService
         var info = ClientEventInfo.Capture(client, client.StopTime ?? DateTime.UtcNow, withStop: true);
         var id = _eventIds.Next();
         var sent = (Msgs: Volatile.Read(ref client.InMsgs), Bytes: Volatile.Read(ref client.InBytes));
-        var received = (Msgs: Volatile.Read(ref client.OutMsgs), Bytes: Volatile.Read(ref client.OutBytes));
+        var received = (Msgs: client.OutMsgs, Bytes: client.OutBytes);
         Post(() => Publish(subject, "", json =>
         {
             json.WriteStartObject();
