@@ -31,6 +31,7 @@ internal sealed partial class ClientConnection
         _server = server;
         _transport = transport;
         _outbound = new OutboundQueue(this, transport);
+        _router = new Delivery.MessageRouter(this);
         _options = server.Options;
         _logger = logger;
         Id = id;
