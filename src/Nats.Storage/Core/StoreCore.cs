@@ -174,7 +174,11 @@ internal abstract partial class StoreCore : IStreamStore
         {
             ThrowIfClosed();
             if (config.Storage is { } type && type != Type)
-                throw new StoreException(StoreError.WrongType);
+            {
+                throw new StoreException(StoreError.WrongType, Type == StorageType.Memory
+                    ? "memStore requires memory storage type in config" // Go's texts
+                    : "fileStore requires file storage type in config");
+            }
             Config = config;
             EnforceAllLimits();
             ScheduleExpiry();
