@@ -99,6 +99,15 @@ internal sealed class SlotList
         return seq;
     }
 
+    /// <summary>The sequence after <paramref name="seq"/>, which must be in an allocated chunk (as every
+    /// sequence a scan stands on is), skipping released chunks; the chunk is only looked at when the
+    /// scan crosses into the next one.</summary>
+    public ulong NextAfter(ulong seq)
+    {
+        var next = seq + 1;
+        return ((next - _base) & Mask) != 0 ? next : NextPossible(next);
+    }
+
     /// <summary>The previous sequence at or before <paramref name="seq"/> that can hold a message (or a
     /// sequence below the base when none).</summary>
     public ulong PrevPossible(ulong seq)

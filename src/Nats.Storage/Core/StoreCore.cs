@@ -370,7 +370,7 @@ internal abstract partial class StoreCore : IStreamStore
         }
         var s = Slots.NextPossible(FirstSeq + 1);
         while (!Slots[s].HasMessage)
-            s = Slots.NextPossible(s + 1);
+            s = Slots.NextAfter(s);
         FirstSeq = s;
         Slots.ReleaseBelow(s);
     }
@@ -381,7 +381,7 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         var s = Math.Max(info.First, FirstSeq);
         while (s <= info.Last && !ReferenceEquals(Slots[s].Subject, info))
-            s = Slots.NextPossible(s + 1);
+            s = Slots.NextAfter(s);
         info.First = s;
         info.FirstStale = false;
     }
