@@ -17,7 +17,7 @@ public interface IStreamStore : IDisposable
     /// store call that returned has reached the operating system (file store, write-through), so a
     /// killed process does not lose it; the ticket completes once it also survives power loss
     /// (acknowledge a publish only then).</summary>
-    /// <param name="ttl">Per-message time to live in seconds; 0 = none, -1 = never expires even under MaxAge.</param>
+    /// <param name="ttl">Per-message time to live in seconds; 0 = none, -1 = never expires, not even under MaxAge (Go 2.11+ "Nats-TTL: never"; Go 2.9 has no per-message TTL).</param>
     StoreResult StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0);
 
     /// <summary>Stores a message with a sequence and time decided elsewhere (replication, sourcing).</summary>
@@ -39,8 +39,23 @@ public interface IStreamStore : IDisposable
 
     StoredMessage? LoadMsg(ulong seq, StoredMessage? reuse = null);
 
+    /// <summary>Loads <paramref name="seq"/> into <paramref name="into"/>, telling a deleted sequence
+    /// (NotFound) from one past the end (Eof) as Go's LoadMsg errors do.</summary>
+    LoadStatus TryLoadMsg(ulong seq, StoredMessage into);
+
     /// <summary>First message with sequence &gt;= <paramref name="start"/> whose subject matches the filter.</summary>
     StoredMessage? LoadNextMsg(string filter, ulong start, StoredMessage? reuse = null);
+
+    /// <summary>Go's LoadNextMsg: null means EOF (nothing matches at or after start). <paramref name="skip"/>
+    /// is the found message's sequence, or the last sequence on EOF, so a consumer resumes at skip+1
+    /// without re-scanning what it has passed.</summary>
+    StoredMessage? LoadNextMsg(string filter, ulong start, StoredMessage? reuse, out ulong skip);
+
+    /// <summary>First message at or after start matching any filter of the set (multi-filter consumers).</summary>
+    StoredMessage? LoadNextMsgMulti(SubjectFilterSet filters, ulong start, StoredMessage? reuse, out ulong skip);
+
+    /// <summary>Last message at or before start matching any filter of the set; skip as for load next.</summary>
+    StoredMessage? LoadPrevMsgMulti(SubjectFilterSet filters, ulong start, StoredMessage? reuse, out ulong skip);
 
     /// <summary>Last message with sequence &lt;= <paramref name="start"/> whose subject matches the filter.</summary>
     StoredMessage? LoadPrevMsg(string filter, ulong start, StoredMessage? reuse = null);
@@ -80,19 +95,46 @@ public interface IStreamStore : IDisposable
     /// <paramref name="lastPerSubject"/>); validThrough is the last sequence the answer covers.</summary>
     (ulong Total, ulong ValidThrough) NumPending(ulong sseq, string filter, bool lastPerSubject);
 
+    /// <summary>Messages at or after sseq matching any filter of the set, each counted once.</summary>
+    (ulong Total, ulong ValidThrough) NumPendingMulti(ulong sseq, SubjectFilterSet filters, bool lastPerSubject);
+
     ulong[] AllLastSeqs();
+
+    /// <summary>Sorted last sequences (at or below <paramref name="maxSeq"/>, 0 = the last) of every subject
+    /// matching any filter; throws <see cref="StoreError.TooManyResults"/> beyond <paramref name="maxAllowed"/> (0 = no cap).</summary>
+    ulong[] MultiLastSeqs(IReadOnlyList<string> filters, ulong maxSeq, int maxAllowed);
 
     /// <summary>Sequences between first and last that hold no message.</summary>
     ulong[] DeletedSeqs();
 
     StreamState State();
 
+    /// <summary>The counters only, without allocating (Go's FastState).</summary>
+    FastStreamState FastState();
+
+    /// <summary>Applies a new configuration: every limit is enforced at once (lower MaxAge expires now,
+    /// lower per-subject limit trims), a storage type that does not match the engine is refused.</summary>
     void UpdateConfig(StoreConfig config);
 
     /// <summary>Runs due age and TTL expiry now (a timer does it too).</summary>
     void ExpireMessages();
 
     void RegisterStorageUpdates(StorageUpdateHandler? handler);
+
+    /// <summary>Reports each removal with its reason (see <see cref="RemovalReason"/>), outside the store lock.</summary>
+    void RegisterStorageRemovals(StorageRemovalHandler? handler);
+
+    /// <summary>Opens or creates the state store of consumer <paramref name="name"/> (Go's ConsumerStore);
+    /// a null config on the file engine takes the persisted one. Stopping the stream stops its consumers.</summary>
+    IConsumerStore ConsumerStore(string name, ConsumerStoreConfig? config = null);
+
+    /// <summary>Consumers this stream holds state for (file engine: including ones not opened since a restart).</summary>
+    IReadOnlyList<string> ConsumerNames();
+
+    /// <summary>Writes the stream's messages (and, when asked, its consumers) to <paramref name="destination"/>
+    /// in the <see cref="StreamSnapshot"/> archive format. Publishing continues meanwhile; the archive holds
+    /// the messages up to the last sequence at the start that were still present when copied.</summary>
+    SnapshotResult Snapshot(Stream destination, bool includeConsumers);
 
     void Stop();
 

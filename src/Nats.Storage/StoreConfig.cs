@@ -28,4 +28,8 @@ public sealed record StoreConfig
 
     /// <summary>With <see cref="DiscardPolicy.New"/>, also refuse a message that would exceed the per-subject limit.</summary>
     public bool DiscardNewPerSubject { get; init; }
+
+    /// <summary>The engine this configuration is for; null accepts either. UpdateConfig refuses a mismatch
+    /// as Go's stores do (the storage type of a stream cannot change).</summary>
+    public StorageType? Storage { get; init; }
 }

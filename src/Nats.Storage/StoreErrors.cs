@@ -12,6 +12,9 @@ public enum StoreError
     MsgTooLarge,
     SequenceMismatch,
     InvalidArgument,
+    TooManyResults,
+    WrongType,
+    NoAckPolicy,
 }
 
 public sealed class StoreException : Exception
@@ -32,6 +35,9 @@ public sealed class StoreException : Exception
         StoreError.MaxMsgsPerSubject => "maximum messages per subject exceeded",
         StoreError.MsgTooLarge => "message too large",
         StoreError.SequenceMismatch => "expected sequence does not match store",
+        StoreError.TooManyResults => "too many matching results for request",
+        StoreError.WrongType => "wrong storage type",
+        StoreError.NoAckPolicy => "ack policy is none",
         _ => "invalid argument",
     };
 }

@@ -27,3 +27,8 @@ public sealed record StreamState
     public ulong NumDeleted { get; init; }
     public LostStreamData? Lost { get; init; }
 }
+
+/// <summary>The counters of <see cref="StreamState"/> without anything that needs allocation or a scan
+/// (Go's FastState): what a consumer or the stream's info reply reads on a hot path.</summary>
+public readonly record struct FastStreamState(
+    ulong Msgs, ulong Bytes, ulong FirstSeq, DateTime FirstTime, ulong LastSeq, DateTime LastTime, int NumSubjects, ulong NumDeleted);

@@ -2,24 +2,30 @@ namespace Nats.Storage.Core;
 
 internal abstract partial class StoreCore
 {
-    private readonly record struct UpdateEvent(long Msgs, long Bytes, ulong Seq, string Subject);
+    private readonly record struct UpdateEvent(long Msgs, long Bytes, ulong Seq, string Subject, RemovalReason Reason);
 
     // Events are collected under the store lock and delivered after it is released, so a handler may
     // take the stream's own lock (or call back into the store) without a lock-order deadlock.
     private readonly List<UpdateEvent> _events = [];
     private readonly Lock _deliverLock = new();
     private UpdateEvent[] _deliverBuffer = new UpdateEvent[16];
+    private StorageRemovalHandler? _onRemoval;
 
-    protected void QueueEvent(long msgs, long bytes, ulong seq, string subject)
+    public void RegisterStorageRemovals(StorageRemovalHandler? handler) => _onRemoval = handler;
+
+    private bool HasHandlers => _onUpdate is not null || _onRemoval is not null;
+
+    protected void QueueEvent(long msgs, long bytes, ulong seq, string subject, RemovalReason reason = RemovalReason.Removed)
     {
-        if (_onUpdate is not null)
-            _events.Add(new UpdateEvent(msgs, bytes, seq, subject));
+        if (HasHandlers)
+            _events.Add(new UpdateEvent(msgs, bytes, seq, subject, reason));
     }
 
     protected void FireEvents()
     {
         var handler = _onUpdate;
-        if (handler is null)
+        var removal = _onRemoval;
+        if (handler is null && removal is null)
             return;
         lock (_deliverLock)
         {
@@ -37,7 +43,9 @@ internal abstract partial class StoreCore
             for (var i = 0; i < n; i++)
             {
                 var e = _deliverBuffer[i];
-                handler(e.Msgs, e.Bytes, e.Seq, e.Subject);
+                handler?.Invoke(e.Msgs, e.Bytes, e.Seq, e.Subject);
+                if (e.Msgs < 0)
+                    removal?.Invoke(e.Seq, e.Subject, e.Reason);
             }
         }
     }

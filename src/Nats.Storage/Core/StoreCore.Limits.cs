@@ -6,6 +6,11 @@ internal abstract partial class StoreCore
     private ITimer? _timer;
     private long _timerDue; // unix ns the timer is armed for; 0 = not armed
 
+    // Messages stored with TTL -1 ("never"): MaxAge passes over them. Go 2.11+ semantics; Go 2.9 has no
+    // per-message TTL, so there every message ages out.
+    private HashSet<ulong>? _neverExpire;
+    private ulong _ageFrom; // every live message below this never expires, so the age scan starts here
+
     private void CheckBeforeStore(string subject, int payloadLength, int size)
     {
         var cfg = Config;
@@ -30,8 +35,8 @@ internal abstract partial class StoreCore
         EnforceTotals();
         if (cfg.MaxAge > TimeSpan.Zero || _ttl is { Count: > 0 })
         {
-            if (cfg.MaxAge > TimeSpan.Zero && MsgCount > 0
-                && Slots[FirstSeq].Timestamp <= NowNanos() - cfg.MaxAge.Ticks * 100)
+            if (cfg.MaxAge > TimeSpan.Zero && OldestAgeable() is var oldest && oldest != 0
+                && Slots[oldest].Timestamp <= NowNanos() - cfg.MaxAge.Ticks * 100)
                 ExpireLocked();
             ScheduleExpiry();
         }
@@ -54,12 +59,12 @@ internal abstract partial class StoreCore
         if (cfg.MaxMsgs > 0)
         {
             while (MsgCount > (ulong)cfg.MaxMsgs)
-                RemoveSlot(FirstSeq, erase: false, bulk: false);
+                RemoveSlot(FirstSeq, erase: false, bulk: false, RemovalReason.MaxMsgs);
         }
         if (cfg.MaxBytes > 0)
         {
             while (ByteCount > (ulong)cfg.MaxBytes && MsgCount > 0)
-                RemoveSlot(FirstSeq, erase: false, bulk: false);
+                RemoveSlot(FirstSeq, erase: false, bulk: false, RemovalReason.MaxBytes);
         }
     }
 
@@ -68,7 +73,7 @@ internal abstract partial class StoreCore
         while (info.Count > max)
         {
             FixFirst(info);
-            RemoveSlot(info.First, erase: false, bulk: false);
+            RemoveSlot(info.First, erase: false, bulk: false, RemovalReason.MaxMsgsPerSubject);
         }
     }
 
@@ -93,8 +98,8 @@ internal abstract partial class StoreCore
         if (Config.MaxAge > TimeSpan.Zero)
         {
             var cutoff = now - Config.MaxAge.Ticks * 100;
-            while (MsgCount > 0 && Slots[FirstSeq].Timestamp <= cutoff)
-                RemoveSlot(FirstSeq, erase: false, bulk: false);
+            for (var s = OldestAgeable(); s != 0 && Slots[s].Timestamp <= cutoff; s = OldestAgeable())
+                RemoveSlot(s, erase: false, bulk: false, RemovalReason.MaxAge);
         }
         if (_ttl is null)
             return;
@@ -102,9 +107,26 @@ internal abstract partial class StoreCore
         {
             _ttl.Dequeue();
             if (Slots.Contains(seq) && Slots[seq].HasMessage)
-                RemoveSlot(seq, erase: false, bulk: false);
+                RemoveSlot(seq, erase: false, bulk: false, RemovalReason.Ttl);
         }
     }
+
+    /// <summary>Oldest live message MaxAge may remove (timestamps never decrease, so it is also the one
+    /// due first), or 0. The cursor only moves up, past messages that never expire.</summary>
+    private ulong OldestAgeable()
+    {
+        if (MsgCount == 0)
+            return 0;
+        if (_neverExpire is not { Count: > 0 })
+            return FirstSeq;
+        var s = Math.Max(_ageFrom, FirstSeq);
+        while (s <= LastSeq && (!Slots[s].HasMessage || _neverExpire.Contains(s)))
+            s++;
+        _ageFrom = s;
+        return s <= LastSeq ? s : 0;
+    }
+
+    protected void MarkNeverExpires(ulong seq) => (_neverExpire ??= []).Add(seq);
 
     protected void TrackTtl(ulong seq, long expiry)
     {
@@ -112,10 +134,16 @@ internal abstract partial class StoreCore
         _ttl.Enqueue(seq, expiry);
     }
 
-    private void ClearTtl() => _ttl?.Clear();
+    private void ClearTtl()
+    {
+        _ttl?.Clear();
+        _neverExpire?.Clear();
+    }
 
     private void DropTtlAbove(ulong seq)
     {
+        _neverExpire?.RemoveWhere(s => s > seq);
+        _ageFrom = Math.Min(_ageFrom, seq + 1);
         if (_ttl is null || _ttl.Count == 0)
             return;
         var keep = _ttl.UnorderedItems.Where(e => e.Element <= seq).ToArray();
@@ -129,8 +157,8 @@ internal abstract partial class StoreCore
         if (Closed)
             return;
         long due = long.MaxValue;
-        if (Config.MaxAge > TimeSpan.Zero && MsgCount > 0)
-            due = Slots[FirstSeq].Timestamp + Config.MaxAge.Ticks * 100;
+        if (Config.MaxAge > TimeSpan.Zero && OldestAgeable() is var oldest && oldest != 0)
+            due = Slots[oldest].Timestamp + Config.MaxAge.Ticks * 100;
         if (_ttl is not null && _ttl.TryPeek(out _, out var ttlDue))
             due = Math.Min(due, ttlDue);
         if (due == long.MaxValue || (_timerDue != 0 && _timerDue <= due))

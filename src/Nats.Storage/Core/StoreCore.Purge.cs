@@ -15,7 +15,7 @@ internal abstract partial class StoreCore
             ThrowIfClosed();
             if (!Slots.Contains(seq) || !Slots[seq].HasMessage)
                 return false;
-            RemoveSlot(seq, erase, bulk: false);
+            RemoveSlot(seq, erase, bulk: false, erase ? RemovalReason.Erased : RemovalReason.Removed);
             OnCommit();
         }
         FireEvents();
@@ -83,9 +83,9 @@ internal abstract partial class StoreCore
             for (var s = Math.Max(seq + 1, FirstSeq); s <= LastSeq; s++)
             {
                 if (Slots.Contains(s) && Slots[s].HasMessage)
-                    RemoveSlot(s, erase: false, bulk: true);
+                    RemoveSlot(s, erase: false, bulk: true, RemovalReason.Truncate);
             }
-            LastTs = Slots.Contains(seq) ? Slots[seq].Timestamp : 0;
+            LastTs = Slots.Contains(seq) ? Slots.TimestampAt(seq) : 0;
             LastSeq = seq;
             Slots.TruncateAfter(seq);
             if (MsgCount == 0)
@@ -112,8 +112,8 @@ internal abstract partial class StoreCore
     private ulong PurgeAllLocked()
     {
         var purged = MsgCount;
-        if (purged > 0 && HasUpdateHandler)
-            QueueEvent(-(long)purged, -(long)ByteCount, LastSeq, "");
+        if (purged > 0)
+            QueueEvent(-(long)purged, -(long)ByteCount, LastSeq, "", RemovalReason.Purge);
         foreach (var info in Subjects.All)
             info.Node = null;
         Subjects.Clear();
@@ -152,7 +152,7 @@ internal abstract partial class StoreCore
         {
             if (Slots[s].HasMessage)
             {
-                RemoveSlot(s, erase: false, bulk: true);
+                RemoveSlot(s, erase: false, bulk: true, RemovalReason.Purge);
                 n++;
             }
         }
@@ -183,12 +183,10 @@ internal abstract partial class StoreCore
                 continue;
             if (literal is not null ? ReferenceEquals(info, literal) : Matches(info))
             {
-                RemoveSlot(s, erase: false, bulk: false);
+                RemoveSlot(s, erase: false, bulk: false, RemovalReason.Purge);
                 purged++;
             }
         }
         return purged;
     }
-
-    private bool HasUpdateHandler => _onUpdate is not null;
 }

@@ -28,6 +28,77 @@ internal abstract partial class StoreCore
         }
     }
 
+    public (ulong Total, ulong ValidThrough) NumPendingMulti(ulong sseq, SubjectFilterSet filters, bool lastPerSubject)
+    {
+        if (filters.MatchesAll)
+            return NumPending(sseq, ">", lastPerSubject);
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            if (MsgCount == 0)
+                return (0, LastSeq);
+            sseq = Math.Max(sseq, FirstSeq);
+            var mark = NextMark();
+            if (lastPerSubject)
+            {
+                var v = new LastPerSubjectCounter(this, sseq) { Mark = mark };
+                foreach (var f in filters.Filters)
+                    Subjects.Match(f, PrepareFilter(f), ref v);
+                return (v.Count, LastSeq);
+            }
+            if (sseq > LastSeq)
+                return (0, LastSeq);
+            // One pass over the union of matching subjects (a subject two filters match counts once),
+            // then the shared straddle correction.
+            var totals = new FilterTotals(this, sseq, mark) { VisitMark = mark };
+            foreach (var f in filters.Filters)
+                Subjects.Match(f, PrepareFilter(f), ref totals);
+            return (CountWithStraddlers(ref totals, sseq, mark), LastSeq);
+        }
+    }
+
+    public ulong[] MultiLastSeqs(IReadOnlyList<string> filters, ulong maxSeq, int maxAllowed)
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            if (MsgCount == 0)
+                return [];
+            if (maxSeq == 0 || maxSeq > LastSeq)
+                maxSeq = LastSeq;
+            var seen = new HashSet<SubjectInfo>(ReferenceEqualityComparer.Instance);
+            var seqs = new List<ulong>();
+            var collector = new SubjectCollector(seen);
+            foreach (var f in filters)
+                Subjects.Match(f, SubjectMatch.IsAll(f) ? null : PrepareFilter(f), ref collector);
+            foreach (var info in seen)
+            {
+                FixLast(info);
+                var last = info.Last <= maxSeq ? info.Last : FindPrev(info.Subject, maxSeq);
+                if (last == 0)
+                    continue;
+                seqs.Add(last);
+                if (maxAllowed > 0 && seqs.Count > maxAllowed)
+                    throw new StoreException(StoreError.TooManyResults);
+            }
+            seqs.Sort();
+            return [.. seqs];
+        }
+    }
+
+    public FastStreamState FastState()
+    {
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            var firstTs = MsgCount > 0 ? Slots[FirstSeq].Timestamp : 0;
+            var span = MsgCount > 0 ? LastSeq - FirstSeq + 1 : 0;
+            return new FastStreamState(MsgCount, ByteCount, FirstSeq,
+                firstTs == 0 ? default : DateTime.UnixEpoch.AddTicks(firstTs / 100), LastSeq,
+                LastTs == 0 ? default : DateTime.UnixEpoch.AddTicks(LastTs / 100), Subjects.Count, span - MsgCount);
+        }
+    }
+
     public Dictionary<string, SimpleState> SubjectsState(string filter)
     {
         lock (Sync)
@@ -113,18 +184,10 @@ internal abstract partial class StoreCore
             if (MsgCount == 0 || ts > LastTs)
                 return LastSeq + 1;
             // Slot timestamps never decrease (removed and skipped slots keep theirs), so binary search.
-            ulong lo = FirstSeq, hi = LastSeq;
-            while (lo < hi)
-            {
-                var mid = lo + (hi - lo) / 2;
-                if (Slots[mid].Timestamp < ts)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            var lo = Slots.NextPossible(Slots.SeekTime(ts, FirstSeq));
             while (lo <= LastSeq && !Slots[lo].HasMessage)
-                lo++;
-            return lo;
+                lo = Slots.NextAfter(lo);
+            return Math.Min(lo, LastSeq + 1);
         }
     }
 
@@ -143,15 +206,25 @@ internal abstract partial class StoreCore
             return new SimpleState(CountAllFrom(sseq), first, FindPrev(filter, LastSeq));
 
         var tokens = PrepareFilter(filter);
+        var mark = NextMark();
+        var v = new FilterTotals(this, sseq, mark);
+        Subjects.Match(filter, tokens, ref v);
+        return new SimpleState(CountWithStraddlers(ref v, sseq, mark), first, v.Last);
+    }
+
+    private int NextMark()
+    {
         if (++_straddleMark == int.MaxValue)
             _straddleMark = 1;
-        var v = new FilterTotals(this, sseq, _straddleMark);
-        Subjects.Match(filter, tokens, ref v);
+        return _straddleMark;
+    }
+
+    private ulong CountWithStraddlers(ref FilterTotals v, ulong sseq, int mark)
+    {
         var total = v.Full;
         if (v.StraddleCount > 0)
         {
             // Subjects that began before sseq: count their messages on whichever side of sseq is shorter.
-            var mark = _straddleMark;
             if (sseq - v.StraddleLo <= v.StraddleHi - sseq + 1)
             {
                 ulong below = 0;
@@ -171,7 +244,7 @@ internal abstract partial class StoreCore
                 }
             }
         }
-        return new SimpleState(total, first, v.Last);
+        return total;
     }
 
     private ulong CountAllFrom(ulong sseq)
@@ -181,11 +254,11 @@ internal abstract partial class StoreCore
         ulong n = 0;
         if (sseq - FirstSeq < LastSeq - sseq)
         {
-            for (var s = FirstSeq; s < sseq; s++)
+            for (var s = FirstSeq; s < sseq; s = Slots.NextAfter(s))
                 n += Slots[s].HasMessage ? 1UL : 0;
             return MsgCount - n;
         }
-        for (var s = sseq; s <= LastSeq; s++)
+        for (var s = Slots.NextPossible(sseq); s <= LastSeq; s = Slots.NextAfter(s))
             n += Slots[s].HasMessage ? 1UL : 0;
         return n;
     }
@@ -197,9 +270,16 @@ internal abstract partial class StoreCore
         public ulong StraddleCount;
         public ulong StraddleLo = ulong.MaxValue;
         public ulong StraddleHi;
+        public int VisitMark; // nonzero: several filters share this pass; count each subject once
 
         public bool Visit(SubjectInfo info)
         {
+            if (VisitMark != 0)
+            {
+                if (info.VisitMark == VisitMark)
+                    return true;
+                info.VisitMark = VisitMark;
+            }
             store.FixLast(info);
             if (info.Last < sseq)
                 return true;
@@ -222,12 +302,28 @@ internal abstract partial class StoreCore
     private struct LastPerSubjectCounter(StoreCore store, ulong sseq) : ISubjectVisitor
     {
         public ulong Count;
+        public int Mark;
 
         public bool Visit(SubjectInfo info)
         {
+            if (Mark != 0)
+            {
+                if (info.VisitMark == Mark)
+                    return true;
+                info.VisitMark = Mark;
+            }
             store.FixLast(info);
             if (info.Last >= sseq)
                 Count++;
+            return true;
+        }
+    }
+
+    private readonly struct SubjectCollector(HashSet<SubjectInfo> seen) : ISubjectVisitor
+    {
+        public bool Visit(SubjectInfo info)
+        {
+            seen.Add(info);
             return true;
         }
     }

@@ -24,7 +24,27 @@ internal abstract partial class StoreCore
         return result;
     }
 
+    public LoadStatus TryLoadMsg(ulong seq, StoredMessage into)
+    {
+        LoadStatus status;
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            if (seq > LastSeq || seq == 0 && LastSeq == 0)
+                status = LoadStatus.Eof;
+            else if (Slots.Contains(seq) && Slots[seq].HasMessage && Materialize(seq, into) is not null)
+                status = LoadStatus.Found;
+            else
+                status = LoadStatus.NotFound;
+        }
+        FireEvents();
+        return status;
+    }
+
     public StoredMessage? LoadNextMsg(string filter, ulong start, StoredMessage? reuse = null)
+        => LoadNextMsg(filter, start, reuse, out _);
+
+    public StoredMessage? LoadNextMsg(string filter, ulong start, StoredMessage? reuse, out ulong skip)
     {
         StoredMessage? result = null;
         lock (Sync)
@@ -40,9 +60,76 @@ internal abstract partial class StoreCore
                     break;
                 start = seq + 1; // damaged record: it is now counted as lost, carry on past it
             }
+            skip = result?.Sequence ?? LastSeq;
         }
         FireEvents();
         return result;
+    }
+
+    public StoredMessage? LoadNextMsgMulti(SubjectFilterSet filters, ulong start, StoredMessage? reuse, out ulong skip)
+    {
+        if (filters.MatchesAll)
+            return LoadNextMsg(">", start, reuse, out skip);
+        StoredMessage? result = null;
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            while (true)
+            {
+                var seq = FindNextMulti(filters, start);
+                if (seq == 0)
+                    break;
+                result = Materialize(seq, reuse);
+                if (result is not null)
+                    break;
+                start = seq + 1;
+            }
+            skip = result?.Sequence ?? LastSeq;
+        }
+        FireEvents();
+        return result;
+    }
+
+    public StoredMessage? LoadPrevMsgMulti(SubjectFilterSet filters, ulong start, StoredMessage? reuse, out ulong skip)
+    {
+        StoredMessage? result = null;
+        lock (Sync)
+        {
+            ThrowIfClosed();
+            while (start > 0)
+            {
+                var seq = 0UL;
+                foreach (var f in filters.Filters)
+                    seq = Math.Max(seq, FindPrev(f, start));
+                if (seq == 0)
+                    break;
+                result = Materialize(seq, reuse);
+                if (result is not null)
+                    break;
+                start = seq - 1;
+            }
+            skip = result?.Sequence ?? 0;
+        }
+        FireEvents();
+        return result;
+    }
+
+    /// <summary>The earliest of each filter's next match. Each filter's search is the indexed one, so the
+    /// cost is the sum of the filters' costs, never a scan testing every message against every filter.</summary>
+    private ulong FindNextMulti(SubjectFilterSet filters, ulong start)
+    {
+        var best = 0UL;
+        foreach (var f in filters.Filters)
+        {
+            var seq = FindNext(f, start);
+            if (seq != 0 && (best == 0 || seq < best))
+            {
+                best = seq;
+                if (best <= start)
+                    break;
+            }
+        }
+        return best;
     }
 
     public StoredMessage? LoadPrevMsg(string filter, ulong start, StoredMessage? reuse = null)
@@ -112,7 +199,7 @@ internal abstract partial class StoreCore
         if (!ReadMessage(seq, slot, sm))
         {
             var size = slot.Size;
-            RemoveSlot(seq, erase: false, bulk: false);
+            RemoveSlot(seq, erase: false, bulk: false, RemovalReason.Damaged);
             RecordLost(seq, (ulong)size, $"message {seq} failed its checksum on read and was dropped");
             OnCommit();
             sm.Clear();
@@ -135,7 +222,7 @@ internal abstract partial class StoreCore
             return 0;
         if (SubjectMatch.IsAll(filter))
         {
-            for (var s = start; s <= LastSeq; s++)
+            for (var s = Slots.NextPossible(start); s <= LastSeq; s = Slots.NextAfter(s))
             {
                 if (Slots[s].HasMessage)
                     return s;
@@ -153,7 +240,7 @@ internal abstract partial class StoreCore
                 return 0;
             if (info.First >= start)
                 return info.First;
-            for (var s = start; s <= info.Last; s++)
+            for (var s = Slots.NextPossible(start); s <= info.Last; s = Slots.NextAfter(s))
             {
                 if (ReferenceEquals(Slots[s].Subject, info))
                     return s;
@@ -174,7 +261,7 @@ internal abstract partial class StoreCore
             start = bounds.Lo;
             end = bounds.Hi;
         }
-        for (var s = start; s <= end; s++)
+        for (var s = Slots.NextPossible(start); s <= end; s = Slots.NextAfter(s))
         {
             var info = Slots[s].Subject;
             if (info is not null && Matches(info))

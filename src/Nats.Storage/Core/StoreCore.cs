@@ -10,11 +10,12 @@ namespace Nats.Storage.Core;
 internal abstract partial class StoreCore : IStreamStore
 {
     protected readonly Lock Sync = new();
-    protected readonly SlotList Slots = new();
+    protected readonly SlotList Slots;
     protected readonly SubjectIndex Subjects = new();
     protected readonly TimeProvider Clock;
     protected StoreConfig Config;
 
+    private readonly bool _payloadsInIndex;
     protected ulong FirstSeq;
     protected ulong LastSeq;
     protected long LastTs;
@@ -24,13 +25,26 @@ internal abstract partial class StoreCore : IStreamStore
 
     private StorageUpdateHandler? _onUpdate;
 
-    protected StoreCore(StoreConfig config, TimeProvider? clock)
+    /// <param name="payloadsInIndex">The engine keeps message arrays in the index (memory engine).</param>
+    protected StoreCore(StoreConfig config, TimeProvider? clock, bool payloadsInIndex = false)
     {
+        Slots = new SlotList(payloadsInIndex);
+        _payloadsInIndex = payloadsInIndex;
         Config = config;
         Clock = clock ?? TimeProvider.System;
     }
 
     public abstract StorageType Type { get; }
+
+    /// <summary>Index chunks (4,096 slots each) currently allocated, for tests and diagnostics.</summary>
+    internal int IndexChunks
+    {
+        get
+        {
+            lock (Sync)
+                return Slots.AllocatedChunks;
+        }
+    }
 
     /// <summary>Bytes a message counts for; each engine uses the Go server's formula for its kind.</summary>
     protected abstract int MessageSize(string subject, int headerLength, int dataLength);
@@ -162,6 +176,13 @@ internal abstract partial class StoreCore : IStreamStore
     {
         lock (Sync)
         {
+            ThrowIfClosed();
+            if (config.Storage is { } type && type != Type)
+            {
+                throw new StoreException(StoreError.WrongType, Type == StorageType.Memory
+                    ? "memStore requires memory storage type in config" // Go's texts
+                    : "fileStore requires file storage type in config");
+            }
             Config = config;
             EnforceAllLimits();
             ScheduleExpiry();
@@ -177,6 +198,7 @@ internal abstract partial class StoreCore : IStreamStore
             if (Closed)
                 return;
             StopExpiryTimer();
+            StopConsumers();
             OnStop();
             Closed = true;
         }
@@ -187,6 +209,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             StopExpiryTimer();
+            StopConsumers();
             if (!Closed)
                 OnStop();
             Closed = true;
@@ -203,8 +226,9 @@ internal abstract partial class StoreCore : IStreamStore
         FillGap(seq, ts);
         Slots.ExtendTo(seq);
         var info = Subjects.GetOrAdd(subject);
-        ref var slot = ref Slots[seq];
-        var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : 0;
+        ref var slot = ref Slots.Writable(seq);
+        // -1 is stored as the expiry itself so the file engine persists "never" with no new field.
+        var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : ttl < 0 ? -1 : 0;
         WriteMessage(ref slot, seq, info.Subject, header, data, ts, ttlExpiry);
         slot.Subject = info;
         slot.Timestamp = ts;
@@ -212,6 +236,8 @@ internal abstract partial class StoreCore : IStreamStore
         AddToCounts(seq, info, size, ts);
         if (ttlExpiry > 0)
             TrackTtl(seq, ttlExpiry);
+        else if (ttlExpiry < 0)
+            MarkNeverExpires(seq);
         QueueEvent(1, size, seq, info.Subject);
     }
 
@@ -220,7 +246,7 @@ internal abstract partial class StoreCore : IStreamStore
     {
         FillGap(seq, ts);
         Slots.ExtendTo(seq);
-        ref var slot = ref Slots[seq];
+        ref var slot = ref Slots.Writable(seq);
         slot.Subject = info;
         slot.Timestamp = ts;
         slot.Size = size;
@@ -239,6 +265,7 @@ internal abstract partial class StoreCore : IStreamStore
         info.Last = seq;
         info.LastStale = false;
         info.Count++;
+        Slots.NoteLive(seq);
         if (MsgCount == 0)
             FirstSeq = seq;
         MsgCount++;
@@ -259,8 +286,7 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         }
         Slots.ExtendTo(seq - 1);
-        for (var s = LastSeq + 1; s < seq; s++)
-            Slots[s].Timestamp = LastTs == 0 ? ts : LastTs;
+        Slots.FillTimes(LastSeq + 1, seq - 1, LastTs == 0 ? ts : LastTs);
     }
 
     protected void SkipRange(ulong seq, ulong num, long ts)
@@ -274,8 +300,7 @@ internal abstract partial class StoreCore : IStreamStore
         else
         {
             Slots.ExtendTo(last);
-            for (var s = seq; s <= last; s++)
-                Slots[s].Timestamp = ts;
+            Slots.FillTimes(seq, last, ts);
         }
         LastSeq = last;
         LastTs = ts;
@@ -284,14 +309,16 @@ internal abstract partial class StoreCore : IStreamStore
 
     /// <summary>Takes one message out of the index and counters. The engine hook runs first so it can
     /// still see where the bytes are.</summary>
-    protected void RemoveSlot(ulong seq, bool erase, bool bulk)
+    protected void RemoveSlot(ulong seq, bool erase, bool bulk, RemovalReason reason = RemovalReason.Removed)
     {
         ref var slot = ref Slots[seq];
         var info = slot.Subject!;
         OnRemove(seq, slot, erase, bulk);
         var size = slot.Size;
         slot.Subject = null;
-        slot.Payload = null;
+        if (_payloadsInIndex)
+            Slots.PayloadOf(seq) = null;
+        Slots.NoteDead(seq); // may release the chunk: the slot reference is not used after this
         MsgCount--;
         ByteCount -= (ulong)size;
 
@@ -327,7 +354,8 @@ internal abstract partial class StoreCore : IStreamStore
                 }
             }
         }
-        QueueEvent(-1, -size, seq, info.Subject);
+        _neverExpire?.Remove(seq);
+        QueueEvent(-1, -size, seq, info.Subject, reason);
         if (seq == FirstSeq)
             AdvanceFirst();
     }
@@ -340,9 +368,9 @@ internal abstract partial class StoreCore : IStreamStore
             Slots.Reset(FirstSeq);
             return;
         }
-        var s = FirstSeq + 1;
+        var s = Slots.NextPossible(FirstSeq + 1);
         while (!Slots[s].HasMessage)
-            s++;
+            s = Slots.NextAfter(s);
         FirstSeq = s;
         Slots.ReleaseBelow(s);
     }
@@ -353,7 +381,7 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         var s = Math.Max(info.First, FirstSeq);
         while (s <= info.Last && !ReferenceEquals(Slots[s].Subject, info))
-            s++;
+            s = Slots.NextAfter(s);
         info.First = s;
         info.FirstStale = false;
     }
@@ -365,7 +393,7 @@ internal abstract partial class StoreCore : IStreamStore
         var s = Math.Min(info.Last, LastSeq);
         var floor = Math.Max(info.First, FirstSeq);
         while (s > floor && !ReferenceEquals(Slots[s].Subject, info))
-            s--;
+            s = Math.Max(Slots.PrevPossible(s - 1), floor);
         info.Last = s;
         info.LastStale = false;
     }

@@ -167,8 +167,10 @@ internal sealed partial class FileStore
                 slot.A = block.Id;
                 slot.B = offset;
                 block.NoteMessage(rec.Seq, size);
-                if (rec.TtlExpiry != 0)
+                if (rec.TtlExpiry > 0)
                     TrackTtl(rec.Seq, rec.TtlExpiry);
+                else if (rec.TtlExpiry < 0)
+                    MarkNeverExpires(rec.Seq);
                 break;
             }
             case RecordKind.Tombstone:

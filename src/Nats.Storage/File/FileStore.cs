@@ -79,6 +79,41 @@ internal sealed partial class FileStore : StoreCore
         ReserveUpTo(seq);
     }
 
+    private const int ColdReadsBeforeCaching = 64;
+    private byte[] _readScratch = new byte[4096];
+    private int _readLength;
+
+    /// <summary>Reads one record of a sealed, uncached block into the scratch buffer (two reads at most:
+    /// a page, then the rest of a longer record); null if the bytes there are not a plausible record.</summary>
+    private byte[]? ReadRecord(MessageBlock block, int offset)
+    {
+        var max = block.Length - offset;
+        var n = block.File.Read(_readScratch.AsSpan(0, Math.Min(_readScratch.Length, max)), offset);
+        if (n < RecordCodec.Overhead)
+            return null;
+        var len = System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(_readScratch);
+        if (len < RecordCodec.Overhead || len > max || len > RecordCodec.MaxRecord)
+            return null;
+        if (len > n)
+        {
+            if (_readScratch.Length < len)
+            {
+                var grown = new byte[Math.Max(len, _readScratch.Length * 2)];
+                _readScratch.AsSpan(0, n).CopyTo(grown);
+                _readScratch = grown;
+            }
+            while (n < len)
+            {
+                var r = block.File.Read(_readScratch.AsSpan(n, len - n), offset + n);
+                if (r <= 0)
+                    return null;
+                n += r;
+            }
+        }
+        _readLength = len;
+        return _readScratch;
+    }
+
     private MessageBlock BlockOf(int id)
     {
         var last = _lastRead;
@@ -90,15 +125,33 @@ internal sealed partial class FileStore : StoreCore
     protected override bool ReadMessage(ulong seq, in Slot slot, StoredMessage into)
     {
         var block = BlockOf(slot.A);
-        var cache = block.Cache ?? LoadCache(block);
         block.LastUse = ++_useTick;
-        if (slot.B >= block.Length
-            || !RecordCodec.TryRead(cache.AsSpan(slot.B, block.Length - slot.B), out var rec)
+        if (slot.B >= block.Length)
+            return false;
+        byte[] buf;
+        int at;
+        if (block.Cache is { } cached)
+        {
+            (buf, at) = (cached, slot.B);
+        }
+        else if (++block.ColdReads <= ColdReadsBeforeCaching && block.Flushed == block.Length
+                 && ReadRecord(block, slot.B) is { } record)
+        {
+            // A cold read costs the record, not the block; a block read this often is being scanned
+            // and is cached whole from then on.
+            (buf, at) = (record, 0);
+        }
+        else
+        {
+            (buf, at) = (LoadCache(block), slot.B);
+        }
+        var avail = buf == _readScratch ? _readLength : block.Length - slot.B;
+        if (!RecordCodec.TryRead(buf.AsSpan(at, avail), out var rec)
             || rec.Kind != RecordKind.Message || rec.Seq != seq)
             return false;
         // Copied out: cache arrays are pooled and reused once a block leaves the cache.
         var total = rec.HeaderLength + rec.DataLength;
-        cache.AsSpan(slot.B + rec.HeaderOffset, total).CopyTo(into.Rent(total));
+        buf.AsSpan(at + rec.HeaderOffset, total).CopyTo(into.Rent(total));
         into.Header = into.Buffer.AsMemory(0, rec.HeaderLength);
         into.Data = into.Buffer.AsMemory(rec.HeaderLength, rec.DataLength);
         return true;
@@ -141,7 +194,8 @@ internal sealed partial class FileStore : StoreCore
             if (b != _active && b.LiveMsgs == 0)
                 _candidates.Add(b);
         }
-        ProcessCandidates();
+        // Deleting the emptied blocks (with its fsyncs) is left to the background pass that OnCommit
+        // arms, so a purge or compact returns without waiting for the disk under the store lock.
     }
 
     protected override void OnTruncated(ulong lastSeq)

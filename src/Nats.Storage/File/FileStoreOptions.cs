@@ -45,6 +45,10 @@ public sealed record FileStoreOptions
     /// <summary>Every file operation goes through this (tests substitute a power-loss simulation).</summary>
     public IStoreFileSystem FileSystem { get; init; } = OsFileSystem.Instance;
 
+    /// <summary>A consumer's operation log is folded into a new state snapshot once it reaches this size
+    /// (or four times the last snapshot, whichever is larger).</summary>
+    public int ConsumerLogCompactBytes { get; init; } = 256 * 1024;
+
     public FileWriteMode WriteMode { get; init; } = FileWriteMode.WriteThrough;
 
     /// <summary>Buffered mode: longest time a record waits in memory before the background flush.</summary>

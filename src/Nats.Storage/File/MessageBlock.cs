@@ -50,6 +50,9 @@ internal sealed class MessageBlock : IDisposable
 
     public long LastUse { get; set; }
 
+    /// <summary>Records read straight from the file since the block was last cached.</summary>
+    public int ColdReads { get; set; }
+
     public bool HasPending => Flushed < Length;
 
     public void NoteMessage(ulong seq, int recordLength)
@@ -83,6 +86,7 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>Gives the cache back to the pool; the next read reloads it from the file.</summary>
     public void DropCache()
     {
+        ColdReads = 0;
         if (Cache is { } c)
         {
             Cache = null;

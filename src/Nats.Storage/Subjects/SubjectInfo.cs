@@ -26,5 +26,8 @@ internal sealed class SubjectInfo(string subject)
     /// <summary>Marks subjects that straddle a filtered-state start sequence during one query.</summary>
     public int StraddleMark;
 
+    /// <summary>Marks subjects already counted during one multi-filter query.</summary>
+    public int VisitMark;
+
     internal TrieNode? Node;
 }

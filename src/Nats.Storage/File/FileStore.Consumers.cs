@@ -1,0 +1,28 @@
+using Nats.Storage.Consumers;
+
+namespace Nats.Storage.File;
+
+internal sealed partial class FileStore
+{
+    // Consumers live beside the message blocks, as Go's obs/<name>, so deleting or snapshotting the
+    // stream's directory covers them.
+    private string ConsumersDirectory => Path.Combine(_opts.Directory, "obs");
+
+    /// <summary>Blocks whose whole content is in memory (for tests of the read path).</summary>
+    internal int CachedBlocks
+    {
+        get
+        {
+            lock (Sync)
+                return _blocks.Count(b => b.Cache is not null);
+        }
+    }
+
+    protected override ConsumerStoreBase OpenConsumer(string name, ConsumerStoreConfig? config)
+        => new FileConsumerStore(name, Path.Combine(ConsumersDirectory, name), config, _opts.FileSystem, _opts.ConsumerLogCompactBytes);
+
+    protected override IEnumerable<string> PersistedConsumers()
+        => System.IO.Directory.Exists(ConsumersDirectory)
+            ? System.IO.Directory.GetDirectories(ConsumersDirectory).Select(Path.GetFileName).OfType<string>()
+            : [];
+}
