@@ -18,6 +18,12 @@ if (args.Length > 0 && args[0] == "alloc-probe-imports")
     return await ImportAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);
 }
 
+if (args.Length > 0 && args[0] == "startup-probe")
+{
+    // "startup-probe N [monitoring]": embedded server start-to-ready over N start/stop cycles.
+    return await StartupProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 50, args.Length > 2 && args[2] == "monitoring");
+}
+
 // In-process toolchain: no child project build per benchmark, which keeps a full pass short on a
 // 2-core machine. Ops/s and allocated bytes per op are the two figures every row reports.
 var config = DefaultConfig.Instance
