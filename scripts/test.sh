@@ -64,6 +64,14 @@ for project in tests/*/*.csproj; do
   rm -f "$out"
 done
 
+log "dotnet pack, then install the nats-net-server tool from the local folder and run it"
+if bash scripts/tool-smoke.sh; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
+
 if [ -f scripts/bench.sh ]; then
   log "benchmark harness smoke run (message counts only, no timings asserted)"
   if bash scripts/bench.sh --smoke; then
