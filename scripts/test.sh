@@ -43,7 +43,7 @@ fi
 passed=0
 failed=0
 status=0
-for project in tests/*/*.csproj; do
+for project in tests/*/*.csproj samples/*/*.csproj; do
   name=$(basename "$project" .csproj)
   log "$name"
   out=$(mktemp)
