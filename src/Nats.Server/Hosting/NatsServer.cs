@@ -15,7 +15,7 @@ using Nats.Server.Transport;
 namespace Nats.Server.Hosting;
 
 /// <summary>The server: owns the listener, the clients, the accounts and the heartbeat.</summary>
-public sealed partial class NatsServer : IAsyncDisposable
+internal sealed partial class NatsServer : IAsyncDisposable
 {
     /// <summary>The Go server feature level reported in INFO "version" (see <see cref="ServerVersion"/>).</summary>
     public const string FeatureLevelVersion = ServerVersion.ProtocolVersion;
