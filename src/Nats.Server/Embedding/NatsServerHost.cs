@@ -1,6 +1,8 @@
+using System.IO.Pipelines;
 using System.Net;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Hosting;
+using Nats.Server.Transport;
 
 namespace Nats.Server.Embedding;
 
@@ -124,6 +126,24 @@ public sealed class NatsServerHost : IAsyncDisposable
         }
         _ready.TrySetResult();
         Ready?.Invoke(this, EventArgs.Empty);
+    }
+
+    /// <summary>
+    /// Opens a client connection with no socket: the server admits it exactly like a TCP client (INFO,
+    /// CONNECT, authorization, limits, monitoring) and speaks the NATS protocol over the returned pipes.
+    /// Complete <see cref="IDuplexPipe.Output"/> to close it; <see cref="IDuplexPipe.Input"/> ends when the server
+    /// closes it. For NATS.Net, the Nats.Server.NatsNet package wraps this as a socket connection factory.
+    /// </summary>
+    public IDuplexPipe ConnectInProcess()
+    {
+        var server = Running;
+        if (!server.IsReadyForConnections)
+        {
+            throw new InvalidOperationException("The server is not accepting connections (lame duck mode or shutting down).");
+        }
+        var (transport, client) = PipeTransport.CreatePair();
+        server.AdmitClient(transport);
+        return client;
     }
 
     /// <summary>Completes when the server is ready for clients; faults if starting it failed.</summary>

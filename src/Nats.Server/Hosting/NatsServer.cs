@@ -286,11 +286,13 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
     }
 
-    private void AcceptClient(Socket socket)
+    private void AcceptClient(Socket socket) => AdmitClient(new SocketTransport(socket));
+
+    /// <summary>Admits a connection over any transport: TCP from the accept loop, an in-process pipe (Embedding).</summary>
+    internal void AdmitClient(ClientTransport transport)
     {
         var id = (ulong)Interlocked.Increment(ref _nextClientId);
         Interlocked.Increment(ref _totalConnections);
-        var transport = new SocketTransport(socket);
         var client = new ClientConnection(this, transport, id, _accounts.Global, _loggerFactory.CreateLogger("nats-server.client"));
         var overLimit = Options.MaxConnections > 0 && _clients.Count >= Options.MaxConnections;
         if (!overLimit)
