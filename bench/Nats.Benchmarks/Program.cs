@@ -24,6 +24,12 @@ if (args.Length > 0 && args[0] == "startup-probe")
     return await StartupProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 50, args.Length > 2 && args[2] == "monitoring");
 }
 
+if (args.Length > 0 && args[0] == "inprocess-probe")
+{
+    // "inprocess-probe [messages] [requests]": NATS.Net 1:1 pub/sub and request/reply, loopback TCP vs in-process pipes.
+    return await InProcessProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 ? int.Parse(args[2]) : 20_000);
+}
+
 // In-process toolchain: no child project build per benchmark, which keeps a full pass short on a
 // 2-core machine. Ops/s and allocated bytes per op are the two figures every row reports.
 var config = DefaultConfig.Instance
