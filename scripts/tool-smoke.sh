@@ -16,9 +16,9 @@ trap cleanup EXIT
 fail() { echo "tool-smoke: $*" >&2; [ -f "$tmp/server.log" ] && cat "$tmp/server.log" >&2; exit 1; }
 
 dotnet pack Nats.slnx -c Release --no-build -nologo -v quiet -o "$tmp/artifacts" >/dev/null || fail "dotnet pack failed"
-server_pkg=$(ls "$tmp"/artifacts/Nats.Server.*.nupkg)
-tool_pkg=$(ls "$tmp"/artifacts/nats-net-server.*.nupkg)
-ls "$tmp"/artifacts/Nats.Storage.*.nupkg >/dev/null || fail "Nats.Storage package missing (Nats.Server depends on it)"
+server_pkg=$(ls "$tmp"/artifacts/Nats.Server.[0-9]*.nupkg)
+tool_pkg=$(ls "$tmp"/artifacts/nats-net-server.[0-9]*.nupkg)
+ls "$tmp"/artifacts/Nats.Storage.[0-9]*.nupkg "$tmp"/artifacts/Nats.Server.NatsNet.[0-9]*.nupkg >/dev/null || fail "Nats.Storage or Nats.Server.NatsNet package missing"
 
 listing=$(/usr/bin/python3 -m zipfile -l "$server_pkg")
 for entry in README.md lib/net10.0/Nats.Server.dll lib/net10.0/Nats.Server.xml; do
