@@ -87,6 +87,9 @@ public sealed class NatsServerHost : IAsyncDisposable
         }
     }
 
+    /// <summary>The server itself, for this assembly's tests and tools; null before start.</summary>
+    internal NatsServer? Server => _server;
+
     /// <summary>The server id clients see in INFO.</summary>
     public string ServerId => Running.ServerId;
 

@@ -10,6 +10,13 @@ namespace Nats.Server.Embedding;
 public sealed class NatsServerHostOptions
 {
     /// <summary>
+    /// Server options to start from instead of the defaults (e.g. built in code); a <see cref="ConfigFile"/>
+    /// is read onto them, and the properties below apply on top. The object is not copied: do not reuse it
+    /// for another server.
+    /// </summary>
+    public ServerOptions? Options { get; set; }
+
+    /// <summary>
     /// A nats-server configuration file, read first (as <c>nats-server -c</c> would). The properties below
     /// that are set are applied on top of it, like command-line flags over a file.
     /// </summary>
@@ -36,7 +43,7 @@ public sealed class NatsServerHostOptions
     /// <summary>Builds the server options: file, then properties, then <see cref="Configure"/>; invalid settings throw <see cref="ConfigurationException"/>.</summary>
     internal ServerOptions BuildServerOptions()
     {
-        var options = new ServerOptions();
+        var options = Options ?? new ServerOptions();
         if (ConfigFile is { } file)
         {
             var result = ConfigLoader.Load(options, file);
@@ -45,7 +52,7 @@ public sealed class NatsServerHostOptions
                 throw new ConfigurationException(result.Errors, result.Warnings);
             }
         }
-        else
+        else if (Options is null)
         {
             options.Host = "127.0.0.1";
             options.Port = 0;
