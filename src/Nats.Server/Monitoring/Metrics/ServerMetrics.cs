@@ -23,6 +23,8 @@ internal sealed class ServerMetrics
         [
             new VarzMetrics(factory, server.ServerId, documents.Varz),
             new AccountMetrics(factory, server.ServerId, () => documents.AccountStatz(includeUnused: true), server.FindAccount),
+            new SubszMetrics(factory, server.ServerId, () => documents.SubszDocument(false, 0, 0, "", "", out _)!.Stats),
+            new HealthzMetrics(factory, server.ServerId, documents.Healthz),
         ];
         _registry.AddBeforeCollectCallback(() =>
         {

@@ -44,6 +44,7 @@ public sealed class MetricsEndpointTests
         var scrape = await ScrapeAsync(server, openMetrics);
         var varz = await server.GetJsonAsync("/varz");
         var accstatz = await server.GetJsonAsync("/accstatz?unused=1");
+        var subsz = await server.GetJsonAsync("/subsz");
 
         var samples = await MetricsScrape.ParseAsync(scrape, openMetrics);
         var serverId = varz.GetProperty("server_id").GetString()!;
@@ -73,6 +74,13 @@ public sealed class MetricsEndpointTests
         Assert.Equal(30, Varz("out_bytes"));
         Assert.True(Varz("mem") > 0);
         Assert.Equal(varz.GetProperty("server_name").GetString(), Assert.Single(samples, s => s.Name == "gnatsd_varz_server_name").Labels["value"]);
+        foreach (var key in new[] { "num_subscriptions", "num_cache", "num_inserts", "num_removes", "num_matches", "cache_hit_rate", "max_fanout", "avg_fanout" })
+        {
+            var sample = Assert.Single(samples, s => s.Name == "gnatsd_subsz_" + key);
+            Assert.True(subsz.GetProperty(key).GetDouble() == sample.Value, $"subsz {key}: /subsz {subsz.GetProperty(key)}, /metrics {sample.Value}");
+        }
+        Assert.True(Assert.Single(samples, s => s.Name == "gnatsd_subsz_num_matches").Value > 0);
+        Assert.Equal(0, Assert.Single(samples, s => s.Name == "gnatsd_healthz_status").Value);
 
         foreach (var account in accstatz.GetProperty("account_statz").EnumerateArray())
         {
