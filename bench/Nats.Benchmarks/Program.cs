@@ -13,11 +13,6 @@ if (args.Length > 0 && args[0] == "alloc-probe")
     return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 && args[2] == "mapped");
 }
 
-if (args.Length > 0 && args[0] == "alloc-probe-imports")
-{
-    return await ImportAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);
-}
-
 if (args.Length > 0 && args[0] == "startup-probe")
 {
     // "startup-probe N [monitoring]": embedded server start-to-ready over N start/stop cycles.
@@ -28,6 +23,11 @@ if (args.Length > 0 && args[0] == "inprocess-probe")
 {
     // "inprocess-probe [messages] [requests]": NATS.Net 1:1 pub/sub and request/reply, loopback TCP vs in-process pipes.
     return await InProcessProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 ? int.Parse(args[2]) : 20_000);
+}
+
+if (args.Length > 0 && args[0] == "alloc-probe-imports")
+{
+    return await ImportAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);
 }
 
 // In-process toolchain: no child project build per benchmark, which keeps a full pass short on a
