@@ -18,6 +18,11 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   fi
 fi
 
+if [ -f tests/js/package.json ]; then
+  log "installing nats.js scenario packages"
+  npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
+fi
+
 # The /metrics tests parse scrapes with the Prometheus project's Python parser (Debian package, ~200 kB).
 if ! /usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' >/dev/null 2>&1; then
   log "installing Debian's python3-prometheus-client (Prometheus/OpenMetrics text parser)"
@@ -26,11 +31,6 @@ if ! /usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' >/dev/nul
   else
     sudo apt-get update -qq && sudo apt-get install -y -qq python3-prometheus-client >/dev/null
   fi
-fi
-
-if [ -f tests/js/package.json ]; then
-  log "installing nats.js scenario packages"
-  npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
 fi
 
 log "building (Release)"
