@@ -33,6 +33,16 @@ if [ -f tests/js/package.json ]; then
   npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
 fi
 
+# The /metrics tests parse scrapes with the Prometheus project's Python parser (Debian package, ~200 kB).
+if ! /usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' >/dev/null 2>&1; then
+  log "installing Debian's python3-prometheus-client (Prometheus/OpenMetrics text parser)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq python3-prometheus-client >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq python3-prometheus-client >/dev/null
+  fi
+fi
+
 log "building (Release)"
 if ! dotnet build Nats.slnx -c Release -nologo -v quiet; then
   echo "build failed"
@@ -43,7 +53,7 @@ fi
 passed=0
 failed=0
 status=0
-for project in tests/*/*.csproj; do
+for project in tests/*/*.csproj samples/*/*.csproj; do
   name=$(basename "$project" .csproj)
   log "$name"
   out=$(mktemp)
@@ -63,6 +73,14 @@ for project in tests/*/*.csproj; do
   fi
   rm -f "$out"
 done
+
+log "dotnet pack, then install the nats-net-server tool from the local folder and run it"
+if bash scripts/tool-smoke.sh; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
 
 if [ -f scripts/bench.sh ]; then
   log "benchmark harness smoke run (message counts only, no timings asserted)"

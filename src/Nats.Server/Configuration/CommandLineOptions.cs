@@ -8,7 +8,7 @@ namespace Nats.Server.Configuration;
 /// first non-flag argument or "--", and a leftover "version"/"help" acts as a command. Flags given
 /// explicitly override the configuration file, in argument order.
 /// </summary>
-public sealed class CommandLineOptions
+internal sealed class CommandLineOptions
 {
     private enum FlagKind { Bool, String, Int, Long }
 
@@ -274,4 +274,4 @@ public sealed class CommandLineOptions
 }
 
 /// <summary>A command line that cannot be used; the message is Go's flag package wording.</summary>
-public sealed class CommandLineException(string message) : Exception(message);
+internal sealed class CommandLineException(string message) : Exception(message);

@@ -9,7 +9,7 @@ namespace Nats.Server.Configuration;
 /// Go understands but we do not implement yet are kept in <see cref="ServerOptions.UnsupportedConfig"/>.
 /// All problems are collected rather than stopping at the first one.
 /// </summary>
-public sealed class ConfigBinder
+internal sealed class ConfigBinder
 {
     /// <summary>Top-level keys nats-server 2.9.10 accepts that this server does not implement yet.</summary>
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
@@ -379,4 +379,4 @@ public sealed class ConfigBinder
 }
 
 /// <summary>Outcome of binding: hard errors (the file is rejected) and warnings (reported, startup continues).</summary>
-public sealed record ConfigBindResult(IReadOnlyList<string> Errors, IReadOnlyList<string> Warnings);
+internal sealed record ConfigBindResult(IReadOnlyList<string> Errors, IReadOnlyList<string> Warnings);

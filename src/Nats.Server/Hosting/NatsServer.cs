@@ -15,7 +15,7 @@ using Nats.Server.Transport;
 namespace Nats.Server.Hosting;
 
 /// <summary>The server: owns the listener, the clients, the accounts and the heartbeat.</summary>
-public sealed partial class NatsServer : IAsyncDisposable
+internal sealed partial class NatsServer : IAsyncDisposable
 {
     /// <summary>The Go server feature level reported in INFO "version" (see <see cref="ServerVersion"/>).</summary>
     public const string FeatureLevelVersion = ServerVersion.ProtocolVersion;
@@ -311,7 +311,10 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
     }
 
-    private void AcceptClient(Socket socket) => _admission.Admit(new SocketTransport(socket));
+    private void AcceptClient(Socket socket) => AdmitClient(new SocketTransport(socket));
+
+    /// <summary>Admits a connection over any transport: TCP from the accept loop, an in-process pipe (Embedding).</summary>
+    internal void AdmitClient(ClientTransport transport) => _admission.Admit(transport);
 
     internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
 

@@ -10,6 +10,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Hosting;
+using Nats.Server.Monitoring.Metrics;
 
 namespace Nats.Server.Monitoring;
 
@@ -23,6 +24,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
     private readonly ILogger _logger;
     private readonly RequestStats _requestStats;
     private readonly ServerDocuments _documents;
+    private readonly Lazy<ServerMetrics> _metrics;
     private WebApplication? _app;
 
     public MonitoringServer(NatsServer server, ILoggerFactory loggerFactory)
@@ -31,6 +33,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
         _logger = loggerFactory.CreateLogger("nats-server");
         _requestStats = server.HttpRequestStats;
         _documents = server.Documents;
+        _metrics = new Lazy<ServerMetrics>(() => new ServerMetrics(server));
     }
 
     public int Port { get; private set; }
@@ -113,6 +116,8 @@ internal sealed class MonitoringServer : IAsyncDisposable
                 : BadRequest(error)));
         app.Map(Path("/jsz"), context => Handle(context, "/jsz", Jsz));
         app.Map(Path("/healthz"), context => Handle(context, "/healthz", Healthz));
+        // Not in Go (it needs prometheus-nats-exporter); left out of http_req_stats so /varz stays Go's.
+        app.Map(Path("/metrics"), Metrics);
         app.MapFallback(context =>
         {
             // Go's mux answers unknown paths with http.NotFound.
@@ -158,6 +163,13 @@ internal sealed class MonitoringServer : IAsyncDisposable
             parts.Add(part);
         }
         return "/" + string.Join('/', parts);
+    }
+
+    private async Task Metrics(HttpContext context)
+    {
+        var openMetrics = ServerMetrics.WantsOpenMetrics(context.Request.Headers.Accept);
+        context.Response.ContentType = openMetrics ? ServerMetrics.OpenMetricsContentType : ServerMetrics.PrometheusContentType;
+        await _metrics.Value.WriteAsync(context.Response.Body, openMetrics, context.RequestAborted).ConfigureAwait(false);
     }
 
     private Response Connz(QueryDecoder query)
