@@ -22,6 +22,7 @@ public sealed partial class NatsServer : IAsyncDisposable
 
     private readonly ILogger _logger;
     private readonly ILoggerFactory _loggerFactory;
+    private readonly ILogger _clientLogger;
     private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
     private readonly ConcurrentDictionary<ulong, Task> _clientTasks = new();
     private readonly AccountRegistry _accounts;
@@ -45,6 +46,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         _options = options;
         _loggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
         _logger = _loggerFactory.CreateLogger("nats-server");
+        _clientLogger = _loggerFactory.CreateLogger("nats-server.client");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         _accounts = new AccountRegistry(options);
@@ -129,7 +131,7 @@ public sealed partial class NatsServer : IAsyncDisposable
             _logger.LogInformation("Using configuration file: {File}", Options.ConfigFile);
         }
 
-        if (Options.HttpPort != 0)
+        if (Options.HttpPort != 0 || Options.HttpsPort != 0)
         {
             // Like Go, the monitor comes up before the client listener.
             var monitoring = new MonitoringServer(this, _loggerFactory);
@@ -174,6 +176,10 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
 
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
+        if (Options.TlsContext is not null)
+        {
+            _logger.LogInformation("TLS required for client connections");
+        }
         _logger.LogInformation("Server is ready");
 
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
@@ -290,8 +296,10 @@ public sealed partial class NatsServer : IAsyncDisposable
     {
         var id = (ulong)Interlocked.Increment(ref _nextClientId);
         Interlocked.Increment(ref _totalConnections);
-        var transport = new SocketTransport(socket);
-        var client = new ClientConnection(this, transport, id, _accounts.Global, _loggerFactory.CreateLogger("nats-server.client"));
+        ClientTransport transport = Options.TlsContext is { } tls
+            ? new TlsTransport(socket, tls, _clientLogger, id)
+            : new SocketTransport(socket);
+        var client = new ClientConnection(this, transport, id, _accounts.Global, _clientLogger);
         var overLimit = Options.MaxConnections > 0 && _clients.Count >= Options.MaxConnections;
         if (!overLimit)
         {
@@ -322,6 +330,8 @@ public sealed partial class NatsServer : IAsyncDisposable
         Port = Port,
         Headers = !options.NoHeaderSupport,
         AuthRequired = authenticator.AdvertiseAuthRequired,
+        TlsRequired = options.TlsContext is not null,
+        TlsVerify = options.TlsContext?.Verify == true,
         MaxPayload = options.MaxPayload,
     };
 

@@ -18,5 +18,8 @@ internal abstract class ClientTransport : IDisposable
     /// <summary>Stops both directions so pending reads and writes complete promptly.</summary>
     public abstract void Abort();
 
+    /// <summary>The negotiated TLS session, when this transport is TLS and the handshake is done.</summary>
+    public virtual TlsConnectionState? Tls => null;
+
     public abstract void Dispose();
 }
