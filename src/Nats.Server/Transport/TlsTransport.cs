@@ -61,10 +61,10 @@ internal sealed class TlsTransport : ClientTransport
         }
     }
 
-    public override TlsConnectionState? Tls => _handshake.Task.IsCompletedSuccessfully && _handshake.Task.Result
-        ? new TlsConnectionState(TlsNames.VersionName(_ssl.SslProtocol), TlsNames.CipherName(_ssl.NegotiatedCipherSuite), _ssl.RemoteCertificate as X509Certificate2
-            ?? (_ssl.RemoteCertificate is { } c ? new X509Certificate2(c) : null))
-        : null;
+    /// <summary>Captured when the handshake completes, so closed connections still report it (as Go's closed-client record does).</summary>
+    public override TlsConnectionState? Tls => _state;
+
+    private TlsConnectionState? _state;
 
     public override ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken)
     {
@@ -101,14 +101,12 @@ internal sealed class TlsTransport : ClientTransport
         }
         _socket.Close();
         _handshake.TrySetResult(false);
-    }
-
-    public override void Dispose()
-    {
-        Abort();
+        // Frees the native TLS session now rather than at finalization; pending reads and writes fail.
         _ssl.Dispose();
         _network.Dispose();
     }
+
+    public override void Dispose() => Abort();
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<int> SendInfoAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
@@ -177,9 +175,10 @@ internal sealed class TlsTransport : ClientTransport
         }
         if (error is null)
         {
+            var peer = _ssl.RemoteCertificate is { } presented ? presented as X509Certificate2 ?? new X509Certificate2(presented) : null;
+            _state = new TlsConnectionState(TlsNames.VersionName(_ssl.SslProtocol), TlsNames.CipherName(_ssl.NegotiatedCipherSuite), peer);
             _logger.LogDebug("{Client} - TLS handshake complete", _client);
-            _logger.LogDebug("{Client} - TLS version {Version}, cipher suite {Cipher}", _client,
-                TlsNames.VersionName(_ssl.SslProtocol), TlsNames.CipherName(_ssl.NegotiatedCipherSuite));
+            _logger.LogDebug("{Client} - TLS version {Version}, cipher suite {Cipher}", _client, _state.Version, _state.CipherSuite);
             _handshake.TrySetResult(true);
             return;
         }
