@@ -67,6 +67,12 @@ async function collect(sub, n, what) {
   return got;
 }
 
+// TLS file arguments after the scenario name: CA, then optionally the client certificate and key.
+function tlsOptions() {
+  const [caFile, certFile, keyFile] = process.argv.slice(4);
+  return certFile ? { caFile, certFile, keyFile } : { caFile };
+}
+
 async function open(url, opts = {}) {
   return connect({ servers: url, timeout: 10_000, ...opts });
 }
@@ -531,6 +537,39 @@ const scenarios = {
     equal(got.map((m) => [m.subject, m.string()]), [["a.feed.prices", "42"], ["a.feed.news", "headline"]], "imported stream");
 
     await Promise.all([exporter.close(), importer.close()]);
+  },
+
+  // TLS: node scenarios.mjs <url> tls <ca.pem> [<cert.pem> <key.pem>] — the server requires TLS (and,
+  // with a client certificate, may verify it); the client upgrades after INFO as nats.js always does.
+  async tls(url) {
+    const nc = await open(url, { tls: tlsOptions() });
+    check(nc.info?.tls_required === true, "INFO says tls_required");
+    const sub = nc.subscribe("tls.basic");
+    const done = collect(sub, 2, "tls pubsub");
+    nc.publish("tls.basic", enc.encode("one"));
+    nc.publish("tls.basic", enc.encode("x".repeat(100_000)));
+    const msgs = await done;
+    equal(msgs.map((m) => m.data.length), [3, 100_000], "payload sizes over TLS");
+    await roundTrip(nc, "tls.rr");
+    await nc.close();
+  },
+
+  // verify_and_map: the certificate names a user who may publish only to allowed.> and may not subscribe to secret.>.
+  async tlsmap(url) {
+    const nc = await open(url, { tls: tlsOptions() });
+    const denied = nc.subscribe("secret.plans");
+    const closedWith = await denied.closed;
+    check(closedWith instanceof PermissionViolationError, `denied subscription closes with a permission error, got ${closedWith}`);
+    await roundTrip(nc, "allowed.one");
+    await nc.close();
+    let refused;
+    try {
+      const anonymous = await open(url, { tls: { caFile: process.argv[4] }, reconnect: false });
+      await anonymous.close();
+    } catch (err) {
+      refused = err;
+    }
+    check(refused, "a client without a certificate is refused");
   },
 };
 
