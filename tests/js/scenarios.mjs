@@ -16,6 +16,7 @@ import {
   PermissionViolationError,
   RequestError,
 } from "@nats-io/transport-node";
+import { wsconnect } from "@nats-io/nats-core";
 
 // User nkey seed whose public key is UD7GDMLP62QES2BSXTHS32TUKQCIYQUNY6WSF4WXFYCZEVTTAQCMJVAR.
 const NKEY_SEED = "SUADI37IG7T4RJFKKSPJ7566JGBFMZV6H37EJWM4WUBHCP56BNM7Z7JNCM";
@@ -570,6 +571,28 @@ const scenarios = {
       refused = err;
     }
     check(refused, "a client without a certificate is refused");
+  },
+
+  // WebSocket: node scenarios.mjs ws://host:port ws — nats.js's wsconnect (the transport browsers use),
+  // here on node's "ws" package since node 20 has no global WebSocket.
+  async ws(url) {
+    globalThis.WebSocket ??= (await import("ws")).WebSocket;
+    const nc = await wsconnect({ servers: url, timeout: 10_000 });
+    const sub = nc.subscribe("ws.basic");
+    const done = collect(sub, 3, "ws pubsub");
+    nc.publish("ws.basic", enc.encode("one"));
+    nc.publish("ws.basic", enc.encode("y".repeat(200_000)));
+    const h = headers();
+    h.set("X-Test", "ws");
+    nc.publish("ws.basic", enc.encode("three"), { headers: h });
+    const msgs = await done;
+    equal(msgs.map((m) => m.data.length), [3, 200_000, 5], "payload sizes over WebSocket");
+    equal(msgs[2].headers?.get("X-Test"), "ws", "header over WebSocket");
+    const svc = nc.subscribe("ws.echo", { callback: (_, m) => m.respond(m.data) });
+    const reply = await nc.request("ws.echo", enc.encode("ping"), { timeout: 5_000 });
+    equal(reply.string(), "ping", "request/reply over WebSocket");
+    svc.unsubscribe();
+    await nc.close();
   },
 };
 

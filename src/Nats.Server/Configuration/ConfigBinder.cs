@@ -20,7 +20,7 @@ public sealed class ConfigBinder
         "allow_non_tls", "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
         "resolver_preload", "resolver_pinned_accounts", "trusted", "trusted_keys", "connect_error_reports",
-        "reconnect_error_reports", "websocket", "ws", "mqtt", "server_tags", "default_js_domain",
+        "reconnect_error_reports", "mqtt", "server_tags", "default_js_domain",
     };
 
     private readonly ServerOptions _options;
@@ -156,6 +156,10 @@ public sealed class ConfigBinder
                 break;
             case "tls":
                 BindTls(v);
+                break;
+            case "websocket":
+            case "ws":
+                _options.WebSocket = WebSocket.WebSocketConfigBinder.Bind(v, _errors);
                 break;
             case "http_port":
             case "monitor_port":

@@ -94,6 +94,9 @@ public sealed class ServerOptions
     /// <summary>True when authorization.timeout was given; otherwise TLS raises the default, as Go's getDefaultAuthTimeout.</summary>
     public bool AuthTimeoutExplicit { get; set; }
 
+    /// <summary>The <c>websocket {}</c> block; null or Port 0: no WebSocket listener.</summary>
+    public WebSocket.WebSocketOptions? WebSocket { get; set; }
+
     /// <summary>Monitoring HTTPS port (https / https_port; 0 = off), served with the <c>tls {}</c> certificate.</summary>
     public int HttpsPort { get; set; }
 

@@ -166,6 +166,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
 
         _info = BuildInfo(Options, _authenticator);
+        await StartWebSocketAsync(cancellationToken).ConfigureAwait(false);
 
         if (SystemAccount is { } system)
         {
@@ -214,6 +215,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
         var pending = _clientTasks.Values.ToArray();
         await Task.WhenAny(Task.WhenAll(pending), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        await StopWebSocketAsync().ConfigureAwait(false);
         _accounts.StopTimers();
         // Steady-state message paths are meant to allocate nothing; this line makes that checkable.
         _logger.LogDebug("Runtime totals: allocated {Allocated} bytes, GC gen0 {Gen0}, gen1 {Gen1}, gen2 {Gen2}",
@@ -233,6 +235,10 @@ public sealed partial class NatsServer : IAsyncDisposable
     internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
 
     internal IClientAuthenticator Authenticator => _authenticator;
+
+    /// <summary>WebSocket clients use the websocket {} block's credentials when it sets any (Go's authOverride).</summary>
+    internal IClientAuthenticator AuthenticatorFor(ClientTransport transport) =>
+        transport.IsWebSocket && _webSocketAuthenticator is { } ws ? ws : _authenticator;
 
     internal void LogRemovedSubscription(string quotedSubject, string quotedSid, string user) =>
         _logger.LogInformation("Removed sub {Subject} (sid {Sid}) for {User} - not authorized", quotedSubject, quotedSid, user);
@@ -294,11 +300,19 @@ public sealed partial class NatsServer : IAsyncDisposable
 
     private void AcceptClient(Socket socket)
     {
-        var id = (ulong)Interlocked.Increment(ref _nextClientId);
-        Interlocked.Increment(ref _totalConnections);
+        var id = NextClientId();
         ClientTransport transport = Options.TlsContext is { } tls
             ? new TlsTransport(socket, tls, _clientLogger, id)
             : new SocketTransport(socket);
+        AdmitClient(transport, id);
+    }
+
+    internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
+
+    /// <summary>Starts a client on any transport (TCP, TLS, WebSocket); returns the task that ends with the connection.</summary>
+    internal Task AdmitClient(ClientTransport transport, ulong id)
+    {
+        Interlocked.Increment(ref _totalConnections);
         var client = new ClientConnection(this, transport, id, _accounts.Global, _clientLogger);
         var overLimit = Options.MaxConnections > 0 && _clients.Count >= Options.MaxConnections;
         if (!overLimit)
@@ -310,7 +324,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
         _logger.LogDebug("{Client} - Client connection created", client);
         client.Nonce = Authenticator.NonceRequired ? NonceGenerator.Create() : null;
-        var info = _info!.RenderForClient(id, client.RemoteIp, client.Nonce);
+        var info = (transport.IsWebSocket ? _webSocketInfo! : _info!).RenderForClient(id, client.RemoteIp, client.Nonce);
         var task = Task.Run(() => client.RunAsync(info, overLimit));
         _clientTasks[id] = task;
         task.ContinueWith(_ => _clientTasks.TryRemove(id, out Task? _), TaskScheduler.Default);
@@ -318,6 +332,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         {
             client.CloseConnection(ClosedReason.ServerShutdown);
         }
+        return task;
     }
 
     private ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()

@@ -21,5 +21,11 @@ internal abstract class ClientTransport : IDisposable
     /// <summary>The negotiated TLS session, when this transport is TLS and the handshake is done.</summary>
     public virtual TlsConnectionState? Tls => null;
 
+    /// <summary>The connection type users' allowed_connection_types name (STANDARD, WEBSOCKET).</summary>
+    public virtual string ConnectionType => Auth.ConnectionTypes.Standard;
+
+    /// <summary>WebSocket clients authenticate against the websocket {} block's settings.</summary>
+    public virtual bool IsWebSocket => false;
+
     public abstract void Dispose();
 }
