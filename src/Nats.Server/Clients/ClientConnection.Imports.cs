@@ -31,7 +31,7 @@ internal sealed partial class ClientConnection
         ClientsOnly,
     }
 
-    private bool DeliverRouted(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+    private bool DeliverRouted(SubListResult result, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
         ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message, int depth, RouteMode mode)
     {
         var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
@@ -42,10 +42,10 @@ internal sealed partial class ClientConnection
         {
             if (subscription.Route is null)
             {
-                delivered |= subscription.Client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
+                delivered |= DeliverTo(subscription, account, prefix, suffix, message, headerSize, subject, reply);
             }
         }
-        delivered |= DeliverToQueueGroups(result.QueueGroups, prefix, suffix, message, headerSize, subject, reply);
+        delivered |= DeliverToQueueGroups(result.QueueGroups, account, prefix, suffix, message, headerSize, subject, reply);
         if (mode == RouteMode.ClientsOnly || !result.HasInternal || depth >= MaxImportDepth)
         {
             return delivered;
@@ -74,7 +74,7 @@ internal sealed partial class ClientConnection
     {
         var mapped = route.Map(subject, ref _importScratch);
         var result = route.Importer.SubList.Match(mapped);
-        return !result.IsEmpty && DeliverRouted(result, mapped, reply, headerSize, headerSizeToken, sizeToken, message, MaxImportDepth, RouteMode.ClientsOnly);
+        return !result.IsEmpty && DeliverRouted(result, route.Importer, mapped, reply, headerSize, headerSizeToken, sizeToken, message, MaxImportDepth, RouteMode.ClientsOnly);
     }
 
     private byte[]? _importScratch;
@@ -126,7 +126,7 @@ internal sealed partial class ClientConnection
         Utf8Formatter.TryFormat(forwarded.Length - 2, sizeToken, out var sizeLength);
 
         var result = route.Exporter.SubList.Match(mapped);
-        var delivered = !result.IsEmpty && DeliverRouted(result, mapped, forwardedReply, forwardedHeaderSize,
+        var delivered = !result.IsEmpty && DeliverRouted(result, route.Exporter, mapped, forwardedReply, forwardedHeaderSize,
             headerSizeToken[..headerSizeLength], sizeToken[..sizeLength], forwarded, depth + 1, RouteMode.FromService);
         if (!delivered && entry is not null)
         {
@@ -157,7 +157,7 @@ internal sealed partial class ClientConnection
             return false;
         }
         var result = entry.Requester.SubList.Match(entry.Reply);
-        var delivered = !result.IsEmpty && DeliverRouted(result, entry.Reply, default, headerSize, headerSizeToken, sizeToken, message,
+        var delivered = !result.IsEmpty && DeliverRouted(result, entry.Requester, entry.Reply, default, headerSize, headerSizeToken, sizeToken, message,
             depth + 1, RouteMode.FromService);
         if (!delivered)
         {

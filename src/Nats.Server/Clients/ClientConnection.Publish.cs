@@ -71,7 +71,7 @@ internal sealed partial class ClientConnection
         {
             var message = buffer.Slice(command.PayloadStart, command.PayloadSize + 2);
             var headerSizeToken = command.HeaderSize > 0 ? buffer[command.HeaderSizeToken] : default;
-            delivered = DeliverToResult(result, subject, reply, command.HeaderSize, headerSizeToken, buffer[command.SizeToken], message);
+            delivered = DeliverToResult(result, Account, subject, reply, command.HeaderSize, headerSizeToken, buffer[command.SizeToken], message);
         }
         if (!delivered && !reply.IsEmpty && _connect.NoResponders)
         {
@@ -112,7 +112,7 @@ internal sealed partial class ClientConnection
         return result;
     }
 
-    private bool DeliverToResult(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+    private bool DeliverToResult(SubListResult result, Accounts.Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
         ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
     {
         // An HPUB with an empty header block is delivered as a plain MSG, as in Go.
@@ -122,27 +122,27 @@ internal sealed partial class ClientConnection
         }
         if (result.HasInternal)
         {
-            return DeliverRouted(result, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
+            return DeliverRouted(result, account, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
         }
         var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
-        return FanOut(result, line[..prefixLength], line[prefixLength..], message, headerSize, subject, reply);
+        return FanOut(result, account, line[..prefixLength], line[prefixLength..], message, headerSize, subject, reply);
     }
 
     /// <summary>Hands one message (its MSG line split around the sid) to every plain subscriber and one member per queue group.</summary>
-    private bool FanOut(SubListResult result, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+    private bool FanOut(SubListResult result, Accounts.Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
         int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
     {
         var delivered = false;
 
         foreach (var subscription in result.Plain)
         {
-            delivered |= subscription.Client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
+            delivered |= DeliverTo(subscription, account, prefix, suffix, message, headerSize, subject, reply);
         }
-        return DeliverToQueueGroups(result.QueueGroups, prefix, suffix, message, headerSize, subject, reply) | delivered;
+        return DeliverToQueueGroups(result.QueueGroups, account, prefix, suffix, message, headerSize, subject, reply) | delivered;
     }
 
     /// <summary>One member of each queue group, starting at a random member and moving on while deliveries are refused.</summary>
-    private bool DeliverToQueueGroups(Subscription[][] groups, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+    private bool DeliverToQueueGroups(Subscription[][] groups, Accounts.Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
         int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
     {
         var delivered = false;
@@ -153,7 +153,7 @@ internal sealed partial class ClientConnection
             for (var i = 0; i < members.Length; i++)
             {
                 var member = members[(start + i) % members.Length];
-                if (member.Client.TryDeliver(this, member, prefix, suffix, message, headerSize, subject, reply))
+                if (DeliverTo(member, account, prefix, suffix, message, headerSize, subject, reply))
                 {
                     delivered = true;
                     break;
@@ -161,6 +161,25 @@ internal sealed partial class ClientConnection
             }
         }
         return delivered;
+    }
+
+    /// <summary>
+    /// The one delivery step: a receiver (subsystem or server handler) is handed the message's parts,
+    /// a client takes the prebuilt MSG line (the zero-copy fast path). Import routes are not receivers:
+    /// they re-enter routing (depth, mode, the shared line scratch), so <see cref="DeliverRouted"/>
+    /// runs them after every receiver of the result.
+    /// </summary>
+    private bool DeliverTo(Subscription subscription, Accounts.Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        if (subscription.Receiver is { } receiver)
+        {
+            var headers = headerSize > 0 ? message[..headerSize] : default;
+            var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
+            return receiver.Deliver(subscription, new Delivery.Message(subject, reply, headers, payload, account, this));
+        }
+        // A client takes the prebuilt line; an import route (no client) is run by DeliverRouted instead.
+        return subscription.Client is { } client && client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
     }
 
     private uint NextQueueRandom()
@@ -174,49 +193,18 @@ internal sealed partial class ClientConnection
         return x;
     }
 
-    /// <summary>Writes "MSG subject " + " [reply] size\r\n" (or the HMSG form) into scratch space.</summary>
+    /// <summary>Writes the publish's MSG/HMSG line, split around the sid, into scratch space (see <see cref="MsgLine"/>).</summary>
     private ReadOnlySpan<byte> BuildLineParts(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headerSizeToken,
         ReadOnlySpan<byte> sizeToken, bool withHeaders, out int prefixLength)
     {
-        var maxLength = subject.Length + reply.Length + headerSizeToken.Length + sizeToken.Length + 16;
+        var maxLength = MsgLine.MaxLength(subject.Length, reply.Length, headerSizeToken.Length, sizeToken.Length);
         if (_lineScratch.Length < maxLength)
         {
             _lineScratch = new byte[Math.Max(maxLength, _lineScratch.Length * 2)];
         }
-        var span = _lineScratch.AsSpan();
-        var position = 0;
-        if (withHeaders)
-        {
-            "HMSG "u8.CopyTo(span);
-            position = 5;
-        }
-        else
-        {
-            "MSG "u8.CopyTo(span);
-            position = 4;
-        }
-        subject.CopyTo(span[position..]);
-        position += subject.Length;
-        span[position++] = (byte)' ';
-        prefixLength = position;
-        if (!reply.IsEmpty)
-        {
-            span[position++] = (byte)' ';
-            reply.CopyTo(span[position..]);
-            position += reply.Length;
-        }
-        if (withHeaders)
-        {
-            span[position++] = (byte)' ';
-            headerSizeToken.CopyTo(span[position..]);
-            position += headerSizeToken.Length;
-        }
-        span[position++] = (byte)' ';
-        sizeToken.CopyTo(span[position..]);
-        position += sizeToken.Length;
-        span[position++] = (byte)'\r';
-        span[position++] = (byte)'\n';
-        return span[..position];
+        var length = MsgLine.WriteSplit(_lineScratch, subject, reply, _replyAlwaysSet, withHeaders ? headerSizeToken : default, sizeToken,
+            out prefixLength);
+        return _lineScratch.AsSpan(0, length);
     }
 
     /// <summary>The 503 status a requester gets when nobody listens (no_responders in CONNECT).</summary>
@@ -235,17 +223,11 @@ internal sealed partial class ClientConnection
         {
             return;
         }
-        var line = new byte[reply.Length + own.Sid.Length + 48];
-        var span = line.AsSpan();
-        "HMSG "u8.CopyTo(span);
-        var position = 5;
-        reply.CopyTo(span[position..]);
-        position += reply.Length;
-        span[position++] = (byte)' ';
-        own.Sid.CopyTo(span[position..]);
-        position += own.Sid.Length;
-        " 16 16\r\nNATS/1.0 503\r\n\r\n\r\n"u8.CopyTo(span[position..]);
-        position += 26;
+        const int headerSize = 16; // "NATS/1.0 503\r\n\r\n"
+        Span<byte> span = stackalloc byte[MsgLine.MaxLength(reply.Length, 0, own.Sid.Length) + headerSize + 2];
+        var position = MsgLine.Write(span, reply, own.Sid, default, headerSize, headerSize);
+        "NATS/1.0 503\r\n\r\n\r\n"u8.CopyTo(span[position..]);
+        position += headerSize + 2;
         EnqueueProtocol(span[..position]);
     }
 }

@@ -30,6 +30,7 @@ internal sealed partial class ClientConnection
     {
         _server = server;
         _transport = transport;
+        _outbound = new OutboundQueue(this, transport);
         _options = server.Options;
         _logger = logger;
         Id = id;
@@ -61,10 +62,6 @@ internal sealed partial class ClientConnection
     public long InMsgs;
     public long InBytes;
 
-    /// <summary>Messages and bytes queued to this client (updated under the outbound lock).</summary>
-    public long OutMsgs;
-    public long OutBytes;
-
     public override string ToString() => $"{_remoteAddress} - cid:{Id}";
 
     /// <summary>Sends INFO and runs both loops until the connection ends.</summary>
@@ -72,7 +69,7 @@ internal sealed partial class ClientConnection
     {
         EnqueueProtocol(info);
         SignalFlush();
-        var writer = Task.Run(WriteLoopAsync);
+        var writer = Task.Run(_outbound.RunWriteLoopAsync);
         if (overConnectionLimit)
         {
             // Go sends INFO first, then refuses the connection.

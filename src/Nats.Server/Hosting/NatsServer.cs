@@ -28,6 +28,7 @@ public sealed partial class NatsServer : IAsyncDisposable
     private readonly AccountRegistry _accounts;
     private readonly CancellationTokenSource _shutdown = new();
     private readonly ConnectionHistory _history;
+    private readonly ClientAdmission _admission;
     private MonitoringServer? _monitoring;
     private Socket? _listener;
     private Task? _acceptLoop;
@@ -55,6 +56,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         // Invalid mappings throw MappingException here; a configuration file reports them at load time.
         _accounts.Global.Mappings = Mappings.SubjectMapper.Create(options.Mappings);
         Documents = new ServerDocuments(this, new ProcessUsage(), HttpRequestStats);
+        _admission = new ClientAdmission(this, _accounts, _clients, _clientTasks, _loggerFactory);
     }
 
     /// <summary>The options in force; a configuration reload replaces the whole object.</summary>
@@ -234,6 +236,29 @@ public sealed partial class NatsServer : IAsyncDisposable
 
     internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
 
+    /// <summary>
+    /// A new internal publisher for a subsystem (see <see cref="Delivery.InternalPublisher"/>), with a
+    /// client id of its own, as Go gives each internal client one.
+    /// </summary>
+    internal Delivery.InternalPublisher CreateInternalPublisher(Account account, string loggerName)
+    {
+        var id = NextClientId();
+        return new Delivery.InternalPublisher(ClientConnection.CreateInternal(this, id, account, _loggerFactory.CreateLogger(loggerName)));
+    }
+
+    private long _stalls;
+    private long _fastProducerDrops;
+
+    /// <summary>Times a publisher was paused behind a subscriber's full queue (Go 2.11's stalled_clients).</summary>
+    public long Stalls => Interlocked.Read(ref _stalls);
+
+    /// <summary>Messages dropped for a full subscriber under no_fast_producer_stall.</summary>
+    public long FastProducerDrops => Interlocked.Read(ref _fastProducerDrops);
+
+    internal void RecordStall() => Interlocked.Increment(ref _stalls);
+
+    internal void RecordFastProducerDrop() => Interlocked.Increment(ref _fastProducerDrops);
+
     internal IClientAuthenticator Authenticator => _authenticator;
 
     /// <summary>WebSocket clients use the websocket {} block's credentials when it sets any (Go's authOverride).</summary>
@@ -298,42 +323,19 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
     }
 
-    private void AcceptClient(Socket socket)
-    {
-        var id = NextClientId();
-        ClientTransport transport = Options.TlsContext is { } tls
-            ? new TlsTransport(socket, tls, _clientLogger, id)
-            : new SocketTransport(socket);
-        AdmitClient(transport, id);
-    }
+    private void AcceptClient(Socket socket) =>
+        _admission.Admit(Options.TlsContext is { } tls ? new TlsTransport(socket, tls, _clientLogger) : new SocketTransport(socket));
 
     internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
 
-    /// <summary>Starts a client on any transport (TCP, TLS, WebSocket); returns the task that ends with the connection.</summary>
-    internal Task AdmitClient(ClientTransport transport, ulong id)
-    {
-        Interlocked.Increment(ref _totalConnections);
-        var client = new ClientConnection(this, transport, id, _accounts.Global, _clientLogger);
-        var overLimit = Options.MaxConnections > 0 && _clients.Count >= Options.MaxConnections;
-        if (!overLimit)
-        {
-            // Like Go's createClient, every connection starts in $G until CONNECT binds its own account.
-            _accounts.Global.TryAddClient();
-            _clients[id] = client;
-            SystemEvents?.ClientJoinedAccount(_accounts.Global);
-        }
-        _logger.LogDebug("{Client} - Client connection created", client);
-        client.Nonce = Authenticator.NonceRequired ? NonceGenerator.Create() : null;
-        var info = (transport.IsWebSocket ? _webSocketInfo! : _info!).RenderForClient(id, client.RemoteIp, client.Nonce);
-        var task = Task.Run(() => client.RunAsync(info, overLimit));
-        _clientTasks[id] = task;
-        task.ContinueWith(_ => _clientTasks.TryRemove(id, out Task? _), TaskScheduler.Default);
-        if (Volatile.Read(ref _shuttingDown) == 1)
-        {
-            client.CloseConnection(ClosedReason.ServerShutdown);
-        }
-        return task;
-    }
+    internal void CountConnection() => Interlocked.Increment(ref _totalConnections);
+
+    /// <summary>The INFO line for a new client: the current server INFO (WebSocket clients get theirs) with its id, address and nonce.</summary>
+    internal byte[] RenderInfo(ClientTransport transport, ulong clientId, string clientIp, string? nonce) =>
+        (transport.IsWebSocket && _webSocketInfo is { } ws ? ws : _info!).RenderForClient(clientId, clientIp, nonce);
+
+    /// <summary>Admits a connection a listener other than the client port accepted (WebSocket).</summary>
+    internal ClientConnection AdmitClient(ClientTransport transport) => _admission.Admit(transport);
 
     private ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()
     {

@@ -21,7 +21,7 @@ internal sealed class TlsTransport : ClientTransport
     private readonly Socket _socket;
     private readonly TlsServerContext _context;
     private readonly ILogger _logger;
-    private readonly string _client;
+    private string _client;
     private readonly NetworkStream _network;
     private readonly SslStream _ssl;
     private readonly ClientCertificateVerifier _verifier;
@@ -30,13 +30,13 @@ internal sealed class TlsTransport : ClientTransport
     private int _handshakeStarted;
     private int _aborted;
 
-    public TlsTransport(Socket socket, TlsServerContext context, ILogger logger, ulong clientId)
+    public TlsTransport(Socket socket, TlsServerContext context, ILogger logger)
     {
         _socket = socket;
         _socket.NoDelay = true;
         _context = context;
         _logger = logger;
-        _client = $"{FormatEndPoint(socket.RemoteEndPoint)} - cid:{clientId}";
+        _client = FormatEndPoint(socket.RemoteEndPoint);
         _network = new NetworkStream(socket, ownsSocket: false);
         _verifier = new ClientCertificateVerifier(context);
         _ssl = new SslStream(_network, leaveInnerStreamOpen: true);
@@ -45,6 +45,8 @@ internal sealed class TlsTransport : ClientTransport
             _infoSent.TrySetResult();
         }
     }
+
+    public override void OnAdmitted(ulong clientId) => _client = $"{_client} - cid:{clientId}";
 
     public override EndPoint? RemoteEndPoint
     {

@@ -104,8 +104,9 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
             KeepAliveInterval = TimeSpan.Zero,
         }).ConfigureAwait(false);
         var transport = new WebSocketTransport(socket, remote);
-        var client = server.AdmitClient(transport, server.NextClientId());
-        await Task.WhenAny(transport.Closed, client).ConfigureAwait(false);
+        server.AdmitClient(transport);
+        // The write loop aborts the transport when the connection ends, whoever ended it.
+        await transport.Closed.ConfigureAwait(false);
         if (socket.State is System.Net.WebSockets.WebSocketState.Open or System.Net.WebSockets.WebSocketState.CloseReceived)
         {
             using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(2));
@@ -118,7 +119,6 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
             }
         }
         socket.Abort();
-        await client.ConfigureAwait(false);
     }
 
     private static string FormatRemote(IPEndPoint remote) =>
