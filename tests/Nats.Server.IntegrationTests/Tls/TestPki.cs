@@ -41,6 +41,18 @@ internal sealed class TestPki : IDisposable
 
     public X509Certificate2 CaCertificate => _ca;
 
+    /// <summary>Issues a new server certificate into the same files (what an operator does before SIGHUP); returns its thumbprint.</summary>
+    public string RenewServerCertificate()
+    {
+        var (cert, _) = Issue("server", "CN=localhost", ServerAuth, san =>
+        {
+            san.AddDnsName("localhost");
+            san.AddIpAddress(IPAddress.Loopback);
+        });
+        using var renewed = X509Certificate2.CreateFromPem(File.ReadAllText(cert));
+        return renewed.Thumbprint;
+    }
+
     /// <summary>The tls {} block for a server using these files.</summary>
     public string ServerTlsBlock(string extra = "") =>
         $"tls {{\n  cert_file: \"{ServerCertFile}\"\n  key_file: \"{ServerKeyFile}\"\n  ca_file: \"{CaFile}\"\n  {extra}\n}}";
