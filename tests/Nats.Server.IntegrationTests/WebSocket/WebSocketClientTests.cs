@@ -84,3 +84,38 @@ public sealed class WebSocketClientTests
         await server.Log.WaitForAsync("Client connection created");
     }
 }
+
+/// <summary>wss://: the websocket block's own tls {} (Kestrel HTTPS) with the SDK's ClientWebSocket trusting only the test CA.</summary>
+public sealed class SecureWebSocketTests
+{
+    [Fact]
+    public async Task Wss_upgrade_over_tls_carries_the_nats_protocol()
+    {
+        using var pki = new TestPki();
+        var settings = new ServerSettings();
+        settings.RawConfig.Add($"websocket {{\n  port: -1\n  {pki.ServerTlsBlock()}\n}}");
+        await using var server = await LoggedServer.StartAsync(settings);
+        using var ws = new System.Net.WebSockets.ClientWebSocket();
+        ws.Options.RemoteCertificateValidationCallback = (_, cert, _, _) =>
+        {
+            using var chain = new System.Security.Cryptography.X509Certificates.X509Chain();
+            chain.ChainPolicy.TrustMode = System.Security.Cryptography.X509Certificates.X509ChainTrustMode.CustomRootTrust;
+            chain.ChainPolicy.CustomTrustStore.Add(pki.CaCertificate);
+            chain.ChainPolicy.RevocationMode = System.Security.Cryptography.X509Certificates.X509RevocationMode.NoCheck;
+            return cert is not null && chain.Build(new System.Security.Cryptography.X509Certificates.X509Certificate2(cert));
+        };
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        await ws.ConnectAsync(new Uri($"wss://localhost:{server.Server.WebSocketPort}/"), cts.Token);
+        await ws.SendAsync("CONNECT {\"verbose\":false}\r\nSUB s 1\r\nPUB s 3\r\nwss\r\nPING\r\n"u8.ToArray(), System.Net.WebSockets.WebSocketMessageType.Binary, true, cts.Token);
+        var text = new System.Text.StringBuilder();
+        var buffer = new byte[4096];
+        while (!text.ToString().Contains("PONG\r\n", StringComparison.Ordinal))
+        {
+            var result = await ws.ReceiveAsync(buffer, cts.Token);
+            text.Append(System.Text.Encoding.UTF8.GetString(buffer, 0, result.Count));
+        }
+        Assert.StartsWith("INFO {", text.ToString());
+        Assert.Contains("MSG s 1 3\r\nwss\r\nPONG\r\n", text.ToString());
+        await server.Log.WaitForAsync("Listening for websocket clients on wss://");
+    }
+}
