@@ -48,7 +48,7 @@ Console.WriteLine($"loadbench {(options.Smoke ? "smoke" : "full")} run: {scenari
 Console.WriteLine($"machine: {machine.Cpu}, {machine.Cores} cores, {machine.Memory}, {machine.Os}, {machine.Dotnet}, {machine.GoServer}");
 
 var loadBefore = MachineInfo.LoadAverage();
-var rows = new Runner(options, Console.Out).Run(scenarios);
+var rows = await new Runner(options, Console.Out).RunAsync(scenarios);
 var loadAfter = MachineInfo.LoadAverage();
 options.LoadAverages = $"{loadBefore} at start, {loadAfter} at end";
 Console.WriteLine($"load average (1/5/15 min): {options.LoadAverages}");

@@ -14,6 +14,7 @@ internal sealed class ServerProcess : IDisposable
     private readonly Process _process;
     private readonly string _dir;
     private readonly StringBuilder _log = new();
+    private volatile string? _slowConsumerLine;
 
     private ServerProcess(Process process, string dir, Endpoint endpoint)
     {
@@ -127,6 +128,12 @@ internal sealed class ServerProcess : IDisposable
             return;
         }
 
+        // Kept apart from the capped log: a cut late in a long run must still be reported.
+        if (_slowConsumerLine == null && line.Contains("Slow Consumer", StringComparison.OrdinalIgnoreCase))
+        {
+            _slowConsumerLine = line;
+        }
+
         lock (_log)
         {
             if (_log.Length < 64 * 1024)
@@ -178,6 +185,12 @@ internal sealed class ServerProcess : IDisposable
     }
 
     public bool HasExited => _process.HasExited;
+
+    /// <summary>The server's first log line about a slow consumer, if it logged one.</summary>
+    public string? SlowConsumerLine => _slowConsumerLine;
+
+    /// <summary>Peak and current resident memory of the server process, read while it still runs.</summary>
+    public ServerMemory? Memory() => _process.HasExited ? null : ServerMemory.Read(_process.Id);
 
     public void Dispose()
     {
