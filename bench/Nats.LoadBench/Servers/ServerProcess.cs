@@ -74,12 +74,12 @@ internal sealed class ServerProcess : IDisposable
             server.WaitForPort(port, startTimeoutMs);
             if (mqttPort != 0)
             {
-                server.WaitForPort(mqttPort, 5_000);
+                server.WaitForPort(mqttPort, 3_000);
             }
 
             if (wsPort != 0)
             {
-                server.WaitForPort(wsPort, 5_000);
+                server.WaitForPort(wsPort, 3_000);
             }
         }
         catch
