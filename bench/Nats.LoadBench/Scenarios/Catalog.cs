@@ -11,6 +11,7 @@ internal static class Catalog
 {
     public const string Core = "Core NATS pub/sub throughput";
     public const string ReqRep = "Core NATS request/reply";
+    public const string JetStream = "JetStream";
     public const string Tls = "TLS";
     public const string Ws = "WebSocket";
     public const string Limit = "Machine limit (loopback sink, no server)";
@@ -27,6 +28,10 @@ internal static class Catalog
         new PubSubScenario { Name = "multi-4x4-128b", Section = Core, Title = "Multi 4 pub x 4 sub", PayloadSize = 128, Publishers = 4, Subscribers = 4, SmokeCount = 10_000 },
         new ReqReplyScenario { Name = "reqrep-1x1-128b", Section = ReqRep, Title = "1 client, 1 service", PayloadSize = 128, HasLatency = true, SmokeCount = 2_000 },
         new ReqReplyScenario { Name = "reqrep-10x2q-16b", Section = ReqRep, Title = "10 clients, 2 services (queue group)", PayloadSize = 16, Clients = 10, Services = 2, QueueGroup = true, HasLatency = true, SmokeCount = 5_000 },
+        new JsPublishScenario { Name = "js-pub-sync-16b-mem", Section = JetStream, Title = "Sync publish, memory", PayloadSize = 16, Window = 1, Features = Features.JetStream, SmokeCount = 2_000 },
+        new JsPublishScenario { Name = "js-pub-async-128b-file", Section = JetStream, Title = "Async publish (100 acks in flight), file", PayloadSize = 128, Window = 100, Storage = NATS.Client.JetStream.Models.StreamConfigStorage.File, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-ordered-consumer", Section = JetStream, Title = "Ordered consumer", PayloadSize = 128, Ordered = true, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-durable-fetch", Section = JetStream, Title = "Durable consumer fetch (batch 500, explicit ack)", PayloadSize = 128, Features = Features.JetStream, SmokeCount = 10_000 },
         new PubSubScenario { Name = "tls-pubsub-128b", Section = Tls, Title = "TLS pub/sub 1:1", PayloadSize = 128, Subscribers = 1, Transport = Transport.Tls, Features = Features.Tls, SmokeCount = 20_000 },
         new PubSubScenario { Name = "tls-pub-128b", Section = Tls, Title = "TLS pub only", PayloadSize = 128, Transport = Transport.Tls, Features = Features.Tls, SmokeCount = 20_000 },
         new PubSubScenario { Name = "ws-pubsub-128b", Section = Ws, Title = "WebSocket pub/sub 1:1", PayloadSize = 128, Subscribers = 1, Transport = Transport.WebSocket, Features = Features.WebSocket, SmokeCount = 20_000 },

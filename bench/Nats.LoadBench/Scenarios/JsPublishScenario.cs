@@ -1,0 +1,34 @@
+using System.Diagnostics;
+using NATS.Client.JetStream.Models;
+using Nats.LoadBench.Kit;
+
+namespace Nats.LoadBench.Scenarios;
+
+/// <summary>
+/// JetStream publish through NATS.Net: Window = 1 waits for each ack (sync), larger windows keep
+/// that many acks outstanding. Counted: acks; the stream must then hold exactly that many messages.
+/// </summary>
+internal sealed class JsPublishScenario : Scenario
+{
+    public int Window { get; init; } = 1;
+
+    public StreamConfigStorage Storage { get; init; } = StreamConfigStorage.Memory;
+
+    public override async Task<Measurement> RunAsync(RunContext run)
+    {
+        var js = await JetStreamKit.ContextAsync(run, "js-pub");
+        string subject = run.Subject("js");
+        var stream = await JetStreamKit.CreateStreamAsync(js, $"BENCH{run.Settings.RunId}", subject, Storage);
+        long start = Stopwatch.GetTimestamp();
+        long acked = await JetStreamKit.PublishAsync(js, subject, Frames.Payload(PayloadSize), Window, run.Settings.Count, run.Settings.DeadlineFrom(start), run);
+        long end = Stopwatch.GetTimestamp();
+        long expected = run.Settings.CountMode ? run.Settings.Count : acked;
+        long stored = await JetStreamKit.StoredAsync(stream);
+        if (stored != acked)
+        {
+            throw new RowFailedException($"stream holds {stored:N0} messages, {acked:N0} were acknowledged");
+        }
+
+        return new Measurement(acked, (end - start) / (double)Stopwatch.Frequency, expected);
+    }
+}
