@@ -12,7 +12,11 @@ namespace Nats.LoadBench.Kit;
 /// subscribes and counts; whether a cut or a server error fails the run is decided here, the
 /// same way for every row.
 /// </summary>
-internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string row) : IAsyncDisposable
+/// <remarks>
+/// A NATS.Net subscriber whose channel is full has stopped reading its socket, so it may not see its
+/// own cut for a long time: the server's log (a "Slow Consumer" line) counts as a cut at once.
+/// </remarks>
+internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string row, Func<string?>? serverProblem = null) : IAsyncDisposable
 {
     private readonly List<NatsConnection> _nats = [];
     private readonly List<(string Role, RawConnection Conn)> _raw = [];
@@ -73,6 +77,11 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
             if (_problems.TryPeek(out var p))
             {
                 return p;
+            }
+
+            if (serverProblem?.Invoke() is { } logged)
+            {
+                return logged;
             }
 
             lock (_raw)

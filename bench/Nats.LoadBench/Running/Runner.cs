@@ -83,16 +83,37 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         }
     }
 
+    /// <summary>
+    /// Proves the failure detection on both servers: a subscriber that stops reading must be cut by
+    /// the server and that run must come out FAILED with the cut as its reason. True if it did for both.
+    /// </summary>
+    public async Task<bool> SelfCheckAsync()
+    {
+        var sc = new StuckSubscriberScenario { Name = "self-check-stuck-subscriber", Section = "self-check", Title = "Stuck subscriber is cut and reported", PayloadSize = 128, SmokeCount = 400_000 };
+        log.WriteLine($"== {sc.Name}: a NATS.Net subscriber that never reads, max_pending 1 MB; the run must be reported FAILED");
+        bool ok = true;
+        foreach (var spec in new[] { options.Go, options.Ours })
+        {
+            var r = await MeasureOnServerAsync(sc, spec);
+            bool detected = r.Outcome == Outcome.Failed && r.Reason is { } why
+                && (why.Contains("connection cut", StringComparison.Ordinal) || why.Contains("Slow Consumer", StringComparison.OrdinalIgnoreCase));
+            log.WriteLine($"   {spec.Label,-5} {(detected ? "ok: the cut was reported as a failure" : $"NOT DETECTED ({r.Outcome}: {r.Reason})")}");
+            ok &= detected;
+        }
+
+        return ok;
+    }
+
     private async Task<RoundResult> MeasureOnServerAsync(Scenario sc, ServerSpec spec)
     {
         ServerProcess server;
         try
         {
-            server = ServerProcess.Start(spec, sc.Features);
+            server = ServerProcess.Start(spec, sc.Features, sc.ServerConfig);
         }
         catch (SetupException ex)
         {
-            if (spec.IsOurs && sc.Features == Features.None)
+            if (spec.IsOurs && sc.Features == Features.None && sc.ServerConfig == null)
             {
                 // If the plain server cannot start, no later row can succeed either.
                 _oursUnavailable = "server does not start (see first row)";
@@ -152,7 +173,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     /// <summary>One run; a cut connection or a logged slow consumer fails it even if the counts add up.</summary>
     private static async Task<Measurement> RunOnceAsync(Scenario sc, Endpoint ep, RunSettings settings, ServerProcess? server)
     {
-        await using var run = new RunContext(ep, settings, sc.Name);
+        await using var run = new RunContext(ep, settings, sc.Name, () => ServerSays(server));
         Measurement m;
         try
         {
@@ -161,25 +182,22 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         catch (Exception ex) when (ex is not SetupException)
         {
             // A cut is the cause; the row's own error (a missing reply, a failed flush) is its symptom.
-            string message = run.Failure is { } cut && !ex.Message.Contains(cut, StringComparison.Ordinal) ? $"{cut}; {ex.Message}" : ex.Message;
-            throw new RowFailedException(message + ServerSays(server), ex);
+            throw new RowFailedException(WithServerLog(run.Failure is { } cut && !ex.Message.Contains(cut, StringComparison.Ordinal) ? $"{cut}; {ex.Message}" : ex.Message, server), ex);
         }
 
         if (run.Failure is { } failure)
         {
-            throw new RowFailedException($"{failure}; received {m.Messages:N0} of {m.Expected:N0}{ServerSays(server)}");
-        }
-
-        if (server?.SlowConsumerLine is { } line)
-        {
-            throw new RowFailedException($"server logged: {line.Trim()}");
+            throw new RowFailedException(WithServerLog($"{failure}; received {m.Messages:N0} of {m.Expected:N0}", server));
         }
 
         return m;
     }
 
-    private static string ServerSays(ServerProcess? server) =>
-        server?.SlowConsumerLine is { } line ? $"; server logged: {line.Trim()}" : "";
+    private static string? ServerSays(ServerProcess? server) =>
+        server?.SlowConsumerLine is { } line ? $"server logged: {line.Trim()}" : null;
+
+    private static string WithServerLog(string message, ServerProcess? server) =>
+        ServerSays(server) is { } said && !message.Contains(said, StringComparison.Ordinal) ? $"{message}; {said}" : message;
 
     private void Report(string label, RoundResult result)
     {

@@ -23,6 +23,9 @@ internal abstract class Scenario
     /// <summary>Listeners and subsystems the servers are started with for this row.</summary>
     public Features Features { get; init; }
 
+    /// <summary>Extra server configuration for this row, the same text for both servers (e.g. "max_pending: 1MB").</summary>
+    public string? ServerConfig { get; init; }
+
     public bool HasLatency { get; init; }
 
     /// <summary>Runs against the in-process loopback sink instead of the two servers.</summary>

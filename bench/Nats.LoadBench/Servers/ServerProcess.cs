@@ -25,7 +25,7 @@ internal sealed class ServerProcess : IDisposable
 
     public Endpoint Endpoint { get; }
 
-    public static ServerProcess Start(ServerSpec spec, Features features, int startTimeoutMs = 20_000)
+    public static ServerProcess Start(ServerSpec spec, Features features, string? extraConfig = null, int startTimeoutMs = 20_000)
     {
         var dir = Path.Combine(Path.GetTempPath(), "loadbench-" + Guid.NewGuid().ToString("N")[..12]);
         Directory.CreateDirectory(dir);
@@ -33,10 +33,10 @@ internal sealed class ServerProcess : IDisposable
         int mqttPort = features.HasFlag(Features.Mqtt) ? FreePort.Next() : 0;
         int wsPort = features.HasFlag(Features.WebSocket) ? FreePort.Next() : 0;
         var args = new List<string>(spec.Args) { "-a", "127.0.0.1", "-p", port.ToString() };
-        if (features != Features.None)
+        if (features != Features.None || extraConfig != null)
         {
             var conf = Path.Combine(dir, "server.conf");
-            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort));
+            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort) + extraConfig);
             args.Add("-c");
             args.Add(conf);
         }
