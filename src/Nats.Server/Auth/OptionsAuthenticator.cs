@@ -161,11 +161,7 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
         {
             return false;
         }
-        if (!NKeys.TryDecodePublicKey(nkey, out _, out var key))
-        {
-            return false;
-        }
-        return Ed25519.Verify(key, Encoding.UTF8.GetBytes(nonce ?? ""), signature);
+        return NKeys.Verify(nkey, Encoding.UTF8.GetBytes(nonce ?? ""), signature);
     }
 
     private static bool TryDecodeSignature(string sig, out byte[] signature)
