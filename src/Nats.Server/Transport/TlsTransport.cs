@@ -171,8 +171,9 @@ internal sealed class TlsTransport : ClientTransport
             timedOut = true;
             error = $"read tcp {FormatEndPoint(SafeLocal())}->{FormatEndPoint(RemoteEndPoint)}: i/o timeout";
         }
-        catch (Exception e) when (e is AuthenticationException or IOException or SocketException or ObjectDisposedException or OperationCanceledException)
+        catch (Exception e)
         {
+            // Whatever failed, the handshake must complete (as failed): a write waiting on it would otherwise never end.
             error = _verifier.FailureReason ?? DescribeFailure(e);
         }
         if (error is null)

@@ -30,7 +30,20 @@ internal sealed class WebSocketTransport(System.Net.WebSockets.WebSocket socket,
     {
         while (true)
         {
-            var result = await socket.ReceiveAsync(buffer, cancellationToken).ConfigureAwait(false);
+            ValueWebSocketReceiveResult result;
+            try
+            {
+                result = await socket.ReceiveAsync(buffer, cancellationToken).ConfigureAwait(false);
+            }
+            catch (WebSocketException e)
+            {
+                // A peer gone without a close frame reads as a closed client; a framing error as a read error.
+                if (e.WebSocketErrorCode == WebSocketError.ConnectionClosedPrematurely)
+                {
+                    return 0;
+                }
+                throw new IOException(e.Message, e);
+            }
             if (result.MessageType == WebSocketMessageType.Close)
             {
                 return 0;
@@ -46,7 +59,14 @@ internal sealed class WebSocketTransport(System.Net.WebSockets.WebSocket socket,
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public override async ValueTask<int> SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
     {
-        await socket.SendAsync(data, WebSocketMessageType.Binary, endOfMessage: true, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await socket.SendAsync(data, WebSocketMessageType.Binary, endOfMessage: true, cancellationToken).ConfigureAwait(false);
+        }
+        catch (WebSocketException e)
+        {
+            throw new IOException(e.Message, e);
+        }
         return data.Length;
     }
 
