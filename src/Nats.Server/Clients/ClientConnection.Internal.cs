@@ -15,13 +15,8 @@ namespace Nats.Server.Clients;
 /// </summary>
 internal sealed partial class ClientConnection
 {
-    private byte[] _internalScratch = new byte[1024];
-
     /// <summary>The server's own publisher: never stalled by flow control.</summary>
     private bool _isInternal;
-
-    /// <summary>Set while the internal client publishes: its MSG lines carry a reply field even when empty, as Go's.</summary>
-    private bool _replyAlwaysSet;
 
     internal static ClientConnection CreateInternal(NatsServer server, ulong id, Account account, ILogger logger)
     {
@@ -80,38 +75,9 @@ internal sealed partial class ClientConnection
     internal bool PublishInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
         ReadOnlySpan<byte> payload, bool replySet)
     {
-        var result = account.SubList.Match(subject);
-        if (result.IsEmpty)
-        {
-            return false;
-        }
-        var needed = headers.Length + payload.Length + 2;
-        if (_internalScratch.Length < needed)
-        {
-            _internalScratch = new byte[Math.Max(needed, _internalScratch.Length * 2)];
-        }
-        var message = _internalScratch.AsSpan(0, needed);
-        headers.CopyTo(message);
-        payload.CopyTo(message[headers.Length..]);
-        message[^2] = (byte)'\r';
-        message[^1] = (byte)'\n';
-        Span<byte> headerSizeToken = stackalloc byte[11];
-        Span<byte> sizeToken = stackalloc byte[11];
-        Utf8Formatter.TryFormat(headers.Length, headerSizeToken, out var headerSizeLength);
-        Utf8Formatter.TryFormat(headers.Length + payload.Length, sizeToken, out var sizeLength);
         InMsgs++;
         InBytes += headers.Length + payload.Length;
-        _replyAlwaysSet = replySet;
-        bool delivered;
-        try
-        {
-            delivered = DeliverToResult(result, account, subject, reply, headers.Length, headerSizeToken[..headerSizeLength],
-                sizeToken[..sizeLength], message);
-        }
-        finally
-        {
-            _replyAlwaysSet = false;
-        }
+        var delivered = _router.RouteInternal(account, subject, reply, headers, payload, replySet);
         FlushPendingClients();
         return delivered;
     }

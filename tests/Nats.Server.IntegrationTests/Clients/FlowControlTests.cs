@@ -73,4 +73,35 @@ public class FlowControlTests(ITestOutputHelper output)
             }
         }
     }
+
+    public static TheoryData<string, int, int> GoClientScenarios()
+    {
+        var data = new TheoryData<string, int, int>();
+        foreach (var server in new[] { "go", "ours" })
+        {
+            data.Add(server, 16, 3_000_000);
+            data.Add(server, 16 * 1024, 40_000);
+        }
+        return data;
+    }
+
+    /// <summary>The issue's own reproduction: nats.go publishing as fast as it can, one NATS.Net subscriber.</summary>
+    [Theory]
+    [MemberData(nameof(GoClientScenarios))]
+    public async Task NatsGoPublisher_TheSubscriberGetsEverythingInOrder(string serverKind, int payloadSize, int count)
+    {
+        await NatsGoPublisher.BuildAsync();
+        await using var server = serverKind == "go"
+            ? await TestServers.StartGoAsync(new ServerSettings())
+            : await TestServers.StartOursAsync(new ServerSettings());
+        await using var subscriber = await CountingSubscriber.StartAsync(server.Port, "foo", count, 1);
+
+        var rate = await NatsGoPublisher.PublishAsync(server.Port, "foo", count, payloadSize, 0);
+
+        var done = await Task.WhenAny(subscriber.Done, Task.Delay(TimeSpan.FromMinutes(3)));
+        Assert.True(done == subscriber.Done, $"subscriber got {subscriber.Received} of {count}");
+        Assert.Null(subscriber.Failure);
+        Assert.Equal(count, subscriber.Received);
+        output.WriteLine($"{serverKind}: nats.go published {rate}");
+    }
 }

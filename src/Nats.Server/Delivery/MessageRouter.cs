@@ -1,19 +1,131 @@
 using System.Buffers;
 using System.Buffers.Text;
-using System.Text.Json;
 using Nats.Server.Accounts;
+using Nats.Server.Clients;
+using Nats.Server.Protocol;
 using Nats.Server.Subscriptions;
 
-namespace Nats.Server.Clients;
+namespace Nats.Server.Delivery;
 
 /// <summary>
-/// Delivery across accounts (Go's processServiceImport, shadow subscriptions and response routing).
-/// Only reached when a match result holds an internal subscription, so the plain publish path pays
-/// one flag test. Client subscribers of a result are served first; routes run afterwards because
-/// they rebuild the MSG line in the same scratch buffer.
+/// Routes one publisher's messages (Go's processMsgResults and processServiceImport): every
+/// receiver and client subscriber of a match result, one member per queue group, then the import
+/// routes (stream imports, service imports and their responses), which re-enter routing in the
+/// other account. Owned by one connection (a client or the server's internal one) and used only on
+/// its publishing thread, so its scratch buffers need no lock.
 /// </summary>
-internal sealed partial class ClientConnection
+internal sealed class MessageRouter
 {
+    private readonly ClientConnection _origin;
+
+    // The MSG line is the same for every receiver except the sid, so it is built once per publish
+    // as a prefix ("MSG subject ") and a suffix (" [reply] size\r\n").
+    private byte[] _lineScratch = new byte[512];
+    private uint _queueRandom = (uint)Random.Shared.Next(1, int.MaxValue);
+
+    private byte[] _internalScratch = new byte[1024];
+
+    /// <summary>Set while the internal client publishes: its MSG lines carry a reply field even when empty, as Go's.</summary>
+    private bool _replyAlwaysSet;
+
+    public MessageRouter(ClientConnection origin) => _origin = origin;
+
+    /// <summary>Delivers one publish to a match result: receivers and clients, queue groups, then import routes.</summary>
+    public bool Route(SubListResult result, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
+    {
+        // An HPUB with an empty header block is delivered as a plain MSG, as in Go.
+        if (headerSize == 0)
+        {
+            headerSize = -1;
+        }
+        if (result.HasInternal)
+        {
+            return DeliverRouted(result, account, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
+        }
+        var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
+        return FanOut(result, account, line[..prefixLength], line[prefixLength..], message, headerSize, subject, reply);
+    }
+
+    /// <summary>Hands one message (its MSG line split around the sid) to every plain subscriber and one member per queue group.</summary>
+    private bool FanOut(SubListResult result, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        var delivered = false;
+
+        foreach (var subscription in result.Plain)
+        {
+            delivered |= DeliverTo(subscription, account, prefix, suffix, message, headerSize, subject, reply);
+        }
+        return DeliverToQueueGroups(result.QueueGroups, account, prefix, suffix, message, headerSize, subject, reply) | delivered;
+    }
+
+    /// <summary>One member of each queue group, starting at a random member and moving on while deliveries are refused.</summary>
+    private bool DeliverToQueueGroups(Subscription[][] groups, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        var delivered = false;
+        for (var g = 0; g < groups.Length; g++)
+        {
+            var members = groups[g];
+            var start = (int)(NextQueueRandom() % (uint)members.Length);
+            for (var i = 0; i < members.Length; i++)
+            {
+                var member = members[(start + i) % members.Length];
+                if (DeliverTo(member, account, prefix, suffix, message, headerSize, subject, reply))
+                {
+                    delivered = true;
+                    break;
+                }
+            }
+        }
+        return delivered;
+    }
+
+    /// <summary>
+    /// The one delivery step: a receiver (subsystem or server handler) is handed the message's parts,
+    /// a client takes the prebuilt MSG line (the zero-copy fast path). Import routes are not receivers:
+    /// they re-enter routing (depth, mode, the shared line scratch), so <see cref="DeliverRouted"/>
+    /// runs them after every receiver of the result.
+    /// </summary>
+    private bool DeliverTo(Subscription subscription, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        if (subscription.Receiver is { } receiver)
+        {
+            var headers = headerSize > 0 ? message[..headerSize] : default;
+            var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
+            return receiver.Deliver(subscription, new Message(subject, reply, headers, payload, account, _origin));
+        }
+        // A client takes the prebuilt line; an import route (no client) is run by DeliverRouted instead.
+        return subscription.Client is { } client && client.TryDeliver(_origin, subscription, prefix, suffix, message, headerSize, subject, reply);
+    }
+
+    private uint NextQueueRandom()
+    {
+        // xorshift32: cheap and good enough to spread a queue group's load.
+        var x = _queueRandom;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        _queueRandom = x;
+        return x;
+    }
+
+    /// <summary>Writes the publish's MSG/HMSG line, split around the sid, into scratch space (see <see cref="MsgLine"/>).</summary>
+    private ReadOnlySpan<byte> BuildLineParts(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headerSizeToken,
+        ReadOnlySpan<byte> sizeToken, bool withHeaders, out int prefixLength)
+    {
+        var maxLength = MsgLine.MaxLength(subject.Length, reply.Length, headerSizeToken.Length, sizeToken.Length);
+        if (_lineScratch.Length < maxLength)
+        {
+            _lineScratch = new byte[Math.Max(maxLength, _lineScratch.Length * 2)];
+        }
+        var length = MsgLine.WriteSplit(_lineScratch, subject, reply, _replyAlwaysSet, withHeaders ? headerSizeToken : default, sizeToken,
+            out prefixLength);
+        return _lineScratch.AsSpan(0, length);
+    }
+
     // Requests crossing imports back and forth stop here (Go detects the cycle on the export).
     private const int MaxImportDepth = 8;
 
@@ -101,7 +213,7 @@ internal sealed partial class ClientConnection
         var forwardedHeaderSize = headerSize;
         if (depth == 0)
         {
-            var info = RequestInfoJson(route.Importer.Name, route.Share);
+            var info = _origin.RequestInfoJson(route.Importer.Name, route.Share);
             var header = headerSize > 0 ? message[..(headerSize - 2)] : "NATS/1.0\r\n"u8;
             var body = headerSize > 0 ? message[headerSize..] : message;
             rented = ArrayPool<byte>.Shared.Rent(header.Length + RequestInfoHeader.Length + info.Length + 6 + body.Length);
@@ -190,48 +302,43 @@ internal sealed partial class ClientConnection
         return position;
     }
 
-    /// <summary>Go's ClientInfo for a service request: account and RTT, plus the client's details when the import shares them.</summary>
-    private byte[] RequestInfoJson(string account, bool share)
+    /// <summary>
+    /// Routes a message the server publishes into <paramref name="account"/> (the caller flushes
+    /// the receiving clients). <paramref name="replySet"/> writes a reply field even when empty, as Go's internal sender.
+    /// </summary>
+    public bool RouteInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
+        ReadOnlySpan<byte> payload, bool replySet)
     {
-        var buffer = new ArrayBufferWriter<byte>(128);
-        using (var json = new Utf8JsonWriter(buffer))
+        var result = account.SubList.Match(subject);
+        if (result.IsEmpty)
         {
-            json.WriteStartObject();
-            if (share)
-            {
-                json.WriteString("start", StartTime);
-                json.WriteString("host", RemoteIp);
-                json.WriteNumber("id", Id);
-            }
-            json.WriteString("acc", account);
-            if (share)
-            {
-                WriteIfPresent(json, "user", _connect.User ?? AuthUser?.Name);
-                WriteIfPresent(json, "name", _connect.Name);
-                WriteIfPresent(json, "lang", _connect.Lang);
-                WriteIfPresent(json, "ver", _connect.Version);
-            }
-            var rttNanos = Rtt.Ticks * 100;
-            if (rttNanos > 0)
-            {
-                json.WriteNumber("rtt", rttNanos);
-            }
-            if (share)
-            {
-                json.WriteString("server", _server.ServerName);
-                json.WriteString("kind", "Client");
-                json.WriteString("client_type", "nats");
-            }
-            json.WriteEndObject();
+            return false;
         }
-        return buffer.WrittenSpan.ToArray();
-    }
-
-    private static void WriteIfPresent(Utf8JsonWriter json, string name, string? value)
-    {
-        if (!string.IsNullOrEmpty(value))
+        var needed = headers.Length + payload.Length + 2;
+        if (_internalScratch.Length < needed)
         {
-            json.WriteString(name, value);
+            _internalScratch = new byte[Math.Max(needed, _internalScratch.Length * 2)];
         }
+        var message = _internalScratch.AsSpan(0, needed);
+        headers.CopyTo(message);
+        payload.CopyTo(message[headers.Length..]);
+        message[^2] = (byte)'\r';
+        message[^1] = (byte)'\n';
+        Span<byte> headerSizeToken = stackalloc byte[11];
+        Span<byte> sizeToken = stackalloc byte[11];
+        Utf8Formatter.TryFormat(headers.Length, headerSizeToken, out var headerSizeLength);
+        Utf8Formatter.TryFormat(headers.Length + payload.Length, sizeToken, out var sizeLength);
+        _replyAlwaysSet = replySet;
+        bool delivered;
+        try
+        {
+            delivered = Route(result, account, subject, reply, headers.Length, headerSizeToken[..headerSizeLength],
+                sizeToken[..sizeLength], message);
+        }
+        finally
+        {
+            _replyAlwaysSet = false;
+        }
+        return delivered;
     }
 }
