@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite of the repository and prints one closing line "N passed, M failed".
 # Installs what the tests need on a fresh machine first: Debian's nats-server (the Go reference
-# server the differential tests compare against) and the node packages of the nats.js scenarios.
+# server the differential tests compare against), Debian's chromium (the browser WebSocket test) and
+# the node packages of the nats.js scenarios.
 # Nothing is skipped silently: a missing tool is a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,16 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
     apt-get update -qq && apt-get install -y -qq nats-server >/dev/null
   else
     sudo apt-get update -qq && sudo apt-get install -y -qq nats-server >/dev/null
+  fi
+fi
+
+# Debian's chromium: the WebSocket tests load the browser build of nats.js in a headless page.
+if ! command -v chromium >/dev/null 2>&1; then
+  log "installing Debian's chromium (headless browser for the WebSocket page test)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
   fi
 fi
 

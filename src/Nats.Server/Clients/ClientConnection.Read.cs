@@ -27,6 +27,11 @@ internal sealed partial class ClientConnection
                 {
                     received = await _transport.ReceiveAsync(buffer.AsMemory(filled), CancellationToken.None).ConfigureAwait(false);
                 }
+                catch (Transport.TlsHandshakeFailedException)
+                {
+                    CloseConnection(ClosedReason.TlsHandshakeError);
+                    break;
+                }
                 catch (Exception ex) when (ex is SocketException or ObjectDisposedException or IOException)
                 {
                     CloseConnection(ClosedReason.ReadError);

@@ -45,7 +45,7 @@ internal sealed partial class ClientConnection
         RemotePort = remote?.Port ?? 0;
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
         _trace = logger.IsEnabled(LogLevel.Trace);
-        _awaitingAuth = server.AuthRequired;
+        _awaitingAuth = server.AuthenticatorFor(transport).AuthRequired;
         _maxPayload = _options.MaxPayload;
         _resultCacheLookup = _resultCache.GetAlternateLookup<ReadOnlySpan<byte>>();
     }

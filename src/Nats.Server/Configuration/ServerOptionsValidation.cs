@@ -18,6 +18,10 @@ internal static class ServerOptionsValidation
         {
             return noAuthUserError;
         }
+        if (WebSocket.WebSocketConfigBinder.Validate(options) is { } webSocketError)
+        {
+            return webSocketError;
+        }
         var system = options.SystemAccount;
         if (!string.IsNullOrEmpty(system) && !options.Accounts.Any(a => a.Name == system))
         {

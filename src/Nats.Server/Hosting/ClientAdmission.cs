@@ -36,6 +36,7 @@ internal sealed class ClientAdmission
     public ClientConnection Admit(ClientTransport transport)
     {
         var id = _server.NextClientId();
+        transport.OnAdmitted(id);
         _server.CountConnection();
         var client = new ClientConnection(_server, transport, id, _accounts.Global, _clientLogger);
         var options = _server.Options;
@@ -48,8 +49,8 @@ internal sealed class ClientAdmission
             _server.SystemEvents?.ClientJoinedAccount(_accounts.Global);
         }
         _clientLogger.LogDebug("{Client} - Client connection created", client);
-        client.Nonce = _server.Authenticator.NonceRequired ? NonceGenerator.Create() : null;
-        var info = _server.RenderInfo(id, client.RemoteIp, client.Nonce);
+        client.Nonce = _server.AuthenticatorFor(transport).NonceRequired ? NonceGenerator.Create() : null;
+        var info = _server.RenderInfo(transport, id, client.RemoteIp, client.Nonce);
         var task = Task.Run(() => client.RunAsync(info, overLimit));
         _clientTasks[id] = task;
         task.ContinueWith(_ => _clientTasks.TryRemove(id, out Task? _), TaskScheduler.Default);

@@ -22,6 +22,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     private readonly ILogger _logger;
     private readonly ILoggerFactory _loggerFactory;
+    private readonly ILogger _clientLogger;
     private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
     private readonly ConcurrentDictionary<ulong, Task> _clientTasks = new();
     private readonly AccountRegistry _accounts;
@@ -46,6 +47,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _options = options;
         _loggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
         _logger = _loggerFactory.CreateLogger("nats-server");
+        _clientLogger = _loggerFactory.CreateLogger("nats-server.client");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         _accounts = new AccountRegistry(options);
@@ -131,7 +133,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
             _logger.LogInformation("Using configuration file: {File}", Options.ConfigFile);
         }
 
-        if (Options.HttpPort != 0)
+        if (Options.HttpPort != 0 || Options.HttpsPort != 0)
         {
             // Like Go, the monitor comes up before the client listener.
             var monitoring = new MonitoringServer(this, _loggerFactory);
@@ -166,6 +168,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
 
         _info = BuildInfo(Options, _authenticator);
+        await StartWebSocketAsync(cancellationToken).ConfigureAwait(false);
 
         if (SystemAccount is { } system)
         {
@@ -176,6 +179,10 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
 
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
+        if (Options.TlsContext is not null)
+        {
+            _logger.LogInformation("TLS required for client connections");
+        }
         _logger.LogInformation("Server is ready");
 
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
@@ -210,6 +217,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
         var pending = _clientTasks.Values.ToArray();
         await Task.WhenAny(Task.WhenAll(pending), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        await StopWebSocketAsync().ConfigureAwait(false);
         _accounts.StopTimers();
         // Steady-state message paths are meant to allocate nothing; this line makes that checkable.
         _logger.LogDebug("Runtime totals: allocated {Allocated} bytes, GC gen0 {Gen0}, gen1 {Gen1}, gen2 {Gen2}",
@@ -252,6 +260,10 @@ internal sealed partial class NatsServer : IAsyncDisposable
     internal void RecordFastProducerDrop() => Interlocked.Increment(ref _fastProducerDrops);
 
     internal IClientAuthenticator Authenticator => _authenticator;
+
+    /// <summary>WebSocket clients use the websocket {} block's credentials when it sets any (Go's authOverride).</summary>
+    internal IClientAuthenticator AuthenticatorFor(ClientTransport transport) =>
+        transport.IsWebSocket && _webSocketAuthenticator is { } ws ? ws : _authenticator;
 
     internal void LogRemovedSubscription(string quotedSubject, string quotedSid, string user) =>
         _logger.LogInformation("Removed sub {Subject} (sid {Sid}) for {User} - not authorized", quotedSubject, quotedSid, user);
@@ -311,17 +323,19 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
     }
 
-    private void AcceptClient(Socket socket) => AdmitClient(new SocketTransport(socket));
-
-    /// <summary>Admits a connection over any transport: TCP from the accept loop, an in-process pipe (Embedding).</summary>
-    internal void AdmitClient(ClientTransport transport) => _admission.Admit(transport);
+    private void AcceptClient(Socket socket) =>
+        AdmitClient(Options.TlsContext is { } tls ? new TlsTransport(socket, tls, _clientLogger) : new SocketTransport(socket));
 
     internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
 
     internal void CountConnection() => Interlocked.Increment(ref _totalConnections);
 
-    /// <summary>The INFO line for a new client: the current server INFO with its id, address and nonce.</summary>
-    internal byte[] RenderInfo(ulong clientId, string clientIp, string? nonce) => _info!.RenderForClient(clientId, clientIp, nonce);
+    /// <summary>The INFO line for a new client: the current server INFO (WebSocket clients get theirs) with its id, address and nonce.</summary>
+    internal byte[] RenderInfo(ClientTransport transport, ulong clientId, string clientIp, string? nonce) =>
+        (transport.IsWebSocket && _webSocketInfo is { } ws ? ws : _info!).RenderForClient(clientId, clientIp, nonce);
+
+    /// <summary>Admits a connection a listener other than the client port accepted (WebSocket).</summary>
+    internal ClientConnection AdmitClient(ClientTransport transport) => _admission.Admit(transport);
 
     private ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()
     {
@@ -333,6 +347,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
         Port = Port,
         Headers = !options.NoHeaderSupport,
         AuthRequired = authenticator.AdvertiseAuthRequired,
+        TlsRequired = options.TlsContext is not null,
+        TlsVerify = options.TlsContext?.Verify == true,
         MaxPayload = options.MaxPayload,
     };
 

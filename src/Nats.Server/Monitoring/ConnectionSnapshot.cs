@@ -29,6 +29,8 @@ internal static class ConnectionSnapshot
             Name = NullIfEmpty(client.Name),
             Lang = NullIfEmpty(client.Lang),
             Version = NullIfEmpty(client.Version),
+            TlsVersion = client.TlsState?.Version,
+            TlsCipherSuite = client.TlsState?.CipherSuite,
         };
     }
 

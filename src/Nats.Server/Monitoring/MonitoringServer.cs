@@ -43,7 +43,18 @@ internal sealed class MonitoringServer : IAsyncDisposable
         var options = _server.Options;
         var host = string.IsNullOrEmpty(options.HttpHost) ? options.Host : options.HttpHost;
         var address = ResolveAddress(host);
-        var port = options.HttpPort < 0 ? 0 : options.HttpPort;
+        var secure = options.HttpsPort != 0;
+        var configured = secure ? options.HttpsPort : options.HttpPort;
+        var port = configured < 0 ? 0 : configured;
+        var certificate = options.TlsContext?.Certificate;
+        if (secure && options.HttpPort != 0)
+        {
+            throw new InvalidOperationException($"can't specify both HTTP ({options.HttpPort}) and HTTPs ({options.HttpsPort}) ports");
+        }
+        if (secure && certificate is null)
+        {
+            throw new InvalidOperationException("TLS cert and key required for HTTPS");
+        }
 
         var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
         {
@@ -59,7 +70,14 @@ internal sealed class MonitoringServer : IAsyncDisposable
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
-            kestrel.Listen(address, port);
+            kestrel.Listen(address, port, listen =>
+            {
+                if (secure)
+                {
+                    // https uses the client port's tls {} certificate, as Go's StartMonitoring does.
+                    listen.UseHttps(certificate!);
+                }
+            });
         });
         var app = builder.Build();
         MapEndpoints(app);
@@ -68,7 +86,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
 
         var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
         Port = new Uri(bound).Port;
-        _logger.LogInformation("Starting http monitor on {Host}:{Port}", host.Contains(':') ? $"[{host}]" : host, Port);
+        _logger.LogInformation("Starting {Scheme} monitor on {Host}:{Port}", secure ? "https" : "http", host.Contains(':') ? $"[{host}]" : host, Port);
     }
 
     public async ValueTask DisposeAsync()

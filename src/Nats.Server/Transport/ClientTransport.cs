@@ -28,8 +28,22 @@ internal abstract class ClientTransport : IDisposable
     /// </summary>
     public virtual int TrySendNow(ReadOnlySpan<byte> data) => 0;
 
+    /// <summary>Called by the admission door once the connection has its id (TLS logs with it).</summary>
+    public virtual void OnAdmitted(ulong clientId)
+    {
+    }
+
     /// <summary>Stops both directions so pending reads and writes complete promptly.</summary>
     public abstract void Abort();
+
+    /// <summary>The negotiated TLS session, when this transport is TLS and the handshake is done.</summary>
+    public virtual TlsConnectionState? Tls => null;
+
+    /// <summary>The connection type users' allowed_connection_types name (STANDARD, WEBSOCKET).</summary>
+    public virtual string ConnectionType => Auth.ConnectionTypes.Standard;
+
+    /// <summary>WebSocket clients authenticate against the websocket {} block's settings.</summary>
+    public virtual bool IsWebSocket => false;
 
     public abstract void Dispose();
 }

@@ -216,16 +216,14 @@ public class ConfigBinderTests
         var (options, result) = Bind("""
             jetstream { store_dir: "/tmp/js" }
             cluster { port: 6222 }
-            tls { cert_file: "a" }
             leafnodes { port: 7422 }
-            websocket { port: 8080 }
             mqtt { port: 1883 }
             gateway { name: x }
             authorization { users: [ { user: a, password: b } ] }
             """);
         Assert.Empty(result.Errors);
         Assert.Equal(
-            ["jetstream", "cluster", "tls", "leafnodes", "websocket", "mqtt", "gateway"],
+            ["jetstream", "cluster", "leafnodes", "mqtt", "gateway"],
             options.UnsupportedConfig.Keys);
         Assert.Equal(6222L, options.UnsupportedConfig["cluster"].AsMap!["port"].Value);
     }

@@ -3,7 +3,7 @@ using System.Text;
 namespace Nats.LoadBench.Client;
 
 /// <summary>The receive side: frames are located by their length fields, never by scanning payloads.</summary>
-internal sealed partial class NatsConnection
+internal sealed partial class RawConnection
 {
     private void Compact()
     {

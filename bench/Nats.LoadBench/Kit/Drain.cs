@@ -1,17 +1,17 @@
-namespace Nats.LoadBench.Scenarios;
+namespace Nats.LoadBench.Kit;
 
+/// <summary>Waits for receivers to reach a total: returns at the total, at a cut, or after a long stall.</summary>
 internal static class Drain
 {
-    /// <summary>Waits until the receivers report the expected total or stop making progress.
-    /// Timing comes from the receivers' own timestamps, so this poll does not affect the figure.</summary>
-    public static long Wait(Func<long> received, long expected, Func<bool>? broken = null, int stallTimeoutMs = 10_000)
+    /// <summary>Timing comes from the receivers' own timestamps, so this poll does not affect the figure.</summary>
+    public static async Task<long> UntilAsync(Func<long> received, long expected, RunContext run, int stallTimeoutMs = 20_000)
     {
         long last = -1;
         long since = Environment.TickCount64;
         while (true)
         {
             long got = received();
-            if (got >= expected || (broken?.Invoke() ?? false))
+            if (got >= expected || run.Broken)
             {
                 return got;
             }
@@ -26,7 +26,7 @@ internal static class Drain
                 return got;
             }
 
-            Thread.Sleep(2);
+            await Task.Delay(2);
         }
     }
 }

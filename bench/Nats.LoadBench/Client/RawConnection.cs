@@ -10,7 +10,7 @@ namespace Nats.LoadBench.Client;
 /// it (<see cref="StartReader"/>) or the caller pumps it inline (<see cref="PumpUntil"/>),
 /// which keeps request/reply round trips free of thread hand-offs.
 /// </summary>
-internal sealed partial class NatsConnection : IDisposable
+internal sealed partial class RawConnection : IDisposable
 {
     private static readonly byte[] PingBytes = "PING\r\n"u8.ToArray();
     private static readonly byte[] PongBytes = "PONG\r\n"u8.ToArray();
@@ -27,7 +27,7 @@ internal sealed partial class NatsConnection : IDisposable
     private Thread? _reader;
     private volatile bool _disposed;
 
-    private NatsConnection(Socket socket, Stream stream)
+    private RawConnection(Socket socket, Stream stream)
     {
         _socket = socket;
         _stream = stream;
@@ -41,7 +41,7 @@ internal sealed partial class NatsConnection : IDisposable
 
     public long Pongs => Interlocked.Read(ref _pongs);
 
-    public static NatsConnection Connect(string host, int port, Transport transport, string name, int timeoutMs = 10_000)
+    public static RawConnection Connect(string host, int port, Transport transport, string name, int timeoutMs = 10_000)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         socket.SendBufferSize = 4 << 20;
@@ -64,7 +64,7 @@ internal sealed partial class NatsConnection : IDisposable
             stream = WebSocketStream.Upgrade(stream, host, port);
         }
 
-        var conn = new NatsConnection(socket, stream);
+        var conn = new RawConnection(socket, stream);
         try
         {
             conn.Handshake(host, transport, name, timeoutMs);
