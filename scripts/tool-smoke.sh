@@ -36,11 +36,10 @@ tool="$tmp/tools/nats-net-server"
 
 [ "$("$tool" -v)" = "nats-server: v2.9.10" ] || fail "-v did not print Go's version line"
 
-# Job control on: a background job of a non-interactive shell would otherwise start with SIGINT ignored.
-set -m
-"$tool" -a 127.0.0.1 -p -1 -m -1 >"$tmp/server.log" 2>&1 &
+# SIGINT back to its default first: when this script itself runs with SIGINT ignored (started in the
+# background by a non-interactive shell), the tool inherits the ignore and the runtime never sees the signal.
+perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die "exec: $!"' "$tool" -a 127.0.0.1 -p -1 -m -1 >"$tmp/server.log" 2>&1 &
 pid=$!
-set +m
 for _ in $(seq 1 600); do
   grep -q "Server is ready" "$tmp/server.log" && break
   kill -0 "$pid" 2>/dev/null || fail "the tool exited during startup"
@@ -62,7 +61,7 @@ grep -q "^MSG smoke 1 5" <<<"$reply" || fail "no MSG back from the tool's server
 
 kill -INT "$pid"
 for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "still running 30 s after SIGINT"
+kill -0 "$pid" 2>/dev/null && fail "still running 30 s after SIGINT ($(grep -E "^(State|SigBlk|SigIgn|SigCgt)" /proc/$pid/status | tr "\n\t" "  "))"
 rc=0
 wait "$pid" || rc=$?
 pid=""
