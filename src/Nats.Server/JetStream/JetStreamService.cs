@@ -65,10 +65,10 @@ internal sealed class JetStreamService : IDisposable
     }
 
     /// <summary>Enables the accounts, recovers their streams and subscribes to the API.</summary>
-    public void Start(ulong clientId, IEnumerable<Account> accounts, Account global)
+    public void Start(IEnumerable<Account> accounts, Account global)
     {
         Directory.CreateDirectory(StoreDirectory);
-        Transport = new JetStreamTransport(Server, clientId, global, Logger);
+        Transport = new JetStreamTransport(Server.CreateInternalPublisher(global, "nats-server.jetstream"));
         var all = accounts.Where(a => !a.IsSystem).ToList();
         // Go's enableJetStreamAccounts: with only $G (and $SYS) configured, $G gets JetStream;
         // otherwise the accounts with a jetstream setting do.
