@@ -18,6 +18,11 @@ if (args.Length > 0 && args[0] == "alloc-probe-imports")
     return await ImportAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);
 }
 
+if (args.Length > 0 && args[0] == "durable-append-probe")
+{
+    return await DurableAppendProbe.RunAsync(args.Length > 1 ? double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : 5);
+}
+
 // In-process toolchain: no child project build per benchmark, which keeps a full pass short on a
 // 2-core machine. Ops/s and allocated bytes per op are the two figures every row reports.
 var config = DefaultConfig.Instance

@@ -13,13 +13,15 @@ public interface IStreamStore : IDisposable
 {
     StorageType Type { get; }
 
-    /// <summary>Stores a message and returns its sequence and timestamp (unix ns). A store call that
-    /// returned has reached the operating system (file store), so a killed process does not lose it.</summary>
+    /// <summary>Stores a message and returns its sequence, timestamp (unix ns) and durability ticket. A
+    /// store call that returned has reached the operating system (file store, write-through), so a
+    /// killed process does not lose it; the ticket completes once it also survives power loss
+    /// (acknowledge a publish only then).</summary>
     /// <param name="ttl">Per-message time to live in seconds; 0 = none, -1 = never expires even under MaxAge.</param>
-    (ulong Seq, long Timestamp) StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0);
+    StoreResult StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0);
 
     /// <summary>Stores a message with a sequence and time decided elsewhere (replication, sourcing).</summary>
-    void StoreRawMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, ulong seq, long timestamp, long ttl = 0);
+    DurabilityTicket StoreRawMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, ulong seq, long timestamp, long ttl = 0);
 
     /// <summary>Consumes the next sequence without a message.</summary>
     ulong SkipMsg();
@@ -29,6 +31,11 @@ public interface IStreamStore : IDisposable
 
     /// <summary>Writes anything buffered to the operating system (and to disk when sync-always is set).</summary>
     void FlushAllPending();
+
+    /// <summary>A ticket that completes once every change made by calls that already returned is on
+    /// stable storage (removals, purges, skips: acknowledge them after it). In the file store's interval
+    /// mode this starts a sync round now.</summary>
+    DurabilityTicket WhenDurable();
 
     StoredMessage? LoadMsg(ulong seq, StoredMessage? reuse = null);
 

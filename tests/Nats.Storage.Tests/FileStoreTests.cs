@@ -74,13 +74,15 @@ public sealed class FileStoreTests
     }
 
     [Theory]
-    [InlineData(FileWriteMode.WriteThrough, false)]
-    [InlineData(FileWriteMode.Buffered, false)]
-    [InlineData(FileWriteMode.WriteThrough, true)]
-    public void WriteModesPersist(FileWriteMode mode, bool syncAlways)
+    [InlineData(FileWriteMode.WriteThrough, FileSyncMode.GroupCommit)]
+    [InlineData(FileWriteMode.Buffered, FileSyncMode.GroupCommit)]
+    [InlineData(FileWriteMode.WriteThrough, FileSyncMode.Interval)]
+    [InlineData(FileWriteMode.Buffered, FileSyncMode.Interval)]
+    [InlineData(FileWriteMode.WriteThrough, FileSyncMode.Always)]
+    public void WriteModesPersist(FileWriteMode mode, FileSyncMode sync)
     {
         using var dir = new TempDir();
-        var opts = new FileStoreOptions { Directory = dir.Path, WriteMode = mode, SyncAlways = syncAlways, BlockSize = 4096 };
+        var opts = new FileStoreOptions { Directory = dir.Path, WriteMode = mode, SyncMode = sync, BlockSize = 4096 };
         var store = StreamStores.OpenFile(new StoreConfig(), opts);
         for (var i = 0; i < 300; i++)
             store.StoreMsg("w", default, Payload);

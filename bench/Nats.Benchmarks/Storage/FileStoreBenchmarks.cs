@@ -25,7 +25,7 @@ public class FileStoreBenchmarks
     {
         _dir = Path.Combine(Path.GetTempPath(), "nats-bench-" + Guid.NewGuid().ToString("N"));
         _store = StreamStores.OpenFile(new StoreConfig { Name = "BENCH" },
-            new FileStoreOptions { Directory = _dir, WriteMode = Mode });
+            new FileStoreOptions { Directory = _dir, WriteMode = Mode, SyncMode = FileSyncMode.Interval });
         for (var i = 0; i < 10_000; i++)
             _store.StoreMsg($"bench.{i % 100}", default, _payload);
     }
@@ -56,7 +56,7 @@ public class FileStorePurgeBenchmarks
     public void Setup()
     {
         _dir = Path.Combine(Path.GetTempPath(), "nats-bench-" + Guid.NewGuid().ToString("N"));
-        _store = StreamStores.OpenFile(new StoreConfig { Name = "PURGE" }, new FileStoreOptions { Directory = _dir });
+        _store = StreamStores.OpenFile(new StoreConfig { Name = "PURGE" }, new FileStoreOptions { Directory = _dir, SyncMode = FileSyncMode.Interval });
     }
 
     [GlobalCleanup]

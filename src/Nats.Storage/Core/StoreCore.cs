@@ -61,12 +61,18 @@ internal abstract partial class StoreCore : IStreamStore
 
     protected virtual void OnStop() { }
 
+    /// <summary>Read under the lock right after <see cref="OnCommit"/>: when the call's changes are durable.</summary>
+    protected virtual DurabilityTicket CommitTicket => DurabilityTicket.Completed;
+
+    public virtual DurabilityTicket WhenDurable() => DurabilityTicket.Completed;
+
     protected virtual void OnDelete() { }
 
-    public (ulong Seq, long Timestamp) StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0)
+    public StoreResult StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0)
     {
         ulong seq;
         long ts;
+        DurabilityTicket ticket;
         lock (Sync)
         {
             ThrowIfClosed();
@@ -84,13 +90,15 @@ internal abstract partial class StoreCore : IStreamStore
             {
                 OnCommit();
             }
+            ticket = CommitTicket;
         }
         FireEvents();
-        return (seq, ts);
+        return new StoreResult(seq, ts, ticket);
     }
 
-    public void StoreRawMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, ulong seq, long timestamp, long ttl = 0)
+    public DurabilityTicket StoreRawMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, ulong seq, long timestamp, long ttl = 0)
     {
+        DurabilityTicket ticket;
         lock (Sync)
         {
             ThrowIfClosed();
@@ -107,8 +115,10 @@ internal abstract partial class StoreCore : IStreamStore
             {
                 OnCommit();
             }
+            ticket = CommitTicket;
         }
         FireEvents();
+        return ticket;
     }
 
     public ulong SkipMsg()

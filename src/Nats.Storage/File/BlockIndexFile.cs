@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using Nats.Storage.IO;
 
 namespace Nats.Storage.File;
 
@@ -19,7 +20,7 @@ internal static class BlockIndexFile
     public static string PathFor(string blockPath) => Path.ChangeExtension(blockPath, ".idx");
 
     /// <summary>Writes the index of a block whose records are all in <paramref name="block"/> (trusted).</summary>
-    public static void Write(string blockPath, ReadOnlySpan<byte> block)
+    public static void Write(IStoreFileSystem fs, string blockPath, ReadOnlySpan<byte> block)
     {
         var size = HeaderSize + 4;
         var count = 0;
@@ -56,22 +57,25 @@ internal static class BlockIndexFile
         BinaryPrimitives.WriteUInt32LittleEndian(buf.AsSpan(pos), Crc32C.Compute(buf.AsSpan(0, pos)));
         var idxPath = PathFor(blockPath);
         var tmp = idxPath + ".tmp";
-        using (var h = System.IO.File.OpenHandle(tmp, FileMode.Create, FileAccess.Write))
-            RandomAccess.Write(h, buf.AsSpan(0, size), 0);
+        // Not fsynced: an index is only trusted when its checksum verifies and the block has the length
+        // it describes, so a torn or lost index only costs a scan at the next recovery.
+        using (var f = fs.Open(tmp, StoreFileMode.Create))
+            f.Write(buf.AsSpan(0, size), 0);
         System.Buffers.ArrayPool<byte>.Shared.Return(buf);
-        System.IO.File.Move(tmp, idxPath, overwrite: true);
+        fs.Rename(tmp, idxPath);
     }
 
     /// <summary>Replays a valid index; false (having called nothing) when it is missing, damaged or stale.</summary>
-    public static bool TryReplay(string blockPath, long blockLength, EntryHandler handler)
+    public static bool TryReplay(IStoreFileSystem fs, string blockPath, long blockLength, EntryHandler handler)
     {
         var idxPath = PathFor(blockPath);
         byte[] buf;
         try
         {
-            if (!System.IO.File.Exists(idxPath))
+            if (!fs.FileExists(idxPath))
                 return false;
-            buf = System.IO.File.ReadAllBytes(idxPath);
+            using var f = fs.Open(idxPath, StoreFileMode.Open);
+            buf = f.ReadAll();
         }
         catch (IOException)
         {
@@ -104,13 +108,16 @@ internal static class BlockIndexFile
 
     /// <summary>Message sequences a verifiable index lists beyond <paramref name="length"/>: records the
     /// block held when it was sealed but that are no longer in the file (it was cut short).</summary>
-    public static List<(ulong Seq, int Length)> MessagesBeyond(string blockPath, long length)
+    public static List<(ulong Seq, int Length)> MessagesBeyond(IStoreFileSystem fs, string blockPath, long length)
     {
         var result = new List<(ulong, int)>();
         byte[] buf;
         try
         {
-            buf = System.IO.File.ReadAllBytes(PathFor(blockPath));
+            if (!fs.FileExists(PathFor(blockPath)))
+                return result;
+            using var f = fs.Open(PathFor(blockPath), StoreFileMode.Open);
+            buf = f.ReadAll();
         }
         catch (IOException)
         {
@@ -135,14 +142,5 @@ internal static class BlockIndexFile
         return result;
     }
 
-    public static void Delete(string blockPath)
-    {
-        try
-        {
-            System.IO.File.Delete(PathFor(blockPath));
-        }
-        catch (IOException)
-        {
-        }
-    }
+    public static void Delete(IStoreFileSystem fs, string blockPath) => fs.Delete(PathFor(blockPath));
 }

@@ -1,26 +1,85 @@
 namespace Nats.Storage.File;
 
+/// <summary>When written bytes reach the OS (flush timer) and stable storage (group commit rounds,
+/// the interval timer, or inline in sync-always mode).</summary>
 internal sealed partial class FileStore
 {
     private ITimer? _flushTimer;
     private ITimer? _syncTimer;
     private bool _flushArmed;
-    private int _syncing;
+    private bool _dirDirty;
+    private bool _metaWanted;
+    private ulong _durableReserved;
+    private DurabilityTicket _ticket;
+    private GroupCommit _commit = null!;
+    private readonly SyncBatch _inlineBatch = new();
+
+    /// <summary>Completed sync rounds (group commit and interval modes).</summary>
+    internal long SyncRounds => _commit.Rounds;
 
     private void StartBackground()
     {
         var clock = _opts.Clock ?? TimeProvider.System;
         _flushTimer = clock.CreateTimer(static s => ((FileStore)s!).OnFlushTimer(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
-        if (_opts.SyncInterval > TimeSpan.Zero && !_opts.SyncAlways)
+        if (_opts.SyncMode == FileSyncMode.Interval && _opts.SyncInterval > TimeSpan.Zero)
             _syncTimer = clock.CreateTimer(static s => ((FileStore)s!).SyncNow(), this, _opts.SyncInterval, _opts.SyncInterval);
+        if (_opts.ScrubInterval > TimeSpan.Zero)
+            _scrubTimer = clock.CreateTimer(static s => ((FileStore)s!).OnScrubTimer(), this, _opts.ScrubInterval, _opts.ScrubInterval);
     }
 
     private void StopBackground()
     {
         _flushTimer?.Dispose();
         _syncTimer?.Dispose();
+        _scrubTimer?.Dispose();
         _flushTimer = null;
         _syncTimer = null;
+        _scrubTimer = null;
+    }
+
+    protected override DurabilityTicket CommitTicket => _ticket;
+
+    public override DurabilityTicket WhenDurable()
+    {
+        lock (Sync)
+        {
+            if (Closed || _opts.SyncMode == FileSyncMode.Always)
+                return DurabilityTicket.Completed;
+            // Interval mode: an explicit request for durability starts a round now.
+            return _opts.SyncMode == FileSyncMode.Interval ? _commit.Enlist() : _commit.Current();
+        }
+    }
+
+    /// <summary>Under the lock, at the end of a mutating call: hands the call's bytes to the OS and
+    /// decides how the caller learns they are durable.</summary>
+    protected override void OnCommit()
+    {
+        _ticket = DurabilityTicket.Completed;
+        if (_recovering)
+            return;
+        if (_opts.WriteMode == FileWriteMode.WriteThrough || _opts.SyncMode == FileSyncMode.Always)
+            _active.WritePending();
+        else if (_active.HasPending)
+            ArmFlush();
+        if (_candidates.Count > 0)
+            ArmFlush(); // block removal and compaction happen off the publish path
+        switch (_opts.SyncMode)
+        {
+            case FileSyncMode.GroupCommit:
+                _ticket = _commit.Enlist();
+                break;
+            case FileSyncMode.Always:
+                SyncInline();
+                break;
+        }
+    }
+
+    protected override void OnFlush()
+    {
+        _active.WritePending();
+        if (_opts.SyncMode == FileSyncMode.Always)
+            SyncInline();
+        ProcessCandidates();
     }
 
     /// <summary>Buffered mode: one flush per delay window however many records arrive in it.</summary>
@@ -39,52 +98,113 @@ internal sealed partial class FileStore
             _flushArmed = false;
             if (Closed)
                 return;
-            _active.WritePending();
-            ProcessCandidates();
+            try
+            {
+                _active.WritePending();
+                ProcessCandidates();
+                if (_opts.SyncMode == FileSyncMode.GroupCommit && HasUnsynced())
+                    _commit.Enlist();
+            }
+            catch (IOException e)
+            {
+                // A timer thread must not die on a disk error; the next write or sync reports it.
+                Warn?.Invoke($"background flush failed: {e.Message}");
+            }
         }
     }
 
-    /// <summary>Fsyncs every block written since the last sync. Runs outside the store lock so
-    /// publishing continues while the disk catches up.</summary>
+    /// <summary>Interval mode's timer, and tests: starts a sync round for everything written so far.</summary>
     internal void SyncNow()
     {
-        if (Interlocked.Exchange(ref _syncing, 1) == 1)
-            return;
-        try
+        lock (Sync)
         {
-            MessageBlock[] dirty;
-            lock (Sync)
+            if (Closed)
+                return;
+            _commit.Enlist();
+        }
+    }
+
+    private bool HasUnsynced()
+    {
+        if (_active.HasPending || _dirDirty || _metaWanted)
+            return true;
+        foreach (var b in _blocks)
+        {
+            if (b.NeedsSync)
+                return true;
+        }
+        return false;
+    }
+
+    /// <summary>Under the lock (the group commit round's first step): everything unsynced into the batch.</summary>
+    private void CollectUnsynced(SyncBatch batch)
+    {
+        if (Closed)
+            return; // Stop synced everything itself
+        _active.WritePending();
+        if (_metaWanted)
+        {
+            // Reserve well ahead so sequences keep flowing while this round's fsync runs.
+            _metaWanted = false;
+            _meta.Write(LastSeq + _opts.SequenceReserve, _meta.CleanLast, clean: false, sync: false);
+            batch.Meta = _meta.Latest;
+            batch.MetaReserved = _meta.Reserved;
+            batch.Files.Add(_meta.File);
+        }
+        foreach (var b in _blocks)
+        {
+            if (b.NeedsSync)
             {
-                if (Closed)
-                    return;
-                _active.WritePending();
-                ProcessCandidates();
-                dirty = _blocks.Where(b => b.NeedsSync).ToArray();
-                foreach (var b in dirty)
-                    b.NeedsSync = false;
-            }
-            foreach (var b in dirty)
-            {
-                try
-                {
-                    RandomAccess.FlushToDisk(b.Handle);
-                }
-                catch (ObjectDisposedException)
-                {
-                    // Removed or rewritten meanwhile; a rewrite syncs its own file.
-                }
-            }
-            try
-            {
-                _meta.Sync(); // the sequence reservation must survive power loss as well as the blocks
-            }
-            catch (ObjectDisposedException)
-            {
+                b.NeedsSync = false;
+                batch.Files.Add(b.File);
             }
         }
-        finally
+        if (_dirDirty)
         {
-            Volatile.Write(ref _syncing, 0);
+            _dirDirty = false;
+            batch.Directories.Add(_dir);
+        }
+    }
+
+    private void OnSynced(SyncBatch batch)
+    {
+        if (batch.Meta.Generation == 0 || Closed)
+            return;
+        _meta.MarkDurable(batch.Meta);
+        _durableReserved = Math.Max(_durableReserved, batch.MetaReserved);
+    }
+
+    /// <summary>Sync-always mode: the whole round inline, under the lock, before the call returns.</summary>
+    private void SyncInline()
+    {
+        _inlineBatch.Clear();
+        CollectUnsynced(_inlineBatch);
+        _commit.SyncAll(_inlineBatch);
+        OnSynced(_inlineBatch);
+    }
+
+    /// <summary>
+    /// No sequence above the durable reservation is ever handed out, so a crash can never reuse one:
+    /// half-way through a reservation the next sync round writes and syncs a new one ahead; only a
+    /// writer that outruns a whole round (more than half a reserve between two fsyncs) waits for an
+    /// inline meta sync.
+    /// </summary>
+    private void ReserveUpTo(ulong seq)
+    {
+        if (seq + _opts.SequenceReserve / 2 < _meta.Reserved && seq <= _durableReserved)
+            return;
+        if (seq > _durableReserved)
+        {
+            _meta.Write(seq + _opts.SequenceReserve, _meta.CleanLast, clean: false, sync: true);
+            _durableReserved = _meta.Reserved;
+            _metaWanted = false;
+            return;
+        }
+        if (!_metaWanted)
+        {
+            _metaWanted = true;
+            if (_opts.SyncMode != FileSyncMode.Always)
+                _commit.Enlist();
         }
     }
 }

@@ -1,4 +1,5 @@
 using Nats.Storage.Core;
+using Nats.Storage.IO;
 
 namespace Nats.Storage.File;
 
@@ -36,11 +37,32 @@ internal sealed partial class FileStore
                 wroteMarkers = true;
             }
             CarryTombstones(block);
-            _active.WritePending();
+            // The restated records must be durable before the block that held them can disappear,
+            // or a crash could bring back a removed message. (Background path: fsync under the lock.)
+            // Restating can rotate the active block, so every block written since the last sync is synced.
+            SyncWrittenBlocks();
             if (emptyish)
                 RemoveBlock(block);
             else
                 RewriteBlock(block, KeepForCompaction);
+        }
+        if (_dirDirty)
+        {
+            _fs.SyncDirectory(_dir); // the deletions
+            _dirDirty = false;
+        }
+    }
+
+    /// <summary>Under the lock (background path): every written block and the directory, now.</summary>
+    private void SyncWrittenBlocks()
+    {
+        _active.WritePending();
+        foreach (var b in _blocks)
+            b.Sync();
+        if (_dirDirty)
+        {
+            _fs.SyncDirectory(_dir);
+            _dirDirty = false;
         }
     }
 
@@ -118,21 +140,27 @@ internal sealed partial class FileStore
             }
             off += rec.Length;
         }
-        BlockIndexFile.Delete(block.Path);
+        // New content durable first, then the rename and the directory, so a crash leaves either the
+        // old block or the complete new one; the stale index goes first (it would not match anyway).
+        BlockIndexFile.Delete(_fs, block.Path);
         var tmp = block.Path + ".tmp";
-        using (var h = System.IO.File.OpenHandle(tmp, FileMode.Create, FileAccess.Write))
+        using (var f = _fs.Open(tmp, StoreFileMode.Create))
         {
-            RandomAccess.Write(h, output.AsSpan(0, outLen), 0);
-            RandomAccess.FlushToDisk(h);
+            f.Write(output.AsSpan(0, outLen), 0);
+            f.Sync();
         }
-        System.IO.File.Move(tmp, block.Path, overwrite: true);
-        block.Reopen(System.IO.File.OpenHandle(block.Path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read), output, outLen);
+        _fs.Rename(tmp, block.Path);
+        _fs.SyncDirectory(_dir);
+        block.Reopen(_fs.Open(block.Path, StoreFileMode.Open), output, outLen);
         var content = output.AsSpan(0, outLen);
         block.LiveMsgs = live;
         block.LiveBytes = liveBytes;
         block.DeadBytes = 0;
         if (block.Sealed && outLen > 0)
-            BlockIndexFile.Write(block.Path, content);
+        {
+            BlockIndexFile.Write(_fs, block.Path, content);
+            _dirDirty = true;
+        }
         Touch(block);
     }
 
@@ -144,8 +172,9 @@ internal sealed partial class FileStore
         _byId.Remove(block.Id);
         _cached.Remove(block);
         block.Dispose();
-        BlockIndexFile.Delete(block.Path);
-        System.IO.File.Delete(block.Path);
+        BlockIndexFile.Delete(_fs, block.Path);
+        _fs.Delete(block.Path);
+        _dirDirty = true;
     }
 
     /// <summary>Physically removes every record above <paramref name="lastSeq"/> and records the new last sequence.</summary>

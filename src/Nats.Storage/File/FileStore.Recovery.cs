@@ -1,4 +1,5 @@
 using Nats.Storage.Core;
+using Nats.Storage.IO;
 
 namespace Nats.Storage.File;
 
@@ -14,30 +15,31 @@ internal sealed partial class FileStore
     {
         _recovering = true;
         var damaged = false;
-        var files = Directory.GetFiles(_dir, "*.blk")
+        var files = _fs.ListFiles(_dir, ".blk")
             .Select(p => (Path: p, Id: int.TryParse(Path.GetFileNameWithoutExtension(p), out var id) ? id : -1))
             .Where(f => f.Id > 0)
             .OrderBy(f => f.Id)
             .ToList();
         foreach (var (path, id) in files)
         {
-            var handle = System.IO.File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read);
-            var length = RandomAccess.GetLength(handle);
+            var file = _fs.Open(path, StoreFileMode.Open);
+            var length = file.Length;
             if (length > int.MaxValue)
                 throw new IOException($"block {path} is larger than a block can be");
-            var block = new MessageBlock(id, path, handle, (int)length) { Sealed = true };
+            var block = new MessageBlock(id, path, file, (int)length) { Sealed = true };
             _blocks.Add(block);
             _byId[id] = block;
-            if (!BlockIndexFile.TryReplay(path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
+            // VerifyOnOpen: read and check every record instead of trusting the index.
+            if (_opts.VerifyOnOpen || !BlockIndexFile.TryReplay(_fs, path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
             {
                 var scanDamaged = ScanBlock(block);
                 // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
-                foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(path, length))
+                foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(_fs, path, length))
                 {
                     if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
                         continue;
                     scanDamaged = true;
-                    RecordLost(seq, (ulong)len, $"block {id}: message {seq} is missing (block is shorter than when it was sealed)");
+                    RecordLost(seq, (ulong)len, $"block {id}: message {seq} is missing (block is shorter than when it was sealed)", id);
                 }
                 if (scanDamaged)
                 {
@@ -46,7 +48,7 @@ internal sealed partial class FileStore
                 }
                 else if (block.Length > 0)
                 {
-                    BlockIndexFile.Write(path, block.Cache.AsSpan(0, block.Length));
+                    BlockIndexFile.Write(_fs, path, block.Cache.AsSpan(0, block.Length));
                 }
             }
             Touch(block);
@@ -64,7 +66,10 @@ internal sealed partial class FileStore
             }
             target = _meta.CleanLast;
         }
-        if (damaged && _meta.Valid)
+        // After a crash (no clean stop) sequences up to the durable reservation may have been handed out
+        // even if no record of them survived (a tail cut exactly at a record boundary looks like writes
+        // that never happened), so numbering resumes above it.
+        if ((damaged || !_meta.Clean) && _meta.Valid)
             target = Math.Max(target, _meta.Reserved);
         if (_meta.Existed && !_meta.Valid)
         {
@@ -77,6 +82,10 @@ internal sealed partial class FileStore
         if (target > LastSeq)
             SkipRange(LastSeq + 1, target - LastSeq, LastTs);
         _meta.Write(LastSeq + _opts.SequenceReserve, LastSeq, clean: false, sync: true);
+        _durableReserved = _meta.Reserved;
+        _fs.SyncDirectory(_opts.Directory);
+        _fs.SyncDirectory(_dir);
+        _dirDirty = false;
         foreach (var b in _blocks)
         {
             if (b != _active && b.LiveMsgs == 0)
@@ -98,7 +107,7 @@ internal sealed partial class FileStore
                 if (rec.Kind == RecordKind.Message && rec.Seq <= LastSeq && LastSeq != 0)
                 {
                     damaged = true;
-                    RecordLost(0, (ulong)rec.Length, $"block {block.Id}: record at offset {off} has out-of-order sequence {rec.Seq}; dropped");
+                    RecordLost(0, (ulong)rec.Length, $"block {block.Id}: record at offset {off} has out-of-order sequence {rec.Seq}; dropped", block.Id);
                 }
                 else
                 {
@@ -119,13 +128,13 @@ internal sealed partial class FileStore
             var what = next == len && IsZero(cache.AsSpan(off, len - off)) ? "zeroed or torn" : "damaged";
             if (gap == 0)
             {
-                RecordLost(0, (ulong)(next - off), $"block {block.Id}: {next - off} {what} bytes at offset {off} dropped (after sequence {LastSeq})");
+                RecordLost(0, (ulong)(next - off), $"block {block.Id}: {next - off} {what} bytes at offset {off} dropped (after sequence {LastSeq})", block.Id);
             }
             else
             {
                 for (var s = LastSeq + 1; s < nextSeq; s++)
                     RecordLost(s, s == LastSeq + 1 ? (ulong)(next - off) : 0,
-                        $"block {block.Id}: message {s} dropped ({next - off} {what} bytes at offset {off})");
+                        $"block {block.Id}: message {s} dropped ({next - off} {what} bytes at offset {off})", block.Id);
             }
             off = next;
         }

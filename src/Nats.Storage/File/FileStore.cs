@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
 using Nats.Storage.Core;
+using Nats.Storage.IO;
 
 namespace Nats.Storage.File;
 
@@ -12,6 +13,7 @@ namespace Nats.Storage.File;
 internal sealed partial class FileStore : StoreCore
 {
     private readonly FileStoreOptions _opts;
+    private readonly IStoreFileSystem _fs;
     private readonly string _dir;
     private readonly List<MessageBlock> _blocks = [];
     private readonly Dictionary<int, MessageBlock> _byId = [];
@@ -27,9 +29,12 @@ internal sealed partial class FileStore : StoreCore
     {
         _opts = options;
         Warn = options.Warn;
+        Damaged = options.Damaged;
+        _fs = options.FileSystem;
         _dir = Path.Combine(options.Directory, "msgs");
-        Directory.CreateDirectory(_dir);
-        _meta = new StoreMeta(Path.Combine(options.Directory, "meta.dat"));
+        _fs.CreateDirectory(_dir);
+        _meta = new StoreMeta(_fs, Path.Combine(options.Directory, "meta.dat"));
+        _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced);
         lock (Sync)
         {
             Recover();
@@ -146,32 +151,6 @@ internal sealed partial class FileStore : StoreCore
         TruncateBlocks(lastSeq);
     }
 
-    protected override void OnCommit()
-    {
-        if (_recovering || (!_active.HasPending && _candidates.Count == 0))
-            return;
-        if (_opts.WriteMode == FileWriteMode.WriteThrough || _opts.SyncAlways)
-        {
-            _active.WritePending();
-            if (_opts.SyncAlways)
-                _active.Sync();
-            if (_candidates.Count > 0)
-                ArmFlush(); // block removal and compaction happen off the publish path
-        }
-        else
-        {
-            ArmFlush();
-        }
-    }
-
-    protected override void OnFlush()
-    {
-        _active.WritePending();
-        if (_opts.SyncAlways)
-            _active.Sync();
-        ProcessCandidates();
-    }
-
     protected override void OnStop()
     {
         StopBackground();
@@ -180,23 +159,18 @@ internal sealed partial class FileStore : StoreCore
         if (_active.Length > 0)
             SealActive();
         foreach (var b in _blocks)
-        {
             b.Sync();
-            b.Dispose();
-        }
+        _fs.SyncDirectory(_dir);
+        // Only after every block is durable may the meta file claim a clean stop at LastSeq.
         _meta.Write(Math.Max(_meta.Reserved, LastSeq), LastSeq, clean: true, sync: true);
+        foreach (var b in _blocks)
+            b.Dispose();
         _meta.Dispose();
     }
 
     protected override void OnDelete()
     {
-        try
-        {
-            Directory.Delete(_opts.Directory, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-        }
+        _fs.DeleteDirectory(_opts.Directory);
     }
 
     /// <summary>The active block, rotated first if the record would not fit.</summary>
@@ -215,7 +189,10 @@ internal sealed partial class FileStore : StoreCore
     {
         var b = _active;
         b.Sealed = true;
-        BlockIndexFile.Write(b.Path, b.Cache.AsSpan(0, b.Length));
+        // Not synced here (no fsync under the lock on the publish path): the next sync round syncs the
+        // sealed block with the new one, before anything written into the new one is acknowledged.
+        BlockIndexFile.Write(_fs, b.Path, b.Cache.AsSpan(0, b.Length));
+        _dirDirty = true;
         Touch(b);
     }
 
@@ -241,21 +218,14 @@ internal sealed partial class FileStore : StoreCore
         block.Overwrite(offset, bytes);
     }
 
-    private void ReserveUpTo(ulong seq)
-    {
-        if (seq < _meta.Reserved)
-            return;
-        _meta.Write(seq + _opts.SequenceReserve, _meta.CleanLast, clean: false, sync: _opts.SyncAlways);
-    }
-
     private MessageBlock NewBlock()
     {
         var id = _blocks.Count == 0 ? 1 : _blocks[^1].Id + 1;
         var path = Path.Combine(_dir, $"{id:D10}.blk");
-        var handle = System.IO.File.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite, FileShare.Read);
-        var block = new MessageBlock(id, path, handle, 0);
+        BlockIndexFile.Delete(_fs, path);
+        var block = new MessageBlock(id, path, _fs.Open(path, StoreFileMode.Create), 0);
         block.PrepareForWrites(_opts.BlockSize);
-        BlockIndexFile.Delete(path);
+        _dirDirty = true; // a new file's directory entry is durable only once the directory is synced
         _blocks.Add(block);
         _byId[id] = block;
         return block;

@@ -1,4 +1,22 @@
+using Nats.Storage.IO;
+
 namespace Nats.Storage.File;
+
+/// <summary>When a store call's changes reach stable storage, relative to the call's acknowledgement.</summary>
+public enum FileSyncMode
+{
+    /// <summary>Default. Each mutating call's <see cref="DurabilityTicket"/> completes once its bytes are
+    /// fsynced; one background round fsyncs everything written since the previous round and releases
+    /// all its waiters, so concurrent writers share fsyncs. No fsync under the store lock.</summary>
+    GroupCommit,
+
+    /// <summary>Go's default: acknowledge at once (tickets are complete), fsync every
+    /// <see cref="FileStoreOptions.SyncInterval"/>. A power loss can lose acknowledged messages.</summary>
+    Interval,
+
+    /// <summary>Go's <c>sync_interval: always</c>: fsync inside every mutating call before it returns.</summary>
+    Always,
+}
 
 public enum FileWriteMode
 {
@@ -19,11 +37,13 @@ public sealed record FileStoreOptions
     /// <summary>Block files rotate at this size (Go's default for streams is 8 MB).</summary>
     public int BlockSize { get; init; } = 8 * 1024 * 1024;
 
-    /// <summary>How often written data is fsynced (Go's default: 2 minutes).</summary>
+    public FileSyncMode SyncMode { get; init; } = FileSyncMode.GroupCommit;
+
+    /// <summary><see cref="FileSyncMode.Interval"/>: how often written data is fsynced (Go's default: 2 minutes).</summary>
     public TimeSpan SyncInterval { get; init; } = TimeSpan.FromMinutes(2);
 
-    /// <summary>Fsync after every write, before the store call returns.</summary>
-    public bool SyncAlways { get; init; }
+    /// <summary>Every file operation goes through this (tests substitute a power-loss simulation).</summary>
+    public IStoreFileSystem FileSystem { get; init; } = OsFileSystem.Instance;
 
     public FileWriteMode WriteMode { get; init; } = FileWriteMode.WriteThrough;
 
@@ -40,6 +60,18 @@ public sealed record FileStoreOptions
     public ulong SequenceReserve { get; init; } = 10_000;
 
     public Action<string>? Warn { get; init; }
+
+    /// <summary>Every damaged record found (on open, on read, or by a scrub), with its block and
+    /// sequences; the total is <see cref="StreamState.Lost"/>. Called under the store lock, like
+    /// <see cref="Warn"/>: hand the event off, do not call back into the store from it.</summary>
+    public Action<StoreDamage>? Damaged { get; init; }
+
+    /// <summary>Verify every record of every block when opening, even when a block's index is valid.</summary>
+    public bool VerifyOnOpen { get; init; }
+
+    /// <summary>How often sealed blocks are re-read from disk and verified (bit rot in data nobody
+    /// reads); zero turns the background scrub off.</summary>
+    public TimeSpan ScrubInterval { get; init; }
 
     public TimeProvider? Clock { get; init; }
 }

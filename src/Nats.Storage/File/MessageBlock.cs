@@ -1,4 +1,4 @@
-using Microsoft.Win32.SafeHandles;
+using Nats.Storage.IO;
 
 namespace Nats.Storage.File;
 
@@ -12,18 +12,18 @@ internal sealed class MessageBlock : IDisposable
 {
     private static readonly System.Buffers.ArrayPool<byte> Pool = System.Buffers.ArrayPool<byte>.Create(256 << 20, 16);
 
-    public MessageBlock(int id, string path, SafeFileHandle handle, int length)
+    public MessageBlock(int id, string path, IStoreFile file, int length)
     {
         Id = id;
         Path = path;
-        Handle = handle;
+        File = file;
         Length = length;
         Flushed = length;
     }
 
     public int Id { get; }
     public string Path { get; }
-    public SafeFileHandle Handle { get; private set; }
+    public IStoreFile File { get; private set; }
 
     /// <summary>Bytes in the block, including any not yet handed to the operating system.</summary>
     public int Length { get; set; }
@@ -95,7 +95,7 @@ internal sealed class MessageBlock : IDisposable
     {
         if (Flushed >= Length)
             return;
-        RandomAccess.Write(Handle, Cache.AsSpan(Flushed, Length - Flushed), Flushed);
+        File.Write(Cache.AsSpan(Flushed, Length - Flushed), Flushed);
         Flushed = Length;
         NeedsSync = true;
     }
@@ -108,7 +108,7 @@ internal sealed class MessageBlock : IDisposable
         var read = 0;
         while (read < Length)
         {
-            var n = RandomAccess.Read(Handle, buf.AsSpan(read), read);
+            var n = File.Read(buf.AsSpan(read, Length - read), read);
             if (n <= 0)
             {
                 // The file is shorter than recorded (truncated underneath us): zeros fail every checksum.
@@ -127,7 +127,7 @@ internal sealed class MessageBlock : IDisposable
         if (Cache is { } c)
             bytes.CopyTo(c.AsSpan(offset));
         if (offset < Flushed)
-            RandomAccess.Write(Handle, bytes[..Math.Min(bytes.Length, Flushed - offset)], offset);
+            File.Write(bytes[..Math.Min(bytes.Length, Flushed - offset)], offset);
         NeedsSync = true;
     }
 
@@ -136,15 +136,15 @@ internal sealed class MessageBlock : IDisposable
         if (!NeedsSync)
             return;
         NeedsSync = false;
-        RandomAccess.FlushToDisk(Handle);
+        File.Sync();
     }
 
     /// <summary>Switches to a rewritten file whose whole content is <paramref name="content"/>.</summary>
-    public void Reopen(SafeFileHandle handle, byte[] content, int length)
+    public void Reopen(IStoreFile file, byte[] content, int length)
     {
-        Handle.Dispose();
+        File.Dispose();
         DropCache();
-        Handle = handle;
+        File = file;
         Cache = content;
         Length = length;
         Flushed = length;
@@ -153,9 +153,11 @@ internal sealed class MessageBlock : IDisposable
 
     public static byte[] Rent(int size) => Pool.Rent(Math.Max(size, 1));
 
+    public static void ReturnRented(byte[] buffer) => Pool.Return(buffer);
+
     public void Dispose()
     {
-        Handle.Dispose();
+        File.Dispose();
         DropCache();
     }
 }
