@@ -37,8 +37,6 @@ internal sealed class JetStreamService : IDisposable
 
     public JetStreamTransport Transport { get; private set; } = null!;
 
-    public IStreamDurability Durability { get; init; } = StoreReturnDurability.Instance;
-
     public StreamSourcing Sourcing { get; } = new();
 
     public ApiRouter Router { get; }

@@ -219,8 +219,10 @@ internal sealed class JsAccount
         var options = new FileStoreOptions
         {
             Directory = Path.Combine(directory, StreamMetaFiles.MessagesDir),
-            SyncInterval = Service.Options.SyncInterval,
-            SyncAlways = Service.Options.SyncAlways,
+            SyncMode = Service.Options.SyncAlways ? FileSyncMode.Always
+                : Service.Options.SyncInterval is not null ? FileSyncMode.Interval
+                : FileSyncMode.GroupCommit,
+            SyncInterval = Service.Options.SyncInterval ?? TimeSpan.FromMinutes(2),
             Warn = text => Service.Logger.LogWarning("JetStream stream '{Account} > {Stream}': {Text}", Account.Name, cfg.Name, text),
         };
         var store = StreamStores.OpenFile(storeConfig, options);

@@ -38,6 +38,7 @@ internal sealed class StreamIngest(JsStream stream)
         var store = stream.Store;
         ulong seq;
         string msgId;
+        DurabilityTicket durable = default;
         bool rollupSub = false, rollupAll = false;
         lock (stream.Gate)
         {
@@ -131,7 +132,9 @@ internal sealed class StreamIngest(JsStream stream)
             long timestamp;
             try
             {
-                (seq, timestamp) = store.StoreMsg(subject, headers, payload);
+                var stored = store.StoreMsg(subject, headers, payload);
+                (seq, timestamp) = stored;
+                durable = stored.Durable;
             }
             catch (StoreException e)
             {
@@ -160,8 +163,9 @@ internal sealed class StreamIngest(JsStream stream)
         stream.Account.OnStored(stream, subject, seq);
         if (canRespond)
         {
-            var durable = stream.Account.Service.Durability.WhenDurable(stream.Store, seq);
-            if (durable.IsCompletedSuccessfully)
+            // Acknowledged means durable: with group commit the ack waits for the fsync round that
+            // covers this message (shared with every concurrent publish), without blocking this thread.
+            if (durable.IsDurable)
             {
                 SendAck(reply, seq, duplicate: false);
             }
@@ -190,11 +194,11 @@ internal sealed class StreamIngest(JsStream stream)
         }
     }
 
-    private async Task AckWhenDurable(ValueTask durable, byte[] reply, ulong seq)
+    private async Task AckWhenDurable(DurabilityTicket durable, byte[] reply, ulong seq)
     {
         try
         {
-            await durable.ConfigureAwait(false);
+            await durable.AsTask().ConfigureAwait(false);
         }
         catch (Exception e)
         {
