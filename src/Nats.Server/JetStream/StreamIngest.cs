@@ -24,9 +24,27 @@ internal sealed class StreamIngest(JsStream stream)
     private ulong _lastSeq;
     private bool _lastSeqKnown;
 
+    // The store keys messages by string subject; a stream sees few distinct subjects, so their strings are
+    // kept instead of decoded for every message (bounded: cleared when full).
+    private const int MaxCachedSubjects = 4096;
+    private readonly Dictionary<byte[], string> _subjects = new(Subscriptions.ByteKeyComparer.Instance);
+
     public void OnMessage(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
-        var subjectText = Encoding.UTF8.GetString(subject);
+        string subjectText;
+        lock (stream.Gate)
+        {
+            var lookup = _subjects.GetAlternateLookup<ReadOnlySpan<byte>>();
+            if (!lookup.TryGetValue(subject, out subjectText!))
+            {
+                if (_subjects.Count >= MaxCachedSubjects)
+                {
+                    _subjects.Clear();
+                }
+                subjectText = Encoding.UTF8.GetString(subject);
+                lookup[subject] = subjectText;
+            }
+        }
         Process(subjectText, reply, headers, payload);
     }
 

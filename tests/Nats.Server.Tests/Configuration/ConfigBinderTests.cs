@@ -214,7 +214,6 @@ public class ConfigBinderTests
     public void KnownButUnimplementedKeysAreKeptNotRejected()
     {
         var (options, result) = Bind("""
-            jetstream { store_dir: "/tmp/js" }
             cluster { port: 6222 }
             tls { cert_file: "a" }
             leafnodes { port: 7422 }
@@ -225,7 +224,7 @@ public class ConfigBinderTests
             """);
         Assert.Empty(result.Errors);
         Assert.Equal(
-            ["jetstream", "cluster", "tls", "leafnodes", "websocket", "mqtt", "gateway"],
+            ["cluster", "tls", "leafnodes", "websocket", "mqtt", "gateway"],
             options.UnsupportedConfig.Keys);
         Assert.Equal(6222L, options.UnsupportedConfig["cluster"].AsMap!["port"].Value);
     }
