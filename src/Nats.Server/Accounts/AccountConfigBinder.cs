@@ -129,6 +129,7 @@ internal static class AccountConfigBinder
                         break;
                     case "jetstream":
                         account.JetStream = item;
+                        account.JetStreamLimits = JetStream.Configuration.JetStreamConfigBinder.BindAccount(item, errors);
                         break;
                     default:
                         if (!item.UsedAsVariable)

@@ -46,8 +46,11 @@ public sealed class AccountOptions
 
     internal List<ResolvedServiceImport> ServiceImports { get; } = [];
 
-    /// <summary>The account's <c>jetstream</c> setting as written, kept for when JetStream exists.</summary>
+    /// <summary>The account's <c>jetstream</c> setting as written.</summary>
     public ConfigValue? JetStream { get; set; }
+
+    /// <summary>The account's JetStream limits; null when the account has no (or a disabled) <c>jetstream</c> setting.</summary>
+    public JetStream.Configuration.JetStreamAccountLimits? JetStreamLimits { get; set; }
 }
 
 /// <summary>The account <c>limits {}</c> block; -1 means no limit (Go's jwt.NoLimit), anything else including 0 is enforced.</summary>

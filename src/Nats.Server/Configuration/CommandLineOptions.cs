@@ -21,7 +21,6 @@ internal sealed class CommandLineOptions
     {
         "ms", "s", "syslog", "r", "remote_syslog", "profile", "routes", "cluster",
         "cluster_listen", "cluster_advertise", "no_advertise", "connect_retries", "cluster_name", "help_tls",
-        "js", "jetstream", "sd", "store_dir",
     };
 
     private readonly List<(Flag Flag, object Value)> _given = [];
@@ -274,6 +273,8 @@ internal sealed class CommandLineOptions
         Add(FlagKind.String, (_, o, v) => o.PidFile = (string)v, "P", "pid");
         Add(FlagKind.String, (c, _, v) => c.Signal = (string)v == "" ? null : (string)v, "sl", "signal");
         Add(FlagKind.String, (_, o, v) => o.PortsFileDir = (string)v, "ports_file_dir");
+        Add(FlagKind.Bool, (_, o, v) => o.JetStream.Enabled = (bool)v, "js", "jetstream");
+        Add(FlagKind.String, (_, o, v) => o.JetStream.StoreDir = (string)v, "sd", "store_dir");
         Add(FlagKind.String, (_, o, v) => o.Username = (string)v, "user");
         Add(FlagKind.String, (_, o, v) => o.Password = (string)v, "pass");
         Add(FlagKind.String, (_, o, v) => o.AuthToken = (string)v, "auth");

@@ -15,7 +15,7 @@ internal sealed class ConfigBinder
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
         "disable_sublist_cache", "no_sublist_cache",
-        "cluster", "gateway", "leaf", "leafnodes", "store_dir", "storedir", "jetstream",
+        "cluster", "gateway", "leaf", "leafnodes",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "ocsp",
         "allow_non_tls", "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
@@ -212,6 +212,21 @@ internal sealed class ConfigBinder
             case "system_account":
             case "system":
                 _options.SystemAccount = v.Value as string ?? throw new BindException($"{v.Source}: system account name must be a string");
+                break;
+            case "jetstream":
+                if (JetStream.Configuration.JetStreamConfigBinder.BindServer(v, _options, _errors) is { } jsError)
+                {
+                    _errors.Add(jsError);
+                }
+                break;
+            case "store_dir":
+            case "storedir":
+                // Go: the top level and the jetstream block may not both name it.
+                if (_options.JetStream.StoreDir != "")
+                {
+                    throw new BindException($"{v.Source}: Duplicate 'store_dir' configuration");
+                }
+                _options.JetStream.StoreDir = Str(v);
                 break;
             case "no_system_account":
             case "no_system":

@@ -125,6 +125,9 @@ public sealed class ServerOptions
     /// <summary>lame_duck_grace_period: the wait, after the ldm INFO, before the first client is closed.</summary>
     public TimeSpan LameDuckGracePeriod { get; set; } = DefaultLameDuckGracePeriod;
 
+    /// <summary>JetStream: -js, -sd and the <c>jetstream {}</c> block.</summary>
+    public JetStream.Configuration.JetStreamOptions JetStream { get; set; } = new();
+
     /// <summary>Path of the configuration file the options were read from, if any.</summary>
     public string? ConfigFile { get; set; }
 

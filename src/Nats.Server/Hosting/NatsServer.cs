@@ -111,6 +111,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// <summary>The system account's internal client, requests and events; null with no_system_account.</summary>
     internal SystemAccountService? SystemEvents { get; private set; }
 
+    /// <summary>JetStream when enabled (-js or a jetstream block), else null.</summary>
+    internal JetStream.JetStreamService? JetStream { get; private set; }
+
     internal bool IsShuttingDown => Volatile.Read(ref _shuttingDown) == 1;
 
     /// <summary>The client listener is accepting (what /healthz checks, like Go's readyForConnections).</summary>
@@ -178,6 +181,13 @@ internal sealed partial class NatsServer : IAsyncDisposable
             SystemEvents = events;
         }
 
+        if (Options.JetStream.Enabled)
+        {
+            var jetStream = new JetStream.JetStreamService(this, Options.JetStream, _loggerFactory.CreateLogger("nats-server.jetstream"));
+            jetStream.Start(_accounts.All, _accounts.Global);
+            JetStream = jetStream;
+        }
+
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
         if (Options.TlsContext is not null)
         {
@@ -218,6 +228,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         var pending = _clientTasks.Values.ToArray();
         await Task.WhenAny(Task.WhenAll(pending), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
         await StopWebSocketAsync().ConfigureAwait(false);
+        JetStream?.Dispose();
         _accounts.StopTimers();
         // Steady-state message paths are meant to allocate nothing; this line makes that checkable.
         _logger.LogDebug("Runtime totals: allocated {Allocated} bytes, GC gen0 {Gen0}, gen1 {Gen1}, gen2 {Gen2}",
@@ -350,6 +361,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
         TlsRequired = options.TlsContext is not null,
         TlsVerify = options.TlsContext?.Verify == true,
         MaxPayload = options.MaxPayload,
+        JetStream = options.JetStream.Enabled,
+        Domain = options.JetStream.Enabled && options.JetStream.Domain != "" ? options.JetStream.Domain : null,
     };
 
     private void Heartbeat()

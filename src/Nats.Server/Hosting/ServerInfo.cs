@@ -27,6 +27,8 @@ internal sealed class ServerInfo
     public bool TlsRequired { get; init; }
     public bool TlsVerify { get; init; }
     public int MaxPayload { get; init; }
+    public bool JetStream { get; init; }
+    public string? Domain { get; init; }
     public string[]? ConnectUrls { get; init; }
     public bool LameDuckMode { get; set; }
 
@@ -59,6 +61,10 @@ internal sealed class ServerInfo
                 json.WriteBoolean("tls_verify", true);
             }
             json.WriteNumber("max_payload", maxPayload ?? MaxPayload);
+            if (JetStream)
+            {
+                json.WriteBoolean("jetstream", true);
+            }
             if (clientId != 0)
             {
                 json.WriteNumber("client_id", clientId);
@@ -70,6 +76,10 @@ internal sealed class ServerInfo
             if (!string.IsNullOrEmpty(nonce))
             {
                 json.WriteString("nonce", nonce);
+            }
+            if (!string.IsNullOrEmpty(Domain))
+            {
+                json.WriteString("domain", Domain);
             }
             if (ConnectUrls is { Length: > 0 })
             {

@@ -48,6 +48,10 @@ internal sealed partial class GoServerProcess : ITestServer
 
         var tempDir = Directory.CreateTempSubdirectory("nats-diff-go-").FullName;
         var args = new List<string> { "-a", "127.0.0.1", "-p", "-1" };
+        if (settings.JetStream)
+        {
+            args.AddRange(["-js", "-sd", settings.StoreDir ?? Path.Combine(tempDir, "js")]);
+        }
         var config = settings.ToGoConfig();
         if (config.Length > 0)
         {

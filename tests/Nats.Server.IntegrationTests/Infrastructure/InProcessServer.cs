@@ -6,8 +6,15 @@ namespace Nats.Server.IntegrationTests.Infrastructure;
 internal sealed class InProcessServer : ITestServer
 {
     private readonly NatsServer _server;
+    private readonly string? _ownedStoreDir;
 
-    private InProcessServer(NatsServer server) => _server = server;
+    private InProcessServer(NatsServer server, string? ownedStoreDir)
+    {
+        _server = server;
+        _ownedStoreDir = ownedStoreDir;
+    }
+
+    internal NatsServer Server => _server;
 
     public string Kind => "ours";
 
@@ -15,7 +22,14 @@ internal sealed class InProcessServer : ITestServer
 
     public static async Task<InProcessServer> StartAsync(ServerSettings settings)
     {
-        var server = new NatsServer(settings.ToServerOptions());
+        var options = settings.ToServerOptions();
+        string? ownedStoreDir = null;
+        if (settings.JetStream)
+        {
+            options.JetStream.Enabled = true;
+            options.JetStream.StoreDir = settings.StoreDir ?? (ownedStoreDir = Directory.CreateTempSubdirectory("nats-js-ours-").FullName);
+        }
+        var server = new NatsServer(options);
         try
         {
             await server.StartAsync();
@@ -35,8 +49,21 @@ internal sealed class InProcessServer : ITestServer
             throw;
         }
 
-        return new InProcessServer(server);
+        return new InProcessServer(server, ownedStoreDir);
     }
 
-    public async ValueTask DisposeAsync() => await _server.DisposeAsync();
+    public async ValueTask DisposeAsync()
+    {
+        await _server.DisposeAsync();
+        if (_ownedStoreDir is not null)
+        {
+            try
+            {
+                Directory.Delete(_ownedStoreDir, recursive: true);
+            }
+            catch (IOException)
+            {
+            }
+        }
+    }
 }

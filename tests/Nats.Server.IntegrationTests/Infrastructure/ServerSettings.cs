@@ -22,6 +22,12 @@ internal sealed class ServerSettings
     public int? PingMax { get; set; }
     public bool NoHeaderSupport { get; set; }
 
+    /// <summary>JetStream on (-js), each server with a fresh store directory of its own (-sd).</summary>
+    public bool JetStream { get; set; }
+
+    /// <summary>With <see cref="JetStream"/>: reuse this store directory (restart tests) instead of a fresh one.</summary>
+    public string? StoreDir { get; set; }
+
     /// <summary>
     /// Configuration text appended verbatim to the Go file and bound by our own config binder on top of the
     /// options below (accounts, system_account ...): the same text, read by each server's own parser.

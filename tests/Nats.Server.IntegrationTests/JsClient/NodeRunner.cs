@@ -10,7 +10,10 @@ internal static class NodeRunner
 
     public sealed record Result(int ExitCode, string Output);
 
-    public static async Task<Result> RunScenariosAsync(params string[] args)
+    public static Task<Result> RunScenariosAsync(params string[] args) => RunScriptAsync("scenarios.mjs", args);
+
+    /// <summary>Runs one script of tests/js (scenarios.mjs, jetstream.mjs) with the given arguments.</summary>
+    public static async Task<Result> RunScriptAsync(string script, params string[] args)
     {
         var dir = RepoPaths.JsScenarios;
         var transport = Path.Combine(dir, "node_modules", "@nats-io", "transport-node", "package.json");
@@ -27,7 +30,7 @@ internal static class NodeRunner
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        psi.ArgumentList.Add(Path.Combine(dir, "scenarios.mjs"));
+        psi.ArgumentList.Add(Path.Combine(dir, script));
         foreach (var a in args)
         {
             psi.ArgumentList.Add(a);

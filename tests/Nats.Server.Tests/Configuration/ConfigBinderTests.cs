@@ -214,7 +214,6 @@ public class ConfigBinderTests
     public void KnownButUnimplementedKeysAreKeptNotRejected()
     {
         var (options, result) = Bind("""
-            jetstream { store_dir: "/tmp/js" }
             cluster { port: 6222 }
             leafnodes { port: 7422 }
             mqtt { port: 1883 }
@@ -223,7 +222,7 @@ public class ConfigBinderTests
             """);
         Assert.Empty(result.Errors);
         Assert.Equal(
-            ["jetstream", "cluster", "leafnodes", "mqtt", "gateway"],
+            ["cluster", "leafnodes", "mqtt", "gateway"],
             options.UnsupportedConfig.Keys);
         Assert.Equal(6222L, options.UnsupportedConfig["cluster"].AsMap!["port"].Value);
     }

@@ -1,0 +1,109 @@
+using System.Text;
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+
+namespace Nats.Server.JetStream.Api;
+
+/// <summary>
+/// Receives everything on <c>$JS.API.&gt;</c> (and <c>$JS.&lt;domain&gt;.API.&gt;</c>) in an account and
+/// hands it to the handler for its subject, as Go's apiDispatch does. Unknown subjects get no answer
+/// (Go's requester times out too).
+/// </summary>
+internal sealed class ApiRouter(JetStreamService service)
+{
+    private readonly StreamApi _streams = new(service);
+    private readonly MessageApi _messages = new(service);
+
+    public void OnRequest(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        var text = Encoding.UTF8.GetString(subject);
+        if (!text.StartsWith("$JS.API.", StringComparison.Ordinal))
+        {
+            // $JS.<domain>.API.x → $JS.API.x
+            var apiAt = text.IndexOf(".API.", 4, StringComparison.Ordinal);
+            if (apiAt < 0)
+            {
+                return;
+            }
+            text = "$JS.API." + text[(apiAt + 5)..];
+        }
+        var request = new ApiRequest
+        {
+            JsAccount = service.FindAccount(account),
+            Account = account,
+            Subject = text,
+            Reply = reply.ToArray(),
+            Body = payload.ToArray(),
+        };
+        if (request.Reply.Length == 0)
+        {
+            return;
+        }
+        try
+        {
+            Dispatch(request);
+        }
+        catch (Exception e)
+        {
+            service.Logger.LogError(e, "JetStream API request {Subject} failed", text);
+        }
+    }
+
+    private void Dispatch(ApiRequest request)
+    {
+        var tokens = request.Subject.Split('.');
+        // tokens: $JS API <kind> ...
+        var kind = tokens.Length > 2 ? tokens[2] : "";
+        switch (kind)
+        {
+            case "INFO" when tokens.Length == 3:
+                _streams.AccountInfo(request);
+                return;
+            case "STREAM" when tokens.Length >= 4:
+                switch (tokens[3])
+                {
+                    case "CREATE" when tokens.Length == 5:
+                        _streams.Create(request, tokens[4]);
+                        return;
+                    case "UPDATE" when tokens.Length == 5:
+                        _streams.Update(request, tokens[4]);
+                        return;
+                    case "DELETE" when tokens.Length == 5:
+                        _streams.Delete(request, tokens[4]);
+                        return;
+                    case "INFO" when tokens.Length == 5:
+                        _streams.Info(request, tokens[4]);
+                        return;
+                    case "NAMES" when tokens.Length == 4:
+                        _streams.Names(request);
+                        return;
+                    case "LIST" when tokens.Length == 4:
+                        _streams.List(request);
+                        return;
+                    case "PURGE" when tokens.Length == 5:
+                        _streams.Purge(request, tokens[4]);
+                        return;
+                    case "MSG" when tokens.Length == 6 && tokens[4] == "GET":
+                        _messages.Get(request, tokens[5]);
+                        return;
+                    case "MSG" when tokens.Length == 6 && tokens[4] == "DELETE":
+                        _messages.Delete(request, tokens[5]);
+                        return;
+                }
+                break;
+            case "DIRECT" when tokens.Length >= 5 && tokens[3] == "GET":
+                _messages.DirectGet(request, tokens[4], tokens.Length > 5 ? string.Join('.', tokens[5..]) : null);
+                return;
+        }
+    }
+
+    /// <summary>Sends a JSON answer and counts it in the account's API statistics.</summary>
+    public static void Respond<T>(JetStreamService service, ApiRequest request, T response, JsonTypeInfo<T> type, JsApiError? error)
+    {
+        request.JsAccount?.CountApi(error is not null);
+        var bytes = JsonSerializer.SerializeToUtf8Bytes(response, type);
+        service.Transport.Publish(request.Account, request.Reply, default, default, bytes);
+    }
+}

@@ -1,0 +1,353 @@
+using Microsoft.Extensions.Logging;
+
+namespace Nats.Server.JetStream.Api;
+
+/// <summary>$JS.API.INFO and the STREAM.* requests (Go's jsAccountInfoRequest, jsStream*Request, standalone paths).</summary>
+internal sealed class StreamApi(JetStreamService service)
+{
+    private const string Prefix = "io.nats.jetstream.api.v1.";
+    private const int NamesLimit = 1024;
+    private const int ListLimit = 256;
+    private const int MaxSubjectDetails = 100_000;
+
+    public void AccountInfo(ApiRequest request)
+    {
+        var response = new AccountInfoResponse { Type = Prefix + "account_info_response" };
+        if (request.JsAccount is not { } js)
+        {
+            response.Error = JsErrors.NotEnabledForAccount;
+            ApiRouter.Respond(service, request, response, JsJson.Context.AccountInfoResponse, response.Error);
+            return;
+        }
+        var (memory, storage) = js.Usage();
+        var limits = js.Limits;
+        response.Memory = memory;
+        response.Storage = storage;
+        response.Streams = js.Streams().Count;
+        response.Consumers = 0;
+        response.Limits = new AccountLimits
+        {
+            MaxMemory = limits.MaxMemory,
+            MaxStore = limits.MaxStore,
+            MaxStreams = limits.MaxStreams,
+            MaxConsumers = limits.MaxConsumers,
+            MaxAckPending = limits.MaxAckPending,
+            MemoryMaxStreamBytes = limits.MemoryMaxStreamBytes,
+            StoreMaxStreamBytes = limits.StoreMaxStreamBytes,
+            MaxBytesRequired = limits.MaxBytesRequired,
+        };
+        response.Domain = string.IsNullOrEmpty(service.Options.Domain) ? null : service.Options.Domain;
+        response.Api = new ApiStats { Total = js.ApiTotal, Errors = js.ApiErrors };
+        // Go reads the totals before counting this request.
+        ApiRouter.Respond(service, request, response, JsJson.Context.AccountInfoResponse, null);
+    }
+
+    public void Create(ApiRequest request, string name)
+    {
+        var response = new StreamCreateResponse { Type = Prefix + "stream_create_response" };
+        var error = CreateCore(request, name, response);
+        response.Error = error;
+        ApiRouter.Respond(service, request, response, JsJson.Context.StreamCreateResponse, error);
+    }
+
+    private JsApiError? CreateCore(ApiRequest request, string name, StreamCreateResponse response)
+    {
+        if (request.JsAccount is not { } js)
+        {
+            return JsErrors.NotEnabledForAccount;
+        }
+        if (!request.TryParse(JsJson.Context.StreamConfig, out var config) || config is null)
+        {
+            return JsErrors.InvalidJSON;
+        }
+        if (name != config.Name)
+        {
+            return JsErrors.StreamMismatch;
+        }
+        if (name.AsSpan().IndexOfAny("\\/") >= 0)
+        {
+            return JsErrors.StreamNameContainsPathSeparators;
+        }
+        if (config.Sealed)
+        {
+            return JsErrors.StreamInvalidConfigF.WithErr("stream configuration for create can not be sealed");
+        }
+        if (config.MirrorDirect && config.Mirror is null)
+        {
+            return JsErrors.StreamInvalidConfigF.WithErr("stream has no mirror but does have mirror direct");
+        }
+        try
+        {
+            var (stream, created) = js.AddStream(config);
+            response.Fill(stream.Info());
+            // Go's create answer fills only config, created and state.
+            response.Domain = null;
+            response.DidCreate = true;
+            _ = created;
+            if (created)
+            {
+                service.Advisories.StreamAction(js, stream.Name, "create");
+            }
+            return null;
+        }
+        catch (JsApiException e)
+        {
+            return e.Error.ErrCode == 0 ? JsErrors.StreamCreate.WithErr(e.Error.Description) : e.Error;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            service.Logger.LogWarning("Stream create failed for '{Account} > {Stream}': {Error}", request.Account.Name, name, e.Message);
+            return JsErrors.StreamCreate.WithErr("error creating store for stream");
+        }
+    }
+
+    public void Update(ApiRequest request, string name)
+    {
+        var response = new StreamCreateResponse { Type = Prefix + "stream_update_response" };
+        response.Error = UpdateCore(request, name, response);
+        ApiRouter.Respond(service, request, response, JsJson.Context.StreamCreateResponse, response.Error);
+    }
+
+    private JsApiError? UpdateCore(ApiRequest request, string name, StreamCreateResponse response)
+    {
+        if (request.JsAccount is not { } js)
+        {
+            return JsErrors.NotEnabledForAccount;
+        }
+        if (!request.TryParse(JsJson.Context.StreamConfig, out var requested) || requested is null)
+        {
+            return JsErrors.InvalidJSON;
+        }
+        StreamConfig cfg;
+        try
+        {
+            cfg = StreamConfigValidator.Check(requested, js, service.Options);
+        }
+        catch (JsApiException e)
+        {
+            return e.Error;
+        }
+        if (name != cfg.Name)
+        {
+            return JsErrors.StreamMismatch;
+        }
+        if (js.FindStream(name) is not { } stream)
+        {
+            return JsErrors.StreamNotFound;
+        }
+        try
+        {
+            var updated = StreamUpdate.Check(stream.Config, cfg);
+            if (js.SubjectsOverlap(updated.Subjects, stream))
+            {
+                return JsErrors.StreamSubjectOverlap;
+            }
+            stream.UpdateConfig(updated);
+            js.PersistConfig(stream);
+            service.Sourcing.Reattach(js, stream);
+        }
+        catch (JsApiException e)
+        {
+            return e.Error;
+        }
+        var info = stream.Info();
+        response.Fill(info);
+        service.Advisories.StreamAction(js, stream.Name, "modify");
+        return null;
+    }
+
+    public void Delete(ApiRequest request, string name)
+    {
+        var response = new SuccessResponse { Type = Prefix + "stream_delete_response" };
+        response.Error = DeleteCore(request, name);
+        response.Success = response.Error is null;
+        ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, response.Error);
+    }
+
+    private JsApiError? DeleteCore(ApiRequest request, string name)
+    {
+        if (request.JsAccount is not { } js)
+        {
+            return JsErrors.NotEnabledForAccount;
+        }
+        if (!request.IsEmpty)
+        {
+            return JsErrors.NotEmptyRequest;
+        }
+        if (js.FindStream(name) is not { } stream)
+        {
+            return JsErrors.StreamNotFound;
+        }
+        try
+        {
+            js.DeleteStream(stream);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return JsErrors.StreamDelete.WithErr(e.Message);
+        }
+        service.Advisories.StreamAction(js, name, "delete");
+        return null;
+    }
+
+    public void Info(ApiRequest request, string name)
+    {
+        var response = new StreamInfoResponse { Type = Prefix + "stream_info_response" };
+        response.Error = InfoCore(request, name, response);
+        ApiRouter.Respond(service, request, response, JsJson.Context.StreamInfoResponse, response.Error);
+    }
+
+    private JsApiError? InfoCore(ApiRequest request, string name, StreamInfoResponse response)
+    {
+        if (request.JsAccount is not { } js)
+        {
+            return JsErrors.NotEnabledForAccount;
+        }
+        var body = new StreamInfoRequest();
+        if (!request.IsEmpty && (!request.TryParse(JsJson.Context.StreamInfoRequest, out var parsed) || parsed is null))
+        {
+            return JsErrors.InvalidJSON;
+        }
+        else if (!request.IsEmpty)
+        {
+            request.TryParse(JsJson.Context.StreamInfoRequest, out parsed);
+            body = parsed!;
+        }
+        if (js.FindStream(name) is not { } stream)
+        {
+            return JsErrors.StreamNotFound;
+        }
+        var info = stream.Info(body.DeletedDetails);
+        if (!string.IsNullOrEmpty(body.SubjectsFilter))
+        {
+            var totals = stream.Store.SubjectsTotals(body.SubjectsFilter);
+            if (totals.Count > 0)
+            {
+                var names = totals.Keys.Order(StringComparer.Ordinal).ToList();
+                var offset = Math.Clamp(body.Offset, 0, names.Count);
+                var end = Math.Min(offset + MaxSubjectDetails, names.Count);
+                if (end > offset)
+                {
+                    info.State.Subjects = [];
+                    foreach (var subject in names.Skip(offset).Take(end - offset))
+                    {
+                        info.State.Subjects[subject] = totals[subject];
+                    }
+                }
+                response.Offset = offset;
+                response.Limit = MaxSubjectDetails;
+                response.Total = totals.Count;
+            }
+        }
+        response.Fill(info);
+        return null;
+    }
+
+    public void Names(ApiRequest request)
+    {
+        var response = new StreamNamesResponse { Type = Prefix + "stream_names_response" };
+        if (request.JsAccount is not { } js)
+        {
+            response.Error = JsErrors.NotEnabledForAccount;
+            ApiRouter.Respond(service, request, response, JsJson.Context.StreamNamesResponse, response.Error);
+            return;
+        }
+        var body = new StreamNamesRequest();
+        if (!request.IsEmpty)
+        {
+            if (!request.TryParse(JsJson.Context.StreamNamesRequest, out var parsed) || parsed is null)
+            {
+                response.Error = JsErrors.InvalidJSON;
+                ApiRouter.Respond(service, request, response, JsJson.Context.StreamNamesResponse, response.Error);
+                return;
+            }
+            body = parsed;
+        }
+        var streams = Filtered(js, body.Subject);
+        var offset = Math.Clamp(body.Offset, 0, streams.Count);
+        var page = streams.Skip(offset).Take(NamesLimit).Select(s => s.Name).ToList();
+        response.Streams = page.Count > 0 ? page : null;
+        response.Total = streams.Count;
+        response.Limit = NamesLimit;
+        response.Offset = offset;
+        ApiRouter.Respond(service, request, response, JsJson.Context.StreamNamesResponse, null);
+    }
+
+    public void List(ApiRequest request)
+    {
+        var response = new StreamListResponse { Type = Prefix + "stream_list_response" };
+        if (request.JsAccount is not { } js)
+        {
+            response.Error = JsErrors.NotEnabledForAccount;
+            ApiRouter.Respond(service, request, response, JsJson.Context.StreamListResponse, response.Error);
+            return;
+        }
+        var body = new StreamNamesRequest();
+        if (!request.IsEmpty)
+        {
+            if (!request.TryParse(JsJson.Context.StreamNamesRequest, out var parsed) || parsed is null)
+            {
+                response.Error = JsErrors.InvalidJSON;
+                ApiRouter.Respond(service, request, response, JsJson.Context.StreamListResponse, response.Error);
+                return;
+            }
+            body = parsed;
+        }
+        var streams = Filtered(js, body.Subject);
+        var offset = Math.Clamp(body.Offset, 0, streams.Count);
+        // Go always answers a list (empty, not null) here.
+        response.Streams = [.. streams.Skip(offset).Take(ListLimit).Select(s => s.Info())];
+        response.Total = streams.Count;
+        response.Limit = ListLimit;
+        response.Offset = offset;
+        ApiRouter.Respond(service, request, response, JsJson.Context.StreamListResponse, null);
+    }
+
+    private static List<JsStream> Filtered(JsAccount js, string? filter) =>
+        string.IsNullOrEmpty(filter)
+            ? js.Streams()
+            : [.. js.Streams().Where(s => (s.Config.Subjects ?? []).Any(subject => Subjects.Collide(filter, subject)))];
+
+    public void Purge(ApiRequest request, string name)
+    {
+        var response = new PurgeResponse { Type = Prefix + "stream_purge_response" };
+        response.Error = PurgeCore(request, name, response);
+        ApiRouter.Respond(service, request, response, JsJson.Context.PurgeResponse, response.Error);
+    }
+
+    private JsApiError? PurgeCore(ApiRequest request, string name, PurgeResponse response)
+    {
+        if (request.JsAccount is not { } js)
+        {
+            return JsErrors.NotEnabledForAccount;
+        }
+        var body = new PurgeRequest();
+        if (!request.IsEmpty)
+        {
+            if (!request.TryParse(JsJson.Context.PurgeRequest, out var parsed) || parsed is null)
+            {
+                return JsErrors.InvalidJSON;
+            }
+            if (parsed.Sequence > 0 && parsed.Keep > 0)
+            {
+                return JsErrors.BadRequest;
+            }
+            body = parsed;
+        }
+        if (js.FindStream(name) is not { } stream)
+        {
+            return JsErrors.StreamNotFound;
+        }
+        if (stream.Config.Sealed)
+        {
+            return JsErrors.StreamSealed;
+        }
+        if (stream.Config.DenyPurge)
+        {
+            return JsErrors.StreamPurgeFailedF.WithErr("stream purge not permitted");
+        }
+        response.Purged = stream.Purge(body.Subject ?? "", body.Sequence, body.Keep);
+        response.Success = true;
+        return null;
+    }
+}

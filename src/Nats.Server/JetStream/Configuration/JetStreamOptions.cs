@@ -1,0 +1,56 @@
+namespace Nats.Server.JetStream.Configuration;
+
+/// <summary>The server's <c>jetstream {}</c> block, <c>-js</c> and <c>-sd</c> (Go's Options.JetStream*).</summary>
+public sealed class JetStreamOptions
+{
+    /// <summary>Go's JetStreamMaxMemory/MaxStore -1: size from the machine (75% of memory, 1 TB of disk).</summary>
+    public const long Dynamic = -1;
+
+    public bool Enabled { get; set; }
+
+    /// <summary>store_dir; empty means Go's default, the system temp directory + "nats/jetstream".</summary>
+    public string StoreDir { get; set; } = "";
+
+    public long MaxMemory { get; set; } = Dynamic;
+
+    public long MaxStore { get; set; } = Dynamic;
+
+    public string Domain { get; set; } = "";
+
+    /// <summary>
+    /// sync_interval (Go 2.10). Unset (null) is our default, group commit: a PubAck is sent once the
+    /// message is fsynced, concurrent publishes sharing each fsync. Set, it selects Go's policy:
+    /// acknowledge when written to the OS, fsync every interval. <c>always</c> fsyncs inside every write.
+    /// </summary>
+    public TimeSpan? SyncInterval { get; set; }
+
+    public bool SyncAlways { get; set; }
+
+    /// <summary>max_outstanding_catchup: accepted for clustering, unused by a single server.</summary>
+    public long MaxCatchup { get; set; }
+
+    public string UniqueTag { get; set; } = "";
+
+    /// <summary>limits { duplicate_window }: the ceiling for a stream's duplicate window (0 = none).</summary>
+    public TimeSpan MaxDuplicateWindow { get; set; }
+
+    /// <summary>limits { max_request_batch }, { max_ack_pending }: kept for consumers.</summary>
+    public int MaxRequestBatch { get; set; }
+
+    public int MaxAckPending { get; set; }
+}
+
+/// <summary>An account's JetStream limits (Go's JetStreamAccountLimits); -1 means unlimited.</summary>
+public sealed record JetStreamAccountLimits
+{
+    public static readonly JetStreamAccountLimits Unlimited = new();
+
+    public long MaxMemory { get; init; } = -1;
+    public long MaxStore { get; init; } = -1;
+    public int MaxStreams { get; init; } = -1;
+    public int MaxConsumers { get; init; } = -1;
+    public int MaxAckPending { get; init; } = -1;
+    public long MemoryMaxStreamBytes { get; init; } = -1;
+    public long StoreMaxStreamBytes { get; init; } = -1;
+    public bool MaxBytesRequired { get; init; }
+}

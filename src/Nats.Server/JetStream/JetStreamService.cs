@@ -1,0 +1,201 @@
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.Hosting;
+using Nats.Server.JetStream.Api;
+using Nats.Server.JetStream.Configuration;
+
+namespace Nats.Server.JetStream;
+
+/// <summary>
+/// The server's JetStream (Go's jetStream for a standalone server): the store directory, the enabled
+/// accounts with their streams, the API subscriptions and the transport everything publishes through.
+/// </summary>
+internal sealed class JetStreamService : IDisposable
+{
+    private readonly Dictionary<Account, JsAccount> _accounts = [];
+    private readonly List<IDisposable> _apiSubscriptions = [];
+
+    public JetStreamService(NatsServer server, JetStreamOptions options, ILogger logger)
+    {
+        Server = server;
+        Options = options;
+        Logger = logger;
+        var root = string.IsNullOrEmpty(options.StoreDir) ? Path.Combine(Path.GetTempPath(), "nats") : options.StoreDir;
+        StoreDirectory = Path.Combine(root, "jetstream");
+        Router = new ApiRouter(this);
+        Advisories = new JetStreamAdvisories(this);
+    }
+
+    public NatsServer Server { get; }
+
+    public JetStreamOptions Options { get; }
+
+    public ILogger Logger { get; }
+
+    /// <summary>&lt;store_dir&gt;/jetstream, as Go lays it out.</summary>
+    public string StoreDirectory { get; }
+
+    public JetStreamTransport Transport { get; private set; } = null!;
+
+    public StreamSourcing Sourcing { get; } = new();
+
+    public ApiRouter Router { get; }
+
+    public JetStreamAdvisories Advisories { get; }
+
+    public IEnumerable<JsAccount> Accounts
+    {
+        get
+        {
+            lock (_accounts)
+            {
+                return [.. _accounts.Values];
+            }
+        }
+    }
+
+    public JsAccount? FindAccount(Account account)
+    {
+        lock (_accounts)
+        {
+            return _accounts.GetValueOrDefault(account);
+        }
+    }
+
+    /// <summary>Enables the accounts, recovers their streams and subscribes to the API.</summary>
+    public void Start(IEnumerable<Account> accounts, Account global)
+    {
+        Directory.CreateDirectory(StoreDirectory);
+        Transport = new JetStreamTransport(Server.CreateInternalPublisher(global, "nats-server.jetstream"));
+        var all = accounts.Where(a => !a.IsSystem).ToList();
+        // Go's enableJetStreamAccounts: with only $G (and $SYS) configured, $G gets JetStream;
+        // otherwise the accounts with a jetstream setting do.
+        var globalOnly = all.All(a => a == global);
+        foreach (var account in all)
+        {
+            var limits = account == global && globalOnly ? JetStreamAccountLimits.Unlimited : account.Options.JetStreamLimits;
+            if (limits is not null)
+            {
+                lock (_accounts)
+                {
+                    _accounts[account] = new JsAccount(this, account, limits);
+                }
+            }
+        }
+        foreach (var js in Accounts)
+        {
+            Recover(js);
+        }
+        foreach (var account in all)
+        {
+            _apiSubscriptions.Add(Transport.Subscribe(account, "$JS.API.>", Router.OnRequest));
+            if (!string.IsNullOrEmpty(Options.Domain))
+            {
+                _apiSubscriptions.Add(Transport.Subscribe(account, $"$JS.{Options.Domain}.API.>", Router.OnRequest));
+            }
+        }
+        Logger.LogInformation("Starting JetStream");
+        Logger.LogInformation("  Store Directory: \"{Dir}\"", StoreDirectory);
+        if (!string.IsNullOrEmpty(Options.Domain))
+        {
+            Logger.LogInformation("  Domain:          {Domain}", Options.Domain);
+        }
+    }
+
+    private void Recover(JsAccount js)
+    {
+        if (!Directory.Exists(js.Directory))
+        {
+            return;
+        }
+        foreach (var directory in Directory.GetDirectories(js.Directory).Order(StringComparer.Ordinal))
+        {
+            try
+            {
+                if (StreamMetaFiles.Read(directory) is { } meta && meta.Config.Storage != StorageKind.Memory)
+                {
+                    js.Recover(meta);
+                    Logger.LogInformation("  Restored {Messages} messages for stream '{Account} > {Stream}'",
+                        js.FindStream(meta.Config.Name)?.Store.State().Msgs ?? 0, js.Account.Name, meta.Config.Name);
+                }
+            }
+            catch (Exception e) when (e is IOException or System.Text.Json.JsonException or UnauthorizedAccessException or Storage.StoreException)
+            {
+                Logger.LogWarning("  Error recovering stream in {Directory}: {Error}", directory, e.Message);
+            }
+        }
+        js.AttachRecovered();
+    }
+
+    /// <summary>Server-wide figures for /jsz and $SYS JSZ (Go's JetStreamStats and usage totals).</summary>
+    public JetStreamTotals Totals()
+    {
+        var totals = new JetStreamTotals
+        {
+            // Go's dynamic limits: 75% of the machine's memory, 75% of the store directory's free disk.
+            MaxMemory = Options.MaxMemory >= 0 ? Options.MaxMemory : (long)(GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / 4 * 3),
+            MaxStore = Options.MaxStore >= 0 ? Options.MaxStore : DiskAvailable(),
+        };
+        foreach (var js in Accounts)
+        {
+            totals.Accounts++;
+            totals.ApiTotal += js.ApiTotal;
+            totals.ApiErrors += js.ApiErrors;
+            foreach (var stream in js.Streams())
+            {
+                var state = stream.Store.State();
+                totals.Streams++;
+                totals.Messages += state.Msgs;
+                totals.Bytes += state.Bytes;
+                if (stream.Config.Storage == StorageKind.Memory)
+                {
+                    totals.Memory += state.Bytes;
+                }
+                else
+                {
+                    totals.Storage += state.Bytes;
+                }
+            }
+        }
+        return totals;
+    }
+
+    private long DiskAvailable()
+    {
+        try
+        {
+            return new DriveInfo(StoreDirectory).AvailableFreeSpace / 4 * 3;
+        }
+        catch (Exception e) when (e is IOException or ArgumentException or UnauthorizedAccessException)
+        {
+            return 1L << 40;
+        }
+    }
+
+    public void Dispose()
+    {
+        foreach (var subscription in _apiSubscriptions)
+        {
+            subscription.Dispose();
+        }
+        _apiSubscriptions.Clear();
+        foreach (var js in Accounts)
+        {
+            js.Stop();
+        }
+    }
+}
+
+internal sealed class JetStreamTotals
+{
+    public long MaxMemory { get; init; }
+    public long MaxStore { get; init; }
+    public ulong Memory { get; set; }
+    public ulong Storage { get; set; }
+    public int Accounts { get; set; }
+    public ulong ApiTotal { get; set; }
+    public ulong ApiErrors { get; set; }
+    public int Streams { get; set; }
+    public ulong Messages { get; set; }
+    public ulong Bytes { get; set; }
+}

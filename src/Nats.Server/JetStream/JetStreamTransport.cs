@@ -1,0 +1,76 @@
+using System.Globalization;
+using System.Text;
+using Nats.Server.Accounts;
+using Nats.Server.Delivery;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.JetStream;
+
+/// <summary>
+/// A message for JetStream, on the publisher's thread. Spans are valid only during the call.
+/// </summary>
+internal delegate void JetStreamMessageHandler(
+    Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
+
+/// <summary>
+/// The only place JetStream touches the server's delivery internals: subscriptions are receivers on
+/// the delivery seam (<see cref="IMessageReceiver"/>), and everything JetStream sends goes out through
+/// one <see cref="InternalPublisher"/> (normal routing, imports included, headers as HMSG).
+/// </summary>
+internal sealed class JetStreamTransport(InternalPublisher publisher)
+{
+    // The publisher is single-threaded by contract; acks are sent from every publishing client's thread.
+    private readonly Lock _publishLock = new();
+    private long _sid;
+
+    /// <summary>Subscribes in <paramref name="account"/>; dispose the result to unsubscribe.</summary>
+    public IDisposable Subscribe(Account account, string subject, JetStreamMessageHandler handler)
+    {
+        var sid = Interlocked.Increment(ref _sid).ToString(CultureInfo.InvariantCulture);
+        var subscription = new Subscription(new Receiver(publisher, handler), Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid));
+        if (!account.SubList.Insert(subscription))
+        {
+            throw new ArgumentException($"invalid JetStream subscription subject {subject}", nameof(subject));
+        }
+        return new Registration(account, subscription);
+    }
+
+    /// <summary>Publishes into <paramref name="account"/>; <paramref name="headers"/> is a complete NATS/1.0 block or empty. Thread-safe.</summary>
+    public bool Publish(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        lock (_publishLock)
+        {
+            return publisher.Publish(account, subject, reply, headers, payload);
+        }
+    }
+
+    public bool Publish(Account account, string subject, ReadOnlySpan<byte> payload) =>
+        Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload);
+
+    private sealed class Receiver(InternalPublisher publisher, JetStreamMessageHandler handler) : IMessageReceiver
+    {
+        public bool Deliver(Subscription subscription, in Message message)
+        {
+            // JetStream's own publishes (replies, acks, advisories) never feed JetStream back.
+            if (message.Origin == publisher.Client)
+            {
+                return false;
+            }
+            handler(message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
+            return true;
+        }
+    }
+
+    private sealed class Registration(Account account, Subscription subscription) : IDisposable
+    {
+        private int _disposed;
+
+        public void Dispose()
+        {
+            if (Interlocked.Exchange(ref _disposed, 1) == 0)
+            {
+                account.SubList.Remove(subscription);
+            }
+        }
+    }
+}

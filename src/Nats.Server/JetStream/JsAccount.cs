@@ -1,0 +1,231 @@
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.JetStream.Api;
+using Nats.Server.JetStream.Configuration;
+using Nats.Storage;
+using Nats.Storage.File;
+
+namespace Nats.Server.JetStream;
+
+/// <summary>An account's JetStream (Go's jsAccount): its limits, streams and API counters.</summary>
+internal sealed class JsAccount
+{
+    private readonly Dictionary<string, JsStream> _streams = new(StringComparer.Ordinal);
+    private readonly Lock _lock = new();
+    private long _apiTotal;
+    private long _apiErrors;
+
+    public JsAccount(JetStreamService service, Account account, JetStreamAccountLimits limits)
+    {
+        Service = service;
+        Account = account;
+        Limits = limits;
+        Directory = Path.Combine(service.StoreDirectory, account.Name, "streams");
+    }
+
+    public JetStreamService Service { get; }
+
+    public Account Account { get; }
+
+    public JetStreamAccountLimits Limits { get; }
+
+    public string Directory { get; }
+
+    public ulong ApiTotal => (ulong)Interlocked.Read(ref _apiTotal);
+
+    public ulong ApiErrors => (ulong)Interlocked.Read(ref _apiErrors);
+
+    public void CountApi(bool error)
+    {
+        Interlocked.Increment(ref _apiTotal);
+        if (error)
+        {
+            Interlocked.Increment(ref _apiErrors);
+        }
+    }
+
+    public JsStream? FindStream(string name)
+    {
+        lock (_lock)
+        {
+            return _streams.GetValueOrDefault(name);
+        }
+    }
+
+    /// <summary>Streams sorted by name (Go sorts names and lists).</summary>
+    public List<JsStream> Streams()
+    {
+        lock (_lock)
+        {
+            return [.. _streams.Values.OrderBy(s => s.Name, StringComparer.Ordinal)];
+        }
+    }
+
+    /// <summary>Consumers are not part of this server yet (issue 12); streams see none.</summary>
+    public int ConsumerCount(JsStream stream) => 0;
+
+    /// <summary>A message was stored in <paramref name="stream"/>: feeds streams that source or mirror it.</summary>
+    public void OnStored(JsStream stream, string subject, ulong seq) => Service.Sourcing.OnStored(this, stream, subject, seq);
+
+    /// <summary>Go's addStream for a standalone server: returns the stream and whether it was created.</summary>
+    public (JsStream Stream, bool Created) AddStream(StreamConfig request)
+    {
+        var cfg = StreamConfigValidator.Check(request, this, Service.Options);
+        if (cfg.Replicas > 1)
+        {
+            throw new JsApiException(JsErrors.StreamReplicasNotSupported);
+        }
+        lock (_lock)
+        {
+            if (_streams.TryGetValue(cfg.Name, out var existing))
+            {
+                if (existing.Config.SameAs(cfg))
+                {
+                    return (existing, false);
+                }
+                throw new JsApiException(JsErrors.StreamNameExist);
+            }
+            if (Limits.MaxStreams > 0 && _streams.Count >= Limits.MaxStreams)
+            {
+                throw new JsApiException(JsErrors.MaximumStreamsLimit);
+            }
+            if (SubjectsOverlap(cfg.Subjects, null))
+            {
+                throw new JsApiException(JsErrors.StreamSubjectOverlap);
+            }
+            var created = GoTime.Now();
+            var stream = Open(cfg, created, persistMeta: true);
+            _streams[cfg.Name] = stream;
+            stream.StartCapture();
+            Service.Sourcing.Attach(this, stream);
+            return (stream, true);
+        }
+    }
+
+    /// <summary>Opens a stream recovered from its directory at start.</summary>
+    public void Recover(StreamMetaFile meta)
+    {
+        var cfg = meta.Config;
+        lock (_lock)
+        {
+            var stream = Open(cfg, meta.Created, persistMeta: false);
+            _streams[cfg.Name] = stream;
+            stream.StartCapture();
+        }
+    }
+
+    /// <summary>Attaches sources and mirrors once every recovered stream is open.</summary>
+    public void AttachRecovered()
+    {
+        foreach (var stream in Streams())
+        {
+            Service.Sourcing.Attach(this, stream);
+        }
+    }
+
+    public bool SubjectsOverlap(IEnumerable<string>? subjects, JsStream? self)
+    {
+        lock (_lock)
+        {
+            foreach (var other in _streams.Values)
+            {
+                if (other == self)
+                {
+                    continue;
+                }
+                foreach (var a in subjects ?? [])
+                {
+                    foreach (var b in other.Config.Subjects ?? [])
+                    {
+                        if (Subjects.Collide(a, b))
+                        {
+                            return true;
+                        }
+                    }
+                }
+            }
+            return false;
+        }
+    }
+
+    public void DeleteStream(JsStream stream)
+    {
+        lock (_lock)
+        {
+            _streams.Remove(stream.Name);
+        }
+        Service.Sourcing.Detach(this, stream);
+        stream.StopCapture();
+        lock (stream.Gate)
+        {
+            stream.Store.Delete();
+        }
+        if (stream.Directory is { } directory && System.IO.Directory.Exists(directory))
+        {
+            System.IO.Directory.Delete(directory, recursive: true);
+            StreamMetaFiles.SyncDirectory(Directory);
+        }
+    }
+
+    public void PersistConfig(JsStream stream)
+    {
+        if (stream.Directory is { } directory)
+        {
+            StreamMetaFiles.Write(directory, new StreamMetaFile { Created = stream.Created, Config = stream.Config });
+        }
+    }
+
+    public void Stop()
+    {
+        foreach (var stream in Streams())
+        {
+            stream.Dispose();
+        }
+    }
+
+    public (ulong Memory, ulong Storage) Usage()
+    {
+        ulong memory = 0, storage = 0;
+        foreach (var stream in Streams())
+        {
+            var bytes = stream.Store.State().Bytes;
+            if (stream.Config.Storage == StorageKind.Memory)
+            {
+                memory += bytes;
+            }
+            else
+            {
+                storage += bytes;
+            }
+        }
+        return (memory, storage);
+    }
+
+    private JsStream Open(StreamConfig cfg, GoTime created, bool persistMeta)
+    {
+        var storeConfig = JsStream.StoreConfigOf(cfg);
+        var directory = Path.Combine(Directory, cfg.Name);
+        // Every stream keeps its meta.inf on disk (also memory streams: Go forgets them at restart, so do we,
+        // by not recovering them, but the directory layout stays uniform).
+        if (cfg.Storage == StorageKind.Memory)
+        {
+            var memory = StreamStores.CreateMemory(storeConfig, warn: text => Service.Logger.LogWarning("{Text}", text));
+            return new JsStream(this, cfg, created, memory, null);
+        }
+        if (persistMeta)
+        {
+            StreamMetaFiles.Write(directory, new StreamMetaFile { Created = created, Config = cfg });
+        }
+        var options = new FileStoreOptions
+        {
+            Directory = Path.Combine(directory, StreamMetaFiles.MessagesDir),
+            SyncMode = Service.Options.SyncAlways ? FileSyncMode.Always
+                : Service.Options.SyncInterval is not null ? FileSyncMode.Interval
+                : FileSyncMode.GroupCommit,
+            SyncInterval = Service.Options.SyncInterval ?? TimeSpan.FromMinutes(2),
+            Warn = text => Service.Logger.LogWarning("JetStream stream '{Account} > {Stream}': {Text}", Account.Name, cfg.Name, text),
+        };
+        var store = StreamStores.OpenFile(storeConfig, options);
+        return new JsStream(this, cfg, created, store, directory);
+    }
+}

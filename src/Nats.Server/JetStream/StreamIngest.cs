@@ -1,0 +1,312 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.Text;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.JetStream.Api;
+using Nats.Storage;
+
+namespace Nats.Server.JetStream;
+
+/// <summary>
+/// Go's processJetStreamMsg for a standalone server: header checks in Go's order, the store, the
+/// duplicate window, rollups, then the PubAck once the durability policy says the message is safe.
+/// </summary>
+internal sealed class StreamIngest(JsStream stream)
+{
+    private static readonly JsonWriterOptions WriterOptions = new() { Encoder = Api.GoJsonEncoder.Instance };
+
+    private readonly DedupWindow _dedup = new();
+    private string _lastMsgId = "";
+    private bool _dedupLoaded;
+    private ulong _lastSeq;
+    private bool _lastSeqKnown;
+
+    // The store keys messages by string subject; a stream sees few distinct subjects, so their strings are
+    // kept instead of decoded for every message (bounded: cleared when full).
+    private const int MaxCachedSubjects = 4096;
+    private readonly Dictionary<byte[], string> _subjects = new(Subscriptions.ByteKeyComparer.Instance);
+
+    public void OnMessage(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        string subjectText;
+        lock (stream.Gate)
+        {
+            var lookup = _subjects.GetAlternateLookup<ReadOnlySpan<byte>>();
+            if (!lookup.TryGetValue(subject, out subjectText!))
+            {
+                if (_subjects.Count >= MaxCachedSubjects)
+                {
+                    _subjects.Clear();
+                }
+                subjectText = Encoding.UTF8.GetString(subject);
+                lookup[subject] = subjectText;
+            }
+        }
+        Process(subjectText, reply, headers, payload);
+    }
+
+    /// <summary>Stores one message (also used by sourcing); returns the sequence, or 0 when refused.</summary>
+    public ulong Process(string subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        var config = stream.Config;
+        var canRespond = !config.NoAck && !reply.IsEmpty;
+        var store = stream.Store;
+        ulong seq;
+        string msgId;
+        DurabilityTicket durable = default;
+        bool rollupSub = false, rollupAll = false;
+        lock (stream.Gate)
+        {
+            EnsureDedupLoaded(config);
+            if (!_lastSeqKnown)
+            {
+                _lastSeq = store.State().LastSeq;
+                _lastSeqKnown = true;
+            }
+            msgId = "";
+            if (config.Sealed)
+            {
+                return Refuse(reply, canRespond, JsErrors.StreamSealed);
+            }
+            if (!headers.IsEmpty)
+            {
+                if (NatsHeaders.Get(headers, NatsHeaders.ExpectedStream) is { Length: > 0 } expected && expected != config.Name)
+                {
+                    return Refuse(reply, canRespond, JsErrors.StreamNotMatch);
+                }
+                msgId = NatsHeaders.Get(headers, NatsHeaders.MsgId) ?? "";
+                if (msgId.Length > 0 && _dedup.TryGet(msgId, config.DuplicateWindow, NowNanos(), out var duplicateOf))
+                {
+                    if (canRespond)
+                    {
+                        SendAck(reply, duplicateOf, duplicate: true);
+                    }
+                    return 0;
+                }
+                if (NatsHeaders.TryGetSequence(headers, NatsHeaders.ExpectedLastSubjSeq, out var expectedSubjectSeq))
+                {
+                    var last = store.LoadLastMsg(subject);
+                    var found = last?.Sequence ?? 0;
+                    if (found != expectedSubjectSeq)
+                    {
+                        return Refuse(reply, canRespond, JsErrors.StreamWrongLastSequence.With("seq", found));
+                    }
+                }
+                if (NatsHeaders.TryGetSequence(headers, NatsHeaders.ExpectedLastSeq, out var expectedSeq) && expectedSeq != _lastSeq)
+                {
+                    return Refuse(reply, canRespond, JsErrors.StreamWrongLastSequence.With("seq", _lastSeq));
+                }
+                if (NatsHeaders.Get(headers, NatsHeaders.ExpectedLastMsgId) is { Length: > 0 } expectedId && expectedId != _lastMsgId)
+                {
+                    return Refuse(reply, canRespond, JsErrors.StreamWrongLastMsgID.With("id", _lastMsgId));
+                }
+                if (NatsHeaders.Get(headers, NatsHeaders.Rollup) is { Length: > 0 } rollup)
+                {
+                    if (!config.AllowRollup || config.DenyPurge)
+                    {
+                        return Refuse(reply, canRespond, JsErrors.StreamRollupFailedF.WithErr("rollup not permitted"));
+                    }
+                    switch (rollup)
+                    {
+                        case "sub":
+                            rollupSub = true;
+                            break;
+                        case "all":
+                            rollupAll = true;
+                            break;
+                        default:
+                            // Go drops the message without an answer.
+                            return 0;
+                    }
+                }
+            }
+            if (config.MaxMsgSize >= 0 && headers.Length + payload.Length > config.MaxMsgSize)
+            {
+                return Refuse(reply, canRespond, JsErrors.StreamMessageExceedsMaximum);
+            }
+            if (headers.Length > ushort.MaxValue)
+            {
+                return Refuse(reply, canRespond, JsErrors.StreamHeaderExceedsMaximum);
+            }
+            // Interest retention keeps nothing while no consumer is interested (Go skips the sequence).
+            if (config.Retention == RetentionPolicy.Interest && stream.Account.ConsumerCount(stream) == 0)
+            {
+                seq = store.SkipMsg();
+                _lastSeq = seq;
+                _lastMsgId = msgId;
+                if (msgId.Length > 0)
+                {
+                    _dedup.Add(msgId, seq, NowNanos());
+                }
+                if (canRespond)
+                {
+                    SendAck(reply, seq, duplicate: false);
+                }
+                return seq;
+            }
+            long timestamp;
+            try
+            {
+                var stored = store.StoreMsg(subject, headers, payload);
+                (seq, timestamp) = stored;
+                durable = stored.Durable;
+            }
+            catch (StoreException e)
+            {
+                _lastSeq = store.State().LastSeq;
+                if (e.Error is not (StoreError.MaxMsgs or StoreError.MaxBytes or StoreError.MaxMsgsPerSubject or StoreError.MsgTooLarge or StoreError.Closed))
+                {
+                    stream.Account.Service.Logger.LogError("JetStream failed to store a msg on stream {Stream}: {Error}", stream.LogName, e.Message);
+                }
+                return Refuse(reply, canRespond, JsErrors.StreamStoreFailedF.WithErr(e.Message));
+            }
+            _lastSeq = seq;
+            _lastMsgId = msgId;
+            if (msgId.Length > 0)
+            {
+                _dedup.Add(msgId, seq, timestamp);
+            }
+        }
+        if (rollupSub)
+        {
+            stream.Purge(subject, 0, 1);
+        }
+        else if (rollupAll)
+        {
+            stream.Purge("", 0, 1);
+        }
+        stream.Account.OnStored(stream, subject, seq);
+        if (canRespond)
+        {
+            // Acknowledged means durable: with group commit the ack waits for the fsync round that
+            // covers this message (shared with every concurrent publish), without blocking this thread.
+            if (durable.IsDurable)
+            {
+                SendAck(reply, seq, duplicate: false);
+            }
+            else
+            {
+                _ = AckWhenDurable(durable, reply.ToArray(), seq);
+            }
+        }
+        return seq;
+    }
+
+    /// <summary>Forgets the remembered last sequence (after purges and deletes change the store under us).</summary>
+    public void Reset()
+    {
+        lock (stream.Gate)
+        {
+            _lastSeqKnown = false;
+        }
+    }
+
+    public void ClearDedup()
+    {
+        lock (stream.Gate)
+        {
+            _dedup.Clear();
+        }
+    }
+
+    private async Task AckWhenDurable(DurabilityTicket durable, byte[] reply, ulong seq)
+    {
+        try
+        {
+            await durable.AsTask().ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            Refuse(reply, true, JsErrors.StreamStoreFailedF.WithErr(e.Message));
+            return;
+        }
+        SendAck(reply, seq, duplicate: false);
+    }
+
+    // Rebuilds the duplicate window from stored messages after a restart (Go's rebuildDedupe).
+    private void EnsureDedupLoaded(StreamConfig config)
+    {
+        if (_dedupLoaded)
+        {
+            return;
+        }
+        _dedupLoaded = true;
+        if (config.DuplicateWindow <= 0)
+        {
+            return;
+        }
+        var store = stream.Store;
+        var since = DateTime.UtcNow - TimeSpan.FromTicks(config.DuplicateWindow / 100);
+        var seq = store.GetSeqFromTime(since);
+        var reuse = new StoredMessage();
+        for (var message = store.LoadNextMsg("", seq, reuse); message is not null; message = store.LoadNextMsg("", message.Sequence + 1, reuse))
+        {
+            if (NatsHeaders.Get(message.Header.Span, NatsHeaders.MsgId) is { Length: > 0 } id)
+            {
+                _dedup.Add(id, message.Sequence, message.Timestamp);
+                _lastMsgId = id;
+            }
+        }
+    }
+
+    private static long NowNanos() => (DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100;
+
+    private ulong Refuse(ReadOnlySpan<byte> reply, bool canRespond, JsApiError error)
+    {
+        if (canRespond)
+        {
+            // json.Marshal of JSPubAckResponse{Error, PubAck{Stream}}: error first, then stream and seq 0.
+            var buffer = new ArrayBufferWriter<byte>(256);
+            using (var json = new Utf8JsonWriter(buffer, WriterOptions))
+            {
+                json.WriteStartObject();
+                json.WritePropertyName("error");
+                JsonSerializer.Serialize(json, error, JsJsonContext.Default.JsApiError);
+                json.WriteString("stream", stream.Name);
+                json.WriteNumber("seq", 0);
+                json.WriteEndObject();
+            }
+            stream.Account.Service.Transport.Publish(stream.Account.Account, reply, default, default, buffer.WrittenSpan);
+        }
+        return 0;
+    }
+
+    /// <summary>Go's hand-built PubAck: <c>{"stream":"S", "seq":N}</c> (with its spaces), domain and duplicate when set.</summary>
+    private void SendAck(ReadOnlySpan<byte> reply, ulong seq, bool duplicate)
+    {
+        Span<byte> buffer = stackalloc byte[512];
+        var domain = stream.Account.Service.Options.Domain;
+        var name = stream.Name;
+        var length = 0;
+        if (Encoding.UTF8.GetMaxByteCount(name.Length + domain.Length) + 64 > buffer.Length)
+        {
+            var text = domain.Length > 0
+                ? $"{{\"stream\":\"{name}\", \"domain\":\"{domain}\", \"seq\":{seq}"
+                : $"{{\"stream\":\"{name}\", \"seq\":{seq}";
+            text += duplicate ? ",\"duplicate\": true}" : "}";
+            stream.Account.Service.Transport.Publish(stream.Account.Account, reply, default, default, Encoding.UTF8.GetBytes(text));
+            return;
+        }
+        Append(buffer, ref length, "{\"stream\":\""u8);
+        length += Encoding.UTF8.GetBytes(name, buffer[length..]);
+        if (domain.Length > 0)
+        {
+            Append(buffer, ref length, "\", \"domain\":\""u8);
+            length += Encoding.UTF8.GetBytes(domain, buffer[length..]);
+        }
+        Append(buffer, ref length, "\", \"seq\":"u8);
+        Utf8Formatter.TryFormat(seq, buffer[length..], out var written);
+        length += written;
+        Append(buffer, ref length, duplicate ? ",\"duplicate\": true}"u8 : "}"u8);
+        stream.Account.Service.Transport.Publish(stream.Account.Account, reply, default, default, buffer[..length]);
+    }
+
+    private static void Append(Span<byte> buffer, ref int length, ReadOnlySpan<byte> text)
+    {
+        text.CopyTo(buffer[length..]);
+        length += text.Length;
+    }
+}
