@@ -121,7 +121,7 @@ internal static class ConsumerJson
 {
     public static readonly ConsumerJsonContext Context = new(new System.Text.Json.JsonSerializerOptions
     {
-        Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        Encoder = GoJsonEncoder.Instance,
         DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull,
         PropertyNameCaseInsensitive = true,
     });

@@ -210,6 +210,7 @@ internal sealed class StreamConsumers(JsStream stream)
                     _snapshot = [.. _consumers.Values];
                 }
                 consumer.Start(recovered: true);
+                consumer.Run();
             }
             catch (Exception e) when (e is JsonException or IOException or Storage.StoreException)
             {
