@@ -61,7 +61,7 @@ public sealed class ConsumerNamesResponse
 
     [JsonPropertyName("consumers")]
     [JsonIgnore(Condition = JsonIgnoreCondition.Never)]
-    public List<string>? Consumers { get; set; }
+    public List<string>? Consumers { get; set; } = [];
 }
 
 public sealed class ConsumerListResponse
@@ -74,7 +74,7 @@ public sealed class ConsumerListResponse
 
     [JsonPropertyName("consumers")]
     [JsonIgnore(Condition = JsonIgnoreCondition.Never)]
-    public List<ConsumerInfo>? Consumers { get; set; }
+    public List<ConsumerInfo>? Consumers { get; set; } = [];
 }
 
 public sealed class ConsumerPagedRequest

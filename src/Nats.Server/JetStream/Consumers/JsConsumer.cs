@@ -189,8 +189,9 @@ internal sealed partial class JsConsumer : IDisposable
             _sseq = state.LastSeq + 1;
         }
         _dseq = 1;
+        // Go 2.9.10 answers a new consumer's ack floor as 0/0 whatever its start.
         _ackFloorConsumer = 0;
-        _ackFloorStream = _sseq - 1;
+        _ackFloorStream = 0;
         _store?.SetStarting(_sseq - 1);
     }
 
