@@ -80,6 +80,8 @@ internal sealed class StreamApi(JetStreamService service)
         {
             var (stream, created) = js.AddStream(config);
             response.Fill(stream.Info());
+            // Go's create answer fills only config, created and state.
+            response.Domain = null;
             response.DidCreate = true;
             _ = created;
             if (created)
