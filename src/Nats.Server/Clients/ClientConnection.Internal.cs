@@ -81,4 +81,16 @@ internal sealed partial class ClientConnection
         FlushPendingClients();
         return delivered;
     }
+
+    /// <summary>As <see cref="PublishInternal(Account, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, bool)"/>,
+    /// routed by <paramref name="route"/> and shown as <paramref name="subject"/> (JetStream consumer delivery).</summary>
+    internal bool PublishInternalRouted(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        InMsgs++;
+        InBytes += headers.Length + payload.Length;
+        var delivered = _router.RouteInternal(account, route, subject, reply, headers, payload, replySet: false);
+        FlushPendingClients();
+        return delivered;
+    }
 }

@@ -26,4 +26,10 @@ internal sealed class InternalPublisher
     public bool Publish(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
         ReadOnlySpan<byte> payload) =>
         _client.PublishInternal(account, subject, reply, headers, payload, replySet: false);
+
+    /// <summary>Delivers to the subscribers of <paramref name="route"/> a message shown under <paramref name="subject"/>
+    /// (a stored JetStream message going to a consumer's deliver subject or a pull request's inbox).</summary>
+    public bool Deliver(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload) =>
+        _client.PublishInternalRouted(account, route, subject, reply, headers, payload);
 }

@@ -307,9 +307,15 @@ internal sealed class MessageRouter
     /// the receiving clients). <paramref name="replySet"/> writes a reply field even when empty, as Go's internal sender.
     /// </summary>
     public bool RouteInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
-        ReadOnlySpan<byte> payload, bool replySet)
+        ReadOnlySpan<byte> payload, bool replySet) =>
+        RouteInternal(account, subject, subject, reply, headers, payload, replySet);
+
+    /// <summary>Matches subscribers on <paramref name="route"/> but shows them <paramref name="subject"/>, as Go's
+    /// JetStream delivers a stored message to a push consumer's deliver subject or a pull request's inbox.</summary>
+    public bool RouteInternal(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, bool replySet)
     {
-        var result = account.SubList.Match(subject);
+        var result = account.SubList.Match(route);
         if (result.IsEmpty)
         {
             return false;

@@ -44,6 +44,18 @@ internal sealed class JetStreamTransport(InternalPublisher publisher)
         }
     }
 
+    /// <summary>Delivers a stored message to <paramref name="deliverTo"/> (push deliver subject or pull inbox) under its own subject.</summary>
+    public bool Deliver(Account account, ReadOnlySpan<byte> deliverTo, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        lock (_publishLock)
+        {
+            return publisher.Deliver(account, deliverTo, subject, reply, headers, payload);
+        }
+    }
+
+    /// <summary>Whether anyone in <paramref name="account"/> listens on <paramref name="subject"/> (push consumer activity, pull request interest).</summary>
+    public static bool HasInterest(Account account, string subject) => !account.SubList.Match(Encoding.UTF8.GetBytes(subject)).IsEmpty;
+
     public bool Publish(Account account, string subject, ReadOnlySpan<byte> payload) =>
         Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload);
 

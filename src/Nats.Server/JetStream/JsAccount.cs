@@ -61,11 +61,14 @@ internal sealed class JsAccount
         }
     }
 
-    /// <summary>Consumers are not part of this server yet (issue 12); streams see none.</summary>
-    public int ConsumerCount(JsStream stream) => 0;
+    public int ConsumerCount(JsStream stream) => stream.Consumers.Count;
 
     /// <summary>A message was stored in <paramref name="stream"/>: feeds streams that source or mirror it.</summary>
-    public void OnStored(JsStream stream, string subject, ulong seq) => Service.Sourcing.OnStored(this, stream, subject, seq);
+    public void OnStored(JsStream stream, string subject, ulong seq)
+    {
+        Service.Sourcing.OnStored(this, stream, subject, seq);
+        stream.Consumers.OnStored(subject, seq);
+    }
 
     /// <summary>Go's addStream for a standalone server: returns the stream and whether it was created.</summary>
     public (JsStream Stream, bool Created) AddStream(StreamConfig request)
@@ -111,6 +114,7 @@ internal sealed class JsAccount
             var stream = Open(cfg, meta.Created, persistMeta: false);
             _streams[cfg.Name] = stream;
             stream.StartCapture();
+            stream.Consumers.Recover();
         }
     }
 
@@ -156,6 +160,7 @@ internal sealed class JsAccount
         }
         Service.Sourcing.Detach(this, stream);
         stream.StopCapture();
+        stream.Consumers.StopAll(deleted: true);
         lock (stream.Gate)
         {
             stream.Store.Delete();

@@ -23,7 +23,10 @@ internal sealed class JsStream : IDisposable
         Store = store;
         Directory = directory;
         Ingest = new StreamIngest(this);
+        Consumers = new Consumers.StreamConsumers(this);
     }
+
+    public Consumers.StreamConsumers Consumers { get; }
 
     public JsAccount Account { get; }
 
@@ -120,6 +123,7 @@ internal sealed class JsStream : IDisposable
             LastTime = TimeOf(state.LastSeq, state.LastTime, state.LastSeq > 0),
             NumSubjects = state.NumSubjects,
             NumDeleted = (int)state.NumDeleted,
+            Consumers = Consumers.Count,
         };
         if (deletedDetails && state.NumDeleted > 0)
         {
@@ -169,6 +173,7 @@ internal sealed class JsStream : IDisposable
     public void Dispose()
     {
         StopCapture();
+        Consumers.StopAll(deleted: false);
         try
         {
             Store.Stop();

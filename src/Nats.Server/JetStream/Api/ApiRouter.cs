@@ -15,6 +15,7 @@ internal sealed class ApiRouter(JetStreamService service)
 {
     private readonly StreamApi _streams = new(service);
     private readonly MessageApi _messages = new(service);
+    private readonly ConsumerApi _consumers = new(service);
 
     public void OnRequest(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
@@ -93,8 +94,37 @@ internal sealed class ApiRouter(JetStreamService service)
                         return;
                 }
                 break;
+            case "CONSUMER" when tokens.Length >= 5:
+                DispatchConsumer(request, tokens);
+                return;
             case "DIRECT" when tokens.Length >= 5 && tokens[3] == "GET":
                 _messages.DirectGet(request, tokens[4], tokens.Length > 5 ? string.Join('.', tokens[5..]) : null);
+                return;
+        }
+    }
+
+    private void DispatchConsumer(ApiRequest request, string[] tokens)
+    {
+        switch (tokens[3])
+        {
+            case "CREATE" when tokens.Length >= 5:
+            case "DURABLE" when tokens.Length >= 6 && tokens[4] == "CREATE":
+                _consumers.Create(request, tokens);
+                return;
+            case "INFO" when tokens.Length == 6:
+                _consumers.Info(request, tokens[4], tokens[5]);
+                return;
+            case "DELETE" when tokens.Length == 6:
+                _consumers.Delete(request, tokens[4], tokens[5]);
+                return;
+            case "NAMES" when tokens.Length == 5:
+                _consumers.Names(request, tokens[4]);
+                return;
+            case "LIST" when tokens.Length == 5:
+                _consumers.List(request, tokens[4]);
+                return;
+            case "MSG" when tokens.Length == 7 && tokens[4] == "NEXT":
+                _consumers.Next(request, tokens[5], tokens[6]);
                 return;
         }
     }

@@ -24,7 +24,7 @@ internal sealed class StreamApi(JetStreamService service)
         response.Memory = memory;
         response.Storage = storage;
         response.Streams = js.Streams().Count;
-        response.Consumers = 0;
+        response.Consumers = js.Streams().Sum(s => s.Consumers.Count);
         response.Limits = new AccountLimits
         {
             MaxMemory = limits.MaxMemory,
