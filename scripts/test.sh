@@ -18,6 +18,16 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   fi
 fi
 
+# nats.go (the Go project's client) publishes in the flow-control tests; built offline from Debian's source package.
+if [ ! -d /usr/share/gocode/src/github.com/nats-io/nats.go ] || ! command -v go >/dev/null 2>&1; then
+  log "installing Go and Debian's nats.go (golang-github-nats-io-go-nats-dev)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq golang-go golang-github-nats-io-go-nats-dev >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq golang-go golang-github-nats-io-go-nats-dev >/dev/null
+  fi
+fi
+
 if [ -f tests/js/package.json ]; then
   log "installing nats.js scenario packages"
   npm ci --prefix tests/js --no-audit --no-fund --loglevel=error

@@ -173,6 +173,9 @@ public sealed class ConfigBinder
                 // Go keeps the default for 0.
                 _options.LameDuckGracePeriod = grace == TimeSpan.Zero ? ServerOptions.DefaultLameDuckGracePeriod : grace;
                 break;
+            case "no_fast_producer_stall":
+                _options.NoFastProducerStall = Bool(v);
+                break;
             case "no_header_support":
                 _options.NoHeaderSupport = Bool(v);
                 break;

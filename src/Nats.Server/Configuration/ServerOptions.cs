@@ -36,6 +36,12 @@ public sealed class ServerOptions
     public long MaxPending { get; set; } = DefaultMaxPending;
 
     public TimeSpan WriteDeadline { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// no_fast_producer_stall (Go 2.11+): a message that would stall its publisher behind a full
+    /// subscriber is dropped for that subscriber instead; the default pauses the publisher.
+    /// </summary>
+    public bool NoFastProducerStall { get; set; }
     public TimeSpan PingInterval { get; set; } = TimeSpan.FromMinutes(2);
     public int MaxPingsOut { get; set; } = 2;
     public TimeSpan AuthTimeout { get; set; } = TimeSpan.FromSeconds(2);

@@ -27,6 +27,7 @@ public sealed partial class NatsServer : IAsyncDisposable
     private readonly AccountRegistry _accounts;
     private readonly CancellationTokenSource _shutdown = new();
     private readonly ConnectionHistory _history;
+    private readonly ClientAdmission _admission;
     private MonitoringServer? _monitoring;
     private Socket? _listener;
     private Task? _acceptLoop;
@@ -53,6 +54,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         // Invalid mappings throw MappingException here; a configuration file reports them at load time.
         _accounts.Global.Mappings = Mappings.SubjectMapper.Create(options.Mappings);
         Documents = new ServerDocuments(this, new ProcessUsage(), HttpRequestStats);
+        _admission = new ClientAdmission(this, _accounts, _clients, _clientTasks, _loggerFactory);
     }
 
     /// <summary>The options in force; a configuration reload replaces the whole object.</summary>
@@ -226,6 +228,29 @@ public sealed partial class NatsServer : IAsyncDisposable
 
     internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
 
+    /// <summary>
+    /// A new internal publisher for a subsystem (see <see cref="Delivery.InternalPublisher"/>), with a
+    /// client id of its own, as Go gives each internal client one.
+    /// </summary>
+    internal Delivery.InternalPublisher CreateInternalPublisher(Account account, string loggerName)
+    {
+        var id = NextClientId();
+        return new Delivery.InternalPublisher(ClientConnection.CreateInternal(this, id, account, _loggerFactory.CreateLogger(loggerName)));
+    }
+
+    private long _stalls;
+    private long _fastProducerDrops;
+
+    /// <summary>Times a publisher was paused behind a subscriber's full queue (Go 2.11's stalled_clients).</summary>
+    public long Stalls => Interlocked.Read(ref _stalls);
+
+    /// <summary>Messages dropped for a full subscriber under no_fast_producer_stall.</summary>
+    public long FastProducerDrops => Interlocked.Read(ref _fastProducerDrops);
+
+    internal void RecordStall() => Interlocked.Increment(ref _stalls);
+
+    internal void RecordFastProducerDrop() => Interlocked.Increment(ref _fastProducerDrops);
+
     internal IClientAuthenticator Authenticator => _authenticator;
 
     internal void LogRemovedSubscription(string quotedSubject, string quotedSid, string user) =>
@@ -286,31 +311,14 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
     }
 
-    private void AcceptClient(Socket socket)
-    {
-        var id = (ulong)Interlocked.Increment(ref _nextClientId);
-        Interlocked.Increment(ref _totalConnections);
-        var transport = new SocketTransport(socket);
-        var client = new ClientConnection(this, transport, id, _accounts.Global, _loggerFactory.CreateLogger("nats-server.client"));
-        var overLimit = Options.MaxConnections > 0 && _clients.Count >= Options.MaxConnections;
-        if (!overLimit)
-        {
-            // Like Go's createClient, every connection starts in $G until CONNECT binds its own account.
-            _accounts.Global.TryAddClient();
-            _clients[id] = client;
-            SystemEvents?.ClientJoinedAccount(_accounts.Global);
-        }
-        _logger.LogDebug("{Client} - Client connection created", client);
-        client.Nonce = Authenticator.NonceRequired ? NonceGenerator.Create() : null;
-        var info = _info!.RenderForClient(id, client.RemoteIp, client.Nonce);
-        var task = Task.Run(() => client.RunAsync(info, overLimit));
-        _clientTasks[id] = task;
-        task.ContinueWith(_ => _clientTasks.TryRemove(id, out Task? _), TaskScheduler.Default);
-        if (Volatile.Read(ref _shuttingDown) == 1)
-        {
-            client.CloseConnection(ClosedReason.ServerShutdown);
-        }
-    }
+    private void AcceptClient(Socket socket) => _admission.Admit(new SocketTransport(socket));
+
+    internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
+
+    internal void CountConnection() => Interlocked.Increment(ref _totalConnections);
+
+    /// <summary>The INFO line for a new client: the current server INFO with its id, address and nonce.</summary>
+    internal byte[] RenderInfo(ulong clientId, string clientIp, string? nonce) => _info!.RenderForClient(clientId, clientIp, nonce);
 
     private ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()
     {

@@ -112,6 +112,10 @@ internal static class ReloadPlan
                 changes.Add(new(ReloadEffect.None, $"Reloaded: max_payload = {neu.MaxPayload}"));
             }
             Refuse("MaxPending", old.MaxPending, neu.MaxPending);
+            if (old.NoFastProducerStall != neu.NoFastProducerStall)
+            {
+                changes.Add(new(ReloadEffect.None, $"Reloaded: no_fast_producer_stall = {(neu.NoFastProducerStall ? "true" : "false")}"));
+            }
             if ((old.PidFile ?? "") != (neu.PidFile ?? ""))
             {
                 changes.Add(new(ReloadEffect.PidFile, $"Reloaded: pid_file = {neu.PidFile}"));

@@ -302,8 +302,8 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 }
                 sum.InMsgs += Volatile.Read(ref client.InMsgs);
                 sum.InBytes += Volatile.Read(ref client.InBytes);
-                sum.OutMsgs += Volatile.Read(ref client.OutMsgs);
-                sum.OutBytes += Volatile.Read(ref client.OutBytes);
+                sum.OutMsgs += client.OutMsgs;
+                sum.OutBytes += client.OutBytes;
             }
         }
         return sum;

@@ -35,6 +35,7 @@ public class ConfigBinderTests
             ping_interval: "30s"
             ping_max: 4
             no_header_support: true
+            no_fast_producer_stall: true
             debug: true
             trace: true
             logtime: false
@@ -60,6 +61,7 @@ public class ConfigBinderTests
         Assert.Equal(TimeSpan.FromSeconds(30), o.PingInterval);
         Assert.Equal(4, o.MaxPingsOut);
         Assert.True(o.NoHeaderSupport);
+        Assert.True(o.NoFastProducerStall);
         Assert.True(o.Debug);
         Assert.True(o.Trace);
         Assert.False(o.Logtime);
