@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite of the repository and prints one closing line "N passed, M failed".
 # Installs what the tests need on a fresh machine first: Debian's nats-server (the Go reference
-# server the differential tests compare against) and the node packages of the nats.js scenarios.
+# server the differential tests compare against), Debian's chromium (the browser WebSocket test) and
+# the node packages of the nats.js scenarios.
 # Nothing is skipped silently: a missing tool is a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,9 +28,39 @@ if ! command -v mosquitto_pub >/dev/null 2>&1; then
   fi
 fi
 
+# Debian's chromium: the WebSocket tests load the browser build of nats.js in a headless page.
+if ! command -v chromium >/dev/null 2>&1; then
+  log "installing Debian's chromium (headless browser for the WebSocket page test)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  fi
+fi
+
+# nats.go (the Go project's client) publishes in the flow-control tests; built offline from Debian's source package.
+if [ ! -d /usr/share/gocode/src/github.com/nats-io/nats.go ] || ! command -v go >/dev/null 2>&1; then
+  log "installing Go and Debian's nats.go (golang-github-nats-io-go-nats-dev)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq golang-go golang-github-nats-io-go-nats-dev >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq golang-go golang-github-nats-io-go-nats-dev >/dev/null
+  fi
+fi
+
 if [ -f tests/js/package.json ]; then
   log "installing nats.js scenario packages"
   npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
+fi
+
+# The /metrics tests parse scrapes with the Prometheus project's Python parser (Debian package, ~200 kB).
+if ! /usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' >/dev/null 2>&1; then
+  log "installing Debian's python3-prometheus-client (Prometheus/OpenMetrics text parser)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq python3-prometheus-client >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq python3-prometheus-client >/dev/null
+  fi
 fi
 
 log "building (Release)"
@@ -42,7 +73,7 @@ fi
 passed=0
 failed=0
 status=0
-for project in tests/*/*.csproj; do
+for project in tests/*/*.csproj samples/*/*.csproj; do
   name=$(basename "$project" .csproj)
   log "$name"
   out=$(mktemp)
@@ -62,6 +93,14 @@ for project in tests/*/*.csproj; do
   fi
   rm -f "$out"
 done
+
+log "dotnet pack, then install the nats-net-server tool from the local folder and run it"
+if bash scripts/tool-smoke.sh; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
 
 if [ -f scripts/bench.sh ]; then
   log "benchmark harness smoke run (message counts only, no timings asserted)"

@@ -13,6 +13,18 @@ if (args.Length > 0 && args[0] == "alloc-probe")
     return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 && args[2] == "mapped");
 }
 
+if (args.Length > 0 && args[0] == "startup-probe")
+{
+    // "startup-probe N [monitoring]": embedded server start-to-ready over N start/stop cycles.
+    return await StartupProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 50, args.Length > 2 && args[2] == "monitoring");
+}
+
+if (args.Length > 0 && args[0] == "inprocess-probe")
+{
+    // "inprocess-probe [messages] [requests]": NATS.Net 1:1 pub/sub and request/reply, loopback TCP vs in-process pipes.
+    return await InProcessProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 ? int.Parse(args[2]) : 20_000);
+}
+
 if (args.Length > 0 && args[0] == "alloc-probe-imports")
 {
     return await ImportAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);

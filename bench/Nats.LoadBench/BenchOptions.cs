@@ -12,6 +12,9 @@ internal sealed class BenchOptions
 
     public bool List { get; private set; }
 
+    /// <summary>Run only the failure-detection check (a stuck subscriber must come out FAILED on both servers).</summary>
+    public bool SelfCheck { get; private set; }
+
     public List<string> Rows { get; } = [];
 
     public int Rounds { get; private set; } = 5;
@@ -44,6 +47,7 @@ internal sealed class BenchOptions
             {
                 case "--smoke": o.Smoke = true; break;
                 case "--list": o.List = true; break;
+                case "--self-check": o.SelfCheck = true; break;
                 case "--row": o.Rows.AddRange(Next().Split(',', StringSplitOptions.RemoveEmptyEntries)); break;
                 case "--rounds": o.Rounds = int.Parse(Next()); roundsGiven = true; break;
                 case "--duration": o.Duration = TimeSpan.FromSeconds(double.Parse(Next(), System.Globalization.CultureInfo.InvariantCulture)); break;
@@ -57,6 +61,8 @@ internal sealed class BenchOptions
             }
         }
 
+        // The check publishes a fixed count, like the smoke mode.
+        o.Smoke |= o.SelfCheck;
         if (o.Smoke && !roundsGiven)
         {
             o.Rounds = 1;
@@ -70,6 +76,7 @@ internal sealed class BenchOptions
                               [--go-cmd "CMD"] [--ours-cmd "CMD"] [--md BENCHMARKS.md] [--json FILE] [--list]
           --smoke     every selected row once with a fixed message count; exit 1 on wrong counts
           --row       run only these rows (see --list)
+          --self-check  prove the failure detection: a subscriber that never reads must be cut and reported FAILED
           --ours-cmd  command that starts our server, before "-a 127.0.0.1 -p PORT [-c CONF]"
         """;
 }

@@ -24,6 +24,13 @@ if (options.List)
     return 0;
 }
 
+if (options.SelfCheck)
+{
+    bool detected = await new Runner(options, Console.Out).SelfCheckAsync();
+    Console.WriteLine(detected ? "self-check: cuts are detected and reported as failures" : "self-check FAILED: a cut went unreported");
+    return detected ? 0 : 1;
+}
+
 var scenarios = new List<Scenario>();
 foreach (var name in options.Rows)
 {
@@ -48,7 +55,7 @@ Console.WriteLine($"loadbench {(options.Smoke ? "smoke" : "full")} run: {scenari
 Console.WriteLine($"machine: {machine.Cpu}, {machine.Cores} cores, {machine.Memory}, {machine.Os}, {machine.Dotnet}, {machine.GoServer}");
 
 var loadBefore = MachineInfo.LoadAverage();
-var rows = new Runner(options, Console.Out).Run(scenarios);
+var rows = await new Runner(options, Console.Out).RunAsync(scenarios);
 var loadAfter = MachineInfo.LoadAverage();
 options.LoadAverages = $"{loadBefore} at start, {loadAfter} at end";
 Console.WriteLine($"load average (1/5/15 min): {options.LoadAverages}");
@@ -76,7 +83,15 @@ if (notImplemented.Count > 0)
     Console.WriteLine($"ours not implemented: {string.Join(", ", notImplemented)}");
 }
 
-if (failed.Count > 0)
+// A full smoke run (CI) also proves that a cut is caught: otherwise "all counts verified" could
+// come from a harness that cannot see failures.
+bool selfCheckOk = !options.Smoke || options.Rows.Count > 0 || await new Runner(options, Console.Out).SelfCheckAsync();
+if (!selfCheckOk)
+{
+    Console.WriteLine("self-check FAILED: a stuck subscriber's cut went unreported");
+}
+
+if (failed.Count > 0 || !selfCheckOk)
 {
     foreach (var r in failed)
     {
@@ -86,5 +101,5 @@ if (failed.Count > 0)
     return 1;
 }
 
-Console.WriteLine(options.Smoke ? "smoke: all counts verified" : "done");
+Console.WriteLine(options.Smoke ? "smoke: all counts verified" + (options.Rows.Count == 0 ? ", cuts detected" : "") : "done");
 return 0;

@@ -31,7 +31,9 @@ catch (CommandLineException e)
 
 if (cli.ShowVersion)
 {
-    Console.WriteLine($"nats-net-server: v{ServerVersion.BuildVersion}");
+    // Byte for byte what Go's binary prints: tools and client test suites parse it to gate features.
+    // Our own build version is in the startup log ("Version: ... (nats-net-server <build>)").
+    Console.Out.Write($"{GoExe}: v{ServerVersion.ProtocolVersion}\n");
     return 0;
 }
 if (cli.ShowHelp)

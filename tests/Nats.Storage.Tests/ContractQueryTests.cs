@@ -213,6 +213,7 @@ public sealed class ContractQueryTests
         var other = h.IsFile ? StorageType.Memory : StorageType.File;
         var e = Assert.Throws<StoreException>(() => h.Store.UpdateConfig(h.Config with { Storage = other }));
         Assert.Equal(StoreError.WrongType, e.Error);
+        Assert.Equal(h.IsFile ? "fileStore requires file storage type in config" : "memStore requires memory storage type in config", e.Message);
         h.Store.UpdateConfig(h.Config with { Storage = h.Store.Type });
         h.Store.Stop();
         Assert.Equal(StoreError.Closed, Assert.Throws<StoreException>(() => h.Store.UpdateConfig(h.Config)).Error);

@@ -16,6 +16,7 @@ import {
   PermissionViolationError,
   RequestError,
 } from "@nats-io/transport-node";
+import { wsconnect } from "@nats-io/nats-core";
 
 // User nkey seed whose public key is UD7GDMLP62QES2BSXTHS32TUKQCIYQUNY6WSF4WXFYCZEVTTAQCMJVAR.
 const NKEY_SEED = "SUADI37IG7T4RJFKKSPJ7566JGBFMZV6H37EJWM4WUBHCP56BNM7Z7JNCM";
@@ -65,6 +66,12 @@ async function collect(sub, n, what) {
   }
   check(got.length === n, `${what}: expected ${n} messages, got ${got.length}`);
   return got;
+}
+
+// TLS file arguments after the scenario name: CA, then optionally the client certificate and key.
+function tlsOptions() {
+  const [caFile, certFile, keyFile] = process.argv.slice(4);
+  return certFile ? { caFile, certFile, keyFile } : { caFile };
 }
 
 async function open(url, opts = {}) {
@@ -531,6 +538,61 @@ const scenarios = {
     equal(got.map((m) => [m.subject, m.string()]), [["a.feed.prices", "42"], ["a.feed.news", "headline"]], "imported stream");
 
     await Promise.all([exporter.close(), importer.close()]);
+  },
+
+  // TLS: node scenarios.mjs <url> tls <ca.pem> [<cert.pem> <key.pem>] — the server requires TLS (and,
+  // with a client certificate, may verify it); the client upgrades after INFO as nats.js always does.
+  async tls(url) {
+    const nc = await open(url, { tls: tlsOptions() });
+    check(nc.info?.tls_required === true, "INFO says tls_required");
+    const sub = nc.subscribe("tls.basic");
+    const done = collect(sub, 2, "tls pubsub");
+    nc.publish("tls.basic", enc.encode("one"));
+    nc.publish("tls.basic", enc.encode("x".repeat(100_000)));
+    const msgs = await done;
+    equal(msgs.map((m) => m.data.length), [3, 100_000], "payload sizes over TLS");
+    await roundTrip(nc, "tls.rr");
+    await nc.close();
+  },
+
+  // verify_and_map: the certificate names a user who may publish only to allowed.> and may not subscribe to secret.>.
+  async tlsmap(url) {
+    const nc = await open(url, { tls: tlsOptions() });
+    const denied = nc.subscribe("secret.plans");
+    const closedWith = await denied.closed;
+    check(closedWith instanceof PermissionViolationError, `denied subscription closes with a permission error, got ${closedWith}`);
+    await roundTrip(nc, "allowed.one");
+    await nc.close();
+    let refused;
+    try {
+      const anonymous = await open(url, { tls: { caFile: process.argv[4] }, reconnect: false });
+      await anonymous.close();
+    } catch (err) {
+      refused = err;
+    }
+    check(refused, "a client without a certificate is refused");
+  },
+
+  // WebSocket: node scenarios.mjs ws://host:port ws — nats.js's wsconnect (the transport browsers use),
+  // here on node's "ws" package since node 20 has no global WebSocket.
+  async ws(url) {
+    globalThis.WebSocket ??= (await import("ws")).WebSocket;
+    const nc = await wsconnect({ servers: url, timeout: 10_000 });
+    const sub = nc.subscribe("ws.basic");
+    const done = collect(sub, 3, "ws pubsub");
+    nc.publish("ws.basic", enc.encode("one"));
+    nc.publish("ws.basic", enc.encode("y".repeat(200_000)));
+    const h = headers();
+    h.set("X-Test", "ws");
+    nc.publish("ws.basic", enc.encode("three"), { headers: h });
+    const msgs = await done;
+    equal(msgs.map((m) => m.data.length), [3, 200_000, 5], "payload sizes over WebSocket");
+    equal(msgs[2].headers?.get("X-Test"), "ws", "header over WebSocket");
+    const svc = nc.subscribe("ws.echo", { callback: (_, m) => m.respond(m.data) });
+    const reply = await nc.request("ws.echo", enc.encode("ping"), { timeout: 5_000 });
+    equal(reply.string(), "ping", "request/reply over WebSocket");
+    svc.unsubscribe();
+    await nc.close();
   },
 };
 

@@ -77,11 +77,11 @@ internal static class StoreScaleProbe
         return GC.GetTotalMemory(forceFullCollection: true);
     }
 
-    // The sequence index's share: 4,096 slots of 40 bytes per allocated chunk. The rest of the heap is
+    // The sequence index's share: 4,096 slots per allocated chunk. The rest of the heap is
     // mostly pooled 8 MB block buffers (active block and cached blocks).
     private static void Report(string what, long bytes, int n, IStreamStore store)
     {
-        var index = ((Nats.Storage.Core.StoreCore)store).IndexChunks * 4096L * 40;
+        var index = ((Nats.Storage.Core.StoreCore)store).IndexChunks * 4096L * System.Runtime.CompilerServices.Unsafe.SizeOf<Nats.Storage.Core.Slot>();
         Console.WriteLine($"{what}: managed heap {bytes / (1024.0 * 1024):F1} MB ({(double)bytes / n:F1} B per sequence of the span), "
             + $"sequence index {index / (1024.0 * 1024):F1} MB");
     }

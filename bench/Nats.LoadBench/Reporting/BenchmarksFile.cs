@@ -51,11 +51,13 @@ internal static class BenchmarksFile
             : $"{o.Warmup.TotalSeconds:0.##} s warm-up then {o.Duration.TotalSeconds:0.##} s measured on that process";
         sb.AppendLine($"- **Method:** {o.Rounds} round(s) per row, Go and ours alternating (Go, ours; ours, Go; Go, ours; ...: each round swaps who goes first, so steady drift cancels), " +
             $"a fresh server process per measurement, {timing}. Figures are the median round; \"range\" is (max - min) / median across rounds.");
-        sb.AppendLine("- **Units:** msg/s counts messages received by all subscribers (published messages for pub-only rows, successful acks for JetStream publish rows, consumed messages for consumer rows); " +
-            "MB/s = msg/s x payload bytes / 1,000,000 (payload only, decimal MB). Latency is the round trip of sequential requests, in microseconds.");
-        sb.AppendLine("- **Load generator:** the in-repo lean client (raw sockets, pre-encoded frames, length-based parser), identical for both servers. " +
-            "The machine-limit rows send the same pub-only load into a loopback sink that discards bytes, and feed the subscriber client from a source that only streams MSG frames, " +
-            "bounding what any server could reach here with this client.");
+        sb.AppendLine("- **Units:** msg/s counts messages received by all subscribers (published messages for pub-only rows); " +
+            "MB/s = msg/s x payload bytes / 1,000,000 (payload only, decimal MB). Latency is the round trip of sequential requests, in microseconds. " +
+            "RSS is the server process's peak (VmHWM) / remaining (VmRSS) resident memory after the run, highest over the rounds, each round being a fresh process.");
+        sb.AppendLine("- **Clients:** subscribers, requesters and services are NATS.Net 3.3.2 (NATS.Client.Core from NuGet); publishers of the throughput rows write pre-encoded PUB frames " +
+            "from a raw socket, 64 KiB per write, because NATS.Net's PublishAsync loop (~1M msg/s of 16 B here) is far slower than nats.go (6-9M), and a fast publisher is what users run. " +
+            "Nothing paces publishers to subscribers: a run where any message is lost, any connection is cut or the server logs a slow consumer is FAILED, for either server. " +
+            "The machine-limit rows send the raw publisher's load into a loopback sink that discards bytes.");
         if (jsonPath != null)
         {
             sb.AppendLine($"- **Raw figures:** `{jsonPath}`");

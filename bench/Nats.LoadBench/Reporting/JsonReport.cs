@@ -99,6 +99,12 @@ internal static class JsonReport
                 w.WriteString("reason", r.Reason);
             }
 
+            if (r.Memory is { } mem)
+            {
+                w.WriteNumber("vmHwmKb", mem.PeakKb);
+                w.WriteNumber("vmRssKb", mem.ResidentKb);
+            }
+
             w.WriteEndObject();
         }
 

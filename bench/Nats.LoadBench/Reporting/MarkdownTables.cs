@@ -38,26 +38,30 @@ internal static class MarkdownTables
 
     private static void Throughput(StringBuilder sb, List<RowResult> rows)
     {
-        sb.AppendLine("| Row | Benchmark | Payload | Go msg/s | Go MB/s | ours msg/s | ours MB/s | ours/Go | Go range | ours range |");
-        sb.AppendLine("|-----|-----------|--------:|---------:|--------:|-----------:|----------:|--------:|---------:|-----------:|");
+        sb.AppendLine("| Row | Benchmark | Payload | Go msg/s | Go MB/s | ours msg/s | ours MB/s | ours/Go | Go RSS peak/end (MB) | ours RSS peak/end (MB) | Go range | ours range |");
+        sb.AppendLine("|-----|-----------|--------:|---------:|--------:|-----------:|----------:|--------:|---------------------:|-----------------------:|---------:|-----------:|");
         foreach (var r in rows)
         {
             var go = r.Go;
             var ours = r.Ours!;
-            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Rate(go)} | {Mb(r, go)} | {Rate(ours)} | {Mb(r, ours)} | {Ratio(go, ours)} | {Range(go)} | {Range(ours)} |");
+            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Rate(go)} | {Mb(r, go)} | {Rate(ours)} | {Mb(r, ours)} | {Ratio(go, ours)} | {Rss(go)} | {Rss(ours)} | {Range(go)} | {Range(ours)} |");
         }
+
+        Failures(sb, rows);
     }
 
     private static void Latency(StringBuilder sb, List<RowResult> rows)
     {
-        sb.AppendLine("| Row | Benchmark | Payload | Go msg/s | ours msg/s | ours/Go | Go P50 (us) | ours P50 (us) | Go P99 (us) | ours P99 (us) | Go range | ours range |");
-        sb.AppendLine("|-----|-----------|--------:|---------:|-----------:|--------:|------------:|--------------:|------------:|--------------:|---------:|-----------:|");
+        sb.AppendLine("| Row | Benchmark | Payload | Go msg/s | ours msg/s | ours/Go | Go P50 (us) | ours P50 (us) | Go P99 (us) | ours P99 (us) | Go RSS peak/end (MB) | ours RSS peak/end (MB) | Go range | ours range |");
+        sb.AppendLine("|-----|-----------|--------:|---------:|-----------:|--------:|------------:|--------------:|------------:|--------------:|---------------------:|-----------------------:|---------:|-----------:|");
         foreach (var r in rows)
         {
             var go = r.Go;
             var ours = r.Ours!;
-            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Rate(go)} | {Rate(ours)} | {Ratio(go, ours)} | {Us(go, go.MedianP50)} | {Us(ours, ours.MedianP50)} | {Us(go, go.MedianP99)} | {Us(ours, ours.MedianP99)} | {Range(go)} | {Range(ours)} |");
+            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Rate(go)} | {Rate(ours)} | {Ratio(go, ours)} | {Us(go, go.MedianP50)} | {Us(ours, ours.MedianP50)} | {Us(go, go.MedianP99)} | {Us(ours, ours.MedianP99)} | {Rss(go)} | {Rss(ours)} | {Range(go)} | {Range(ours)} |");
         }
+
+        Failures(sb, rows);
     }
 
     private static void Limit(StringBuilder sb, List<RowResult> limits, IReadOnlyList<RowResult> all)
@@ -67,16 +71,32 @@ internal static class MarkdownTables
         foreach (var r in limits)
         {
             var sink = r.Go;
-            // Pub rows compare with pub-only, receive rows with the plain 1:1 subscriber row of equal payload.
-            int subs = r.Scenario is ReceiveLimitScenario ? 1 : 0;
-            var pubOnly = all.FirstOrDefault(x => x.Scenario is PubSubScenario { Publishers: 1, Transport: Client.Transport.Plain } p
-                && p.Subscribers == subs && !x.Scenario.IsLimit && x.Scenario.PayloadSize == r.Scenario.PayloadSize);
+            // Compared with the pub-only row of equal payload: how close each server gets to the publisher's ceiling.
+            var pubOnly = all.FirstOrDefault(x => x.Scenario is PubSubScenario { Publishers: 1, Subscribers: 0, Transport: Client.Transport.Plain }
+                && !x.Scenario.IsLimit && x.Scenario.PayloadSize == r.Scenario.PayloadSize);
             string Pct(ServerSeries? s) => s is { Outcome: Outcome.Ok } && sink.Outcome == Outcome.Ok && sink.MedianMsgPerSec > 0
                 ? (100 * s.MedianMsgPerSec / sink.MedianMsgPerSec).ToString("F0", Inv) + " %"
                 : "n/a";
             sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Rate(sink)} | {Mb(r, sink)} | {Pct(pubOnly?.Go)} | {Pct(pubOnly?.Ours)} | {Range(sink)} |");
         }
     }
+
+    /// <summary>Why each failed cell failed: a figure that is missing must say what went wrong.</summary>
+    private static void Failures(StringBuilder sb, List<RowResult> rows)
+    {
+        var lines = rows.SelectMany(r => new[] { r.Go, r.Ours! }.Where(s => s.Outcome != Outcome.Ok)
+            .Select(s => $"- `{r.Scenario.Name}` {s.Label}: {(s.Outcome == Outcome.Failed ? "FAILED" : "not implemented")}: {s.Reason}")).ToList();
+        if (lines.Count > 0)
+        {
+            sb.AppendLine();
+            foreach (var l in lines)
+            {
+                sb.AppendLine(l);
+            }
+        }
+    }
+
+    private static string Rss(ServerSeries s) => s.PeakRssMb is { } peak ? $"{peak.ToString("F0", Inv)} / {s.EndRssMb!.Value.ToString("F0", Inv)}" : "-";
 
     private static string Status(ServerSeries s) => s.Outcome == Outcome.NotImplemented ? "not implemented" : "FAILED";
 

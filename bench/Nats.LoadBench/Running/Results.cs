@@ -1,4 +1,5 @@
 using Nats.LoadBench.Scenarios;
+using Nats.LoadBench.Servers;
 
 namespace Nats.LoadBench.Running;
 
@@ -9,8 +10,8 @@ internal enum Outcome
     Failed,
 }
 
-/// <summary>One measured round against one server.</summary>
-internal sealed record RoundResult(Outcome Outcome, Measurement? Measurement, string? Reason);
+/// <summary>One measured round against one server, with the server's memory after it (null for the sink).</summary>
+internal sealed record RoundResult(Outcome Outcome, Measurement? Measurement, string? Reason, ServerMemory? Memory = null);
 
 /// <summary>All rounds of one row against one server, with the summary the table prints.</summary>
 internal sealed class ServerSeries(string label)
@@ -36,6 +37,12 @@ internal sealed class ServerSeries(string label)
 
     /// <summary>(max - min) / median across rounds: how far apart the rounds landed.</summary>
     public double RangePercent => MedianMsgPerSec > 0 ? 100.0 * (MaxMsgPerSec - MinMsgPerSec) / MedianMsgPerSec : 0;
+
+    /// <summary>Highest VmHWM of the server over all rounds (each round is a fresh process), failed ones included.</summary>
+    public double? PeakRssMb => Rounds.Where(r => r.Memory != null).Select(r => (double?)r.Memory!.PeakMb).Max();
+
+    /// <summary>Highest VmRSS left after a round: memory the server kept once the load was over.</summary>
+    public double? EndRssMb => Rounds.Where(r => r.Memory != null).Select(r => (double?)r.Memory!.ResidentMb).Max();
 
     public double? MedianP50 => Ok.Any(m => m.P50Us != null) ? Median(Ok.Select(m => m.P50Us!.Value)) : null;
 

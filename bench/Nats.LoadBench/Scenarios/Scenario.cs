@@ -1,9 +1,15 @@
-using Nats.LoadBench.Client;
+using Nats.LoadBench.Kit;
 using Nats.LoadBench.Servers;
 
 namespace Nats.LoadBench.Scenarios;
 
-/// <summary>A named table row that can run against any endpoint speaking the NATS protocols.</summary>
+/// <summary>
+/// A named table row. A row is one small class: it connects what it needs through the
+/// <see cref="RunContext"/> (NATS.Net clients, raw fast publishers), does its work for
+/// <see cref="RunContext.Settings"/> (a duration, or an exact count in smoke mode) and returns what
+/// arrived next to what should have. Lost messages, cut connections and server errors fail the run
+/// in the runner, the same way for every row.
+/// </summary>
 internal abstract class Scenario
 {
     public required string Name { get; init; }
@@ -14,7 +20,11 @@ internal abstract class Scenario
 
     public required int PayloadSize { get; init; }
 
+    /// <summary>Listeners and subsystems the servers are started with for this row.</summary>
     public Features Features { get; init; }
+
+    /// <summary>Extra server configuration for this row, the same text for both servers (e.g. "max_pending: 1MB").</summary>
+    public string? ServerConfig { get; init; }
 
     public bool HasLatency { get; init; }
 
@@ -24,28 +34,5 @@ internal abstract class Scenario
     /// <summary>Message count used by the smoke mode.</summary>
     public long SmokeCount { get; init; } = 20_000;
 
-    public abstract Measurement Run(Endpoint endpoint, RunSettings settings);
-
-    /// <summary>Any failure while preparing a run means the feature is unavailable, not slow.</summary>
-    protected static T Setup<T>(string what, Func<T> action)
-    {
-        try
-        {
-            return action();
-        }
-        catch (SetupException)
-        {
-            throw;
-        }
-        catch (Exception ex)
-        {
-            throw new SetupException($"{what}: {ex.Message}", ex);
-        }
-    }
-
-    protected static void Setup(string what, Action action) => Setup(what, () =>
-    {
-        action();
-        return 0;
-    });
+    public abstract Task<Measurement> RunAsync(RunContext run);
 }

@@ -16,24 +16,8 @@ internal sealed class LoopbackSink : IDisposable
     private readonly Thread _acceptThread;
     private volatile bool _stopped;
 
-    private readonly byte[]? _msgChunk;
-
-    /// <summary>With a payload size, the sink also acts as a source: once the client subscribes it
-    /// streams MSG frames as fast as the socket takes them, bounding the receive side instead.</summary>
-    public LoopbackSink(int sourcePayload = -1)
+    public LoopbackSink()
     {
-        if (sourcePayload >= 0)
-        {
-            var frame = System.Text.Encoding.ASCII.GetBytes($"MSG bench.src 1 {sourcePayload}\r\n")
-                .Concat(new byte[sourcePayload]).Concat("\r\n"u8.ToArray()).ToArray();
-            int per = Math.Max(1, (64 * 1024) / frame.Length);
-            _msgChunk = new byte[per * frame.Length];
-            for (int i = 0; i < per; i++)
-            {
-                frame.CopyTo(_msgChunk, i * frame.Length);
-            }
-        }
-
         _listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         _listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         _listener.Listen(16);
@@ -62,14 +46,12 @@ internal sealed class LoopbackSink : IDisposable
                 return;
             }
 
-            new Thread(() => Serve(s, _msgChunk)) { IsBackground = true, Name = "loadbench-sink-conn" }.Start();
+            new Thread(() => Serve(s)) { IsBackground = true, Name = "loadbench-sink-conn" }.Start();
         }
     }
 
-    private static void Serve(Socket s, byte[]? msgChunk)
+    private static void Serve(Socket s)
     {
-        bool streaming = false;
-        bool subscribed = false;
         using (s)
         {
             s.ReceiveBufferSize = 4 << 20;
@@ -86,51 +68,22 @@ internal sealed class LoopbackSink : IDisposable
                         return;
                     }
 
-                    if (streaming)
-                    {
-                        continue;
-                    }
-
                     // The client's only PINGs are its handshake and its final flush, each the last thing it
                     // sends before waiting, so a read ending in PING is the one to answer. A PING split
                     // across two reads is still recognised through the carried tail.
                     int keep = Math.Min(n, 6);
                     tail.AsSpan(keep).CopyTo(tail);
                     buf.AsSpan(n - keep, keep).CopyTo(tail.AsSpan(6 - keep));
-                    subscribed |= msgChunk != null && buf.AsSpan(0, n).IndexOf("SUB "u8) >= 0;
                     if (tail.AsSpan().SequenceEqual("PING\r\n"u8))
                     {
                         s.Send(Pong);
                         tail.AsSpan().Clear();
-
-                        // The source answers the PING that follows the SUB, then owns the socket's send side.
-                        if (subscribed)
-                        {
-                            streaming = true;
-                            new Thread(() => Stream(s, msgChunk!)) { IsBackground = true, Name = "loadbench-source" }.Start();
-                        }
                     }
                 }
             }
             catch (SocketException)
             {
             }
-        }
-    }
-
-    private static void Stream(Socket s, byte[] chunk)
-    {
-        try
-        {
-            s.SendBufferSize = 4 << 20;
-            while (true)
-            {
-                s.Send(chunk);
-            }
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            // The client hung up: the measurement is over.
         }
     }
 

@@ -14,6 +14,7 @@ internal sealed class ServerProcess : IDisposable
     private readonly Process _process;
     private readonly string _dir;
     private readonly StringBuilder _log = new();
+    private volatile string? _slowConsumerLine;
 
     private ServerProcess(Process process, string dir, Endpoint endpoint)
     {
@@ -24,7 +25,7 @@ internal sealed class ServerProcess : IDisposable
 
     public Endpoint Endpoint { get; }
 
-    public static ServerProcess Start(ServerSpec spec, Features features, int startTimeoutMs = 20_000)
+    public static ServerProcess Start(ServerSpec spec, Features features, string? extraConfig = null, int startTimeoutMs = 20_000)
     {
         var dir = Path.Combine(Path.GetTempPath(), "loadbench-" + Guid.NewGuid().ToString("N")[..12]);
         Directory.CreateDirectory(dir);
@@ -32,10 +33,10 @@ internal sealed class ServerProcess : IDisposable
         int mqttPort = features.HasFlag(Features.Mqtt) ? FreePort.Next() : 0;
         int wsPort = features.HasFlag(Features.WebSocket) ? FreePort.Next() : 0;
         var args = new List<string>(spec.Args) { "-a", "127.0.0.1", "-p", port.ToString() };
-        if (features != Features.None)
+        if (features != Features.None || extraConfig != null)
         {
             var conf = Path.Combine(dir, "server.conf");
-            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort));
+            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort) + extraConfig);
             args.Add("-c");
             args.Add(conf);
         }
@@ -73,12 +74,12 @@ internal sealed class ServerProcess : IDisposable
             server.WaitForPort(port, startTimeoutMs);
             if (mqttPort != 0)
             {
-                server.WaitForPort(mqttPort, 5_000);
+                server.WaitForPort(mqttPort, 3_000);
             }
 
             if (wsPort != 0)
             {
-                server.WaitForPort(wsPort, 5_000);
+                server.WaitForPort(wsPort, 3_000);
             }
         }
         catch
@@ -125,6 +126,12 @@ internal sealed class ServerProcess : IDisposable
         if (line == null)
         {
             return;
+        }
+
+        // Kept apart from the capped log: a cut late in a long run must still be reported.
+        if (_slowConsumerLine == null && line.Contains("Slow Consumer", StringComparison.OrdinalIgnoreCase))
+        {
+            _slowConsumerLine = line;
         }
 
         lock (_log)
@@ -178,6 +185,12 @@ internal sealed class ServerProcess : IDisposable
     }
 
     public bool HasExited => _process.HasExited;
+
+    /// <summary>The server's first log line about a slow consumer, if it logged one.</summary>
+    public string? SlowConsumerLine => _slowConsumerLine;
+
+    /// <summary>Peak and current resident memory of the server process, read while it still runs.</summary>
+    public ServerMemory? Memory() => _process.HasExited ? null : ServerMemory.Read(_process.Id);
 
     public void Dispose()
     {

@@ -38,13 +38,13 @@ public sealed class AccountOptions
     public List<ServiceImportDefinition> ServiceImportDefinitions { get; } = [];
 
     /// <summary>Exports and imports accepted by the resolution step (Go's second half of parseAccounts).</summary>
-    public List<ResolvedStreamExport> StreamExports { get; } = [];
+    internal List<ResolvedStreamExport> StreamExports { get; } = [];
 
-    public List<ResolvedServiceExport> ServiceExports { get; } = [];
+    internal List<ResolvedServiceExport> ServiceExports { get; } = [];
 
-    public List<ResolvedStreamImport> StreamImports { get; } = [];
+    internal List<ResolvedStreamImport> StreamImports { get; } = [];
 
-    public List<ResolvedServiceImport> ServiceImports { get; } = [];
+    internal List<ResolvedServiceImport> ServiceImports { get; } = [];
 
     /// <summary>The account's <c>jetstream</c> setting as written.</summary>
     public ConfigValue? JetStream { get; set; }

@@ -45,10 +45,10 @@ public sealed record StreamImportDefinition(string Account, string Subject, stri
 public sealed record ServiceImportDefinition(string Account, string Subject, string To, bool Share);
 
 /// <summary>A stream export after resolution: who may import it.</summary>
-public sealed record ResolvedStreamExport(string Subject, IReadOnlyList<string>? Approved, int AccountTokenPosition);
+internal sealed record ResolvedStreamExport(string Subject, IReadOnlyList<string>? Approved, int AccountTokenPosition);
 
 /// <summary>A service export after resolution.</summary>
-public sealed record ResolvedServiceExport(
+internal sealed record ResolvedServiceExport(
     string Subject,
     IReadOnlyList<string>? Approved,
     int AccountTokenPosition,
@@ -63,10 +63,10 @@ public sealed record ResolvedServiceExport(
 /// A stream import after resolution: messages on <see cref="From"/> in <see cref="Exporter"/> appear in
 /// the importing account as <see cref="To"/> (Go keeps the same two names).
 /// </summary>
-public sealed record ResolvedStreamImport(string Exporter, string From, string To);
+internal sealed record ResolvedStreamImport(string Exporter, string From, string To);
 
 /// <summary>
 /// A service import after resolution: requests published on <see cref="From"/> (local) in the importing
 /// account go to <see cref="To"/> in <see cref="Exporter"/>.
 /// </summary>
-public sealed record ResolvedServiceImport(string Exporter, string From, string To, bool Share);
+internal sealed record ResolvedServiceImport(string Exporter, string From, string To, bool Share);

@@ -9,7 +9,7 @@ namespace Nats.Server.Auth;
 /// (maps as IDictionary&lt;string, object&gt;, lists, string, bool, long, double) so it does not depend on
 /// the configuration parser's types; keys are matched case-insensitively, as in Go. Error texts follow Go's.
 /// </summary>
-public static class AuthConfigBinder
+internal static class AuthConfigBinder
 {
     /// <summary>
     /// Binds <c>users</c>, <c>default_permissions</c> (also <c>default_permission</c>, <c>permissions</c>) from an

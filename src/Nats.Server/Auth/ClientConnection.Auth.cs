@@ -24,7 +24,10 @@ internal sealed partial class ClientConnection
     /// <summary>Runs the server's authenticator for this CONNECT; false is an authorization violation.</summary>
     private bool AuthenticateConnect()
     {
-        var user = _server.Authenticator.Authenticate(new ClientAuthRequest(_connect, Nonce, RemoteIp));
+        var user = _server.AuthenticatorFor(_transport).Authenticate(new ClientAuthRequest(_connect, Nonce, RemoteIp, _transport.ConnectionType)
+        {
+            PeerCertificate = _transport.Tls?.PeerCertificate,
+        });
         if (user is null)
         {
             return false;

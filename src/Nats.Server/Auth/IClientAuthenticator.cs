@@ -25,7 +25,11 @@ internal interface IClientAuthenticator
 }
 
 /// <summary>What the authenticator gets to see: the client's CONNECT options, the nonce it was sent and its connection type.</summary>
-internal readonly record struct ClientAuthRequest(ConnectOptions Connect, string? Nonce, string RemoteIp, string ConnectionType = ConnectionTypes.Standard);
+internal readonly record struct ClientAuthRequest(ConnectOptions Connect, string? Nonce, string RemoteIp, string ConnectionType = ConnectionTypes.Standard)
+{
+    /// <summary>The client's TLS certificate, for verify_and_map.</summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? PeerCertificate { get; init; }
+}
 
 /// <summary>
 /// An authenticated client identity: name for logs and monitoring, the account it is bound to and its

@@ -1,151 +1,82 @@
+using NATS.NKeys;
+
 namespace Nats.Server.Auth;
 
 /// <summary>
-/// NATS nkey encoding: base32 (RFC 4648, no padding) of a prefix byte, the 32-byte ed25519 key and
-/// a little-endian CRC-16/XMODEM of both. Seeds carry two prefix bytes ('S' plus the key type).
+/// Public nkeys and nonce signatures through the NATS project's own NATS.NKeys package, plus the one
+/// rule of Go's crypto/ed25519 the package does not apply: the signature scalar S must be canonical
+/// (below the group order L). Without it a second encoding of the same signature would log in here
+/// and be refused by the Go server.
 /// </summary>
 internal static class NKeys
 {
-    public const byte PrefixSeed = 18 << 3;
-    public const byte PrefixOperator = 14 << 3;
-    public const byte PrefixServer = 13 << 3;
-    public const byte PrefixCluster = 2 << 3;
-    public const byte PrefixAccount = 0;
-    public const byte PrefixUser = 20 << 3;
+    private const int SignatureSize = 64;
 
-    private const string Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    /// <summary>The ed25519 group order L = 2^252 + 27742317777372353535851937790883648493, little endian.</summary>
+    private static ReadOnlySpan<byte> GroupOrder =>
+    [
+        0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+    ];
 
-    /// <summary>Decodes any public nkey (user, account, server, operator, cluster) to its raw key, as nkeys.FromPublicKey.</summary>
-    public static bool TryDecodePublicKey(string? encoded, out byte prefix, out byte[] key)
+    public static bool IsValidPublicUserKey(string? encoded) => PrefixOf(encoded) == PrefixByte.User;
+
+    public static bool IsValidPublicAccountKey(string? encoded) => PrefixOf(encoded) == PrefixByte.Account;
+
+    /// <summary>Whether <paramref name="signature"/> is the ed25519 signature of <paramref name="message"/> by the public nkey.</summary>
+    public static bool Verify(string? publicKey, byte[] message, byte[] signature)
     {
-        prefix = 0;
-        key = [];
-        if (!TryDecodeChecked(encoded, out var raw) || raw.Length != 1 + Ed25519.PublicKeySize)
+        if (signature.Length != SignatureSize || !IsCanonicalScalar(signature.AsSpan(32)) || !TryDecode(publicKey, out var key))
         {
             return false;
         }
-        prefix = raw[0];
-        if (prefix is not (PrefixOperator or PrefixServer or PrefixCluster or PrefixAccount or PrefixUser))
+        using (key)
         {
-            return false;
+            return key.Verify(message, signature);
         }
-        key = raw[1..];
-        return true;
     }
 
-    public static bool IsValidPublicUserKey(string? encoded) =>
-        TryDecodePublicKey(encoded, out var prefix, out _) && prefix == PrefixUser;
-
-    public static bool IsValidPublicAccountKey(string? encoded) =>
-        TryDecodePublicKey(encoded, out var prefix, out _) && prefix == PrefixAccount;
-
-    /// <summary>Decodes a seed ("SU..." for a user) to its key type prefix and 32-byte ed25519 seed.</summary>
-    public static bool TryDecodeSeed(string? encoded, out byte prefix, out byte[] seed)
+    private static PrefixByte? PrefixOf(string? encoded)
     {
-        prefix = 0;
-        seed = [];
-        if (!TryDecodeChecked(encoded, out var raw) || raw.Length != 2 + Ed25519.SeedSize)
+        if (!TryDecode(encoded, out var key))
         {
-            return false;
+            return null;
         }
-        if ((raw[0] & 0xF8) != PrefixSeed)
+        using (key)
         {
-            return false;
+            return key.Prefix;
         }
-        prefix = (byte)(((raw[0] & 7) << 5) | ((raw[1] & 0xF8) >> 3));
-        seed = raw[2..];
-        return true;
     }
 
-    public static string EncodePublicKey(byte prefix, ReadOnlySpan<byte> key) => EncodeChecked([prefix, .. key]);
-
-    public static string EncodeSeed(byte prefix, ReadOnlySpan<byte> seed) =>
-        EncodeChecked([(byte)(PrefixSeed | (prefix >> 5)), (byte)((prefix & 31) << 3), .. seed]);
-
-    /// <summary>CRC-16/XMODEM (polynomial 0x1021, initial 0), as in the nkeys library.</summary>
-    public static ushort Crc16(ReadOnlySpan<byte> data)
+    private static bool TryDecode(string? encoded, out KeyPair key)
     {
-        ushort crc = 0;
-        foreach (var b in data)
+        key = null!;
+        // The package indexes into an empty key rather than refusing it.
+        if (string.IsNullOrEmpty(encoded))
         {
-            crc ^= (ushort)(b << 8);
-            for (var i = 0; i < 8; i++)
+            return false;
+        }
+        try
+        {
+            key = KeyPair.FromPublicKey(encoded);
+            return true;
+        }
+        // Bad CRC, bad base32, a seed or unknown prefix: the package throws, a login just fails.
+        catch (Exception e) when (e is NKeysException or ArgumentException or FormatException)
+        {
+            return false;
+        }
+    }
+
+    private static bool IsCanonicalScalar(ReadOnlySpan<byte> s)
+    {
+        for (var i = 31; i >= 0; i--)
+        {
+            if (s[i] != GroupOrder[i])
             {
-                crc = (crc & 0x8000) != 0 ? (ushort)((crc << 1) ^ 0x1021) : (ushort)(crc << 1);
+                return s[i] < GroupOrder[i];
             }
         }
-        return crc;
-    }
-
-    private static bool TryDecodeChecked(string? encoded, out byte[] raw)
-    {
-        raw = [];
-        if (string.IsNullOrEmpty(encoded) || !TryBase32Decode(encoded, out var all) || all.Length < 3)
-        {
-            return false;
-        }
-        var body = all.AsSpan(0, all.Length - 2);
-        var crc = (ushort)(all[^2] | (all[^1] << 8));
-        if (Crc16(body) != crc)
-        {
-            return false;
-        }
-        raw = body.ToArray();
-        return true;
-    }
-
-    private static string EncodeChecked(byte[] body)
-    {
-        var crc = Crc16(body);
-        return Base32Encode([.. body, (byte)crc, (byte)(crc >> 8)]);
-    }
-
-    private static bool TryBase32Decode(string text, out byte[] bytes)
-    {
-        var output = new List<byte>(text.Length * 5 / 8);
-        var buffer = 0;
-        var bits = 0;
-        foreach (var c in text)
-        {
-            var value = Alphabet.IndexOf(c);
-            if (value < 0)
-            {
-                bytes = [];
-                return false;
-            }
-            buffer = (buffer << 5) | value;
-            bits += 5;
-            if (bits >= 8)
-            {
-                bits -= 8;
-                output.Add((byte)(buffer >> bits));
-                buffer &= (1 << bits) - 1;
-            }
-        }
-        bytes = [.. output];
-        return true;
-    }
-
-    private static string Base32Encode(ReadOnlySpan<byte> data)
-    {
-        var chars = new System.Text.StringBuilder((data.Length * 8 + 4) / 5);
-        var buffer = 0;
-        var bits = 0;
-        foreach (var b in data)
-        {
-            buffer = (buffer << 8) | b;
-            bits += 8;
-            while (bits >= 5)
-            {
-                bits -= 5;
-                chars.Append(Alphabet[(buffer >> bits) & 31]);
-            }
-            buffer &= (1 << bits) - 1;
-        }
-        if (bits > 0)
-        {
-            chars.Append(Alphabet[(buffer << (5 - bits)) & 31]);
-        }
-        return chars.ToString();
+        return false;
     }
 }

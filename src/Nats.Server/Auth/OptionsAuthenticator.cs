@@ -19,10 +19,12 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
     private readonly string? _noAuthUser;
 
     private readonly string? _generatedNoAuthUser;
+    private readonly bool _tlsMap;
 
     public OptionsAuthenticator(ServerOptions options, string? generatedNoAuthUser = null)
     {
         _generatedNoAuthUser = generatedNoAuthUser;
+        _tlsMap = options.Tls?.Map == true;
         if (options.Users is not null || options.Nkeys is not null)
         {
             AuthRequired = true;
@@ -71,6 +73,12 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
 
         var username = connect.User;
         var password = connect.Pass;
+        if (_users.Count > 0 && _tlsMap)
+        {
+            // verify_and_map: the certificate names the user; no password is checked.
+            var mapped = request.PeerCertificate is { } cert ? MapCertificateUser(cert, request.ConnectionType) : null;
+            return mapped is null ? null : new AuthenticatedUser(AuthMethod.UserPassword, mapped.User.Username, mapped.User.Account, mapped.Permissions);
+        }
         if (_users.Count > 0)
         {
             if (_noAuthUser is not null && string.IsNullOrEmpty(username) && string.IsNullOrEmpty(password)
@@ -106,6 +114,35 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
         return null;
     }
 
+    /// <summary>Go's checkClientTLSCertSubject with the users-list lookup of processClientOrLeafAuthentication.</summary>
+    private UserEntry? MapCertificateUser(System.Security.Cryptography.X509Certificates.X509Certificate2 cert, string connectionType)
+    {
+        var identity = Tls.CertificateIdentity.From(cert);
+        UserEntry? Lookup(string name) =>
+            _users.TryGetValue(name, out var user) && ConnectionTypes.Allows(user.User.AllowedConnectionTypes, connectionType) ? user : null;
+        foreach (var name in identity.SanNames)
+        {
+            if (Lookup(name) is { } bySan)
+            {
+                return bySan;
+            }
+        }
+        var allowed = _users.Values.Where(u => ConnectionTypes.Allows(u.User.AllowedConnectionTypes, connectionType)).ToList();
+        if (allowed.FirstOrDefault(u => identity.MatchesDn(u.User.Username, anyOrder: false)) is { } exact)
+        {
+            return exact;
+        }
+        if (allowed.FirstOrDefault(u => identity.MatchesDn(u.User.Username, anyOrder: true)) is { } reordered)
+        {
+            return reordered;
+        }
+        if (identity.DomainComponents.Length > 0 && Lookup(identity.Subject + "," + identity.DomainComponents) is { } withDcs)
+        {
+            return withDcs;
+        }
+        return Lookup(identity.Subject);
+    }
+
     /// <summary>Go's comparePasswords: bcrypt when the configured value looks like a bcrypt hash, else exact.</summary>
     internal static bool ComparePasswords(string serverPassword, string? clientPassword)
     {
@@ -124,11 +161,7 @@ internal sealed class OptionsAuthenticator : IClientAuthenticator
         {
             return false;
         }
-        if (!NKeys.TryDecodePublicKey(nkey, out _, out var key))
-        {
-            return false;
-        }
-        return Ed25519.Verify(key, Encoding.UTF8.GetBytes(nonce ?? ""), signature);
+        return NKeys.Verify(nkey, Encoding.UTF8.GetBytes(nonce ?? ""), signature);
     }
 
     private static bool TryDecodeSignature(string sig, out byte[] signature)

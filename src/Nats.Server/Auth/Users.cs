@@ -25,7 +25,7 @@ public sealed class NkeyUser
 }
 
 /// <summary>Connection type names of allowed_connection_types (jwt.ConnectionType* in Go).</summary>
-public static class ConnectionTypes
+internal static class ConnectionTypes
 {
     public const string Standard = "STANDARD";
     public const string Websocket = "WEBSOCKET";

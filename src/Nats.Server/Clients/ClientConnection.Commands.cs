@@ -144,7 +144,7 @@ internal sealed partial class ClientConnection
         if (subscription is not null)
         {
             var removeNow = true;
-            lock (_outLock)
+            lock (_outbound.Sync)
             {
                 if (command.UnsubMax > 0 && command.UnsubMax > subscription.Delivered)
                 {

@@ -53,4 +53,7 @@ internal sealed partial class ClientConnection
             Volatile.Write(ref _rttTicks, Math.Max(1, Stopwatch.GetElapsedTime(sent).Ticks));
         }
     }
+
+    /// <summary>The TLS session for /connz (null on plain connections and before the handshake).</summary>
+    internal Transport.TlsConnectionState? TlsState => _transport.Tls;
 }

@@ -1,5 +1,5 @@
-using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
+using Nats.Server.Protocol;
 using Nats.Server.Subscriptions;
 using Nats.Server.Transport;
 
@@ -7,9 +7,7 @@ namespace Nats.Server.Clients;
 
 internal sealed partial class ClientConnection
 {
-    private readonly Lock _outLock = new();
-    private readonly OutboundBuffer _out = new();
-    private readonly AsyncSignal _flushSignal = new();
+    private readonly OutboundQueue _outbound;
 
     // Clients that received something during the current read batch (Go's pcd): each is signalled
     // once when the batch is done instead of once per message.
@@ -20,53 +18,47 @@ internal sealed partial class ClientConnection
     /// <summary>Id of the publisher batch that last queued to this client; dedupes the pending set.</summary>
     internal long FlushMark;
 
-    private int _closed;
     private ClosedReason _closedReason;
 
-    public bool IsClosed => Volatile.Read(ref _closed) != 0;
+    public bool IsClosed => _outbound.IsClosed;
     public ClosedReason ClosedReason => _closedReason;
     public DateTime? StopTime { get; private set; }
 
-    public long PendingBytes
-    {
-        get
-        {
-            lock (_outLock)
-            {
-                return _out.PendingBytes;
-            }
-        }
-    }
+    public long PendingBytes => _outbound.PendingBytes;
+
+    /// <summary>Messages and bytes queued to this client.</summary>
+    public long OutMsgs => Volatile.Read(ref _outbound.OutMsgs);
+
+    public long OutBytes => Volatile.Read(ref _outbound.OutBytes);
 
     /// <summary>Queues a protocol line from this client's own read loop; flushed at the end of the batch.</summary>
     internal void EnqueueProtocol(ReadOnlySpan<byte> line)
     {
-        lock (_outLock)
+        if (_outbound.Write(line))
         {
-            if (IsClosed)
-            {
-                return;
-            }
-            _out.Write(line);
+            AddPendingClient(this);
         }
-        AddPendingClient(this);
     }
 
     /// <summary>Queues a protocol line from outside the read loop (timers) and wakes the writer.</summary>
     internal void SendProtocolNow(ReadOnlySpan<byte> line)
     {
-        lock (_outLock)
+        if (_outbound.Write(line))
         {
-            if (IsClosed)
-            {
-                return;
-            }
-            _out.Write(line);
+            SignalFlush();
         }
-        SignalFlush();
     }
 
-    internal void SignalFlush() => _flushSignal.Set();
+    internal void SignalFlush() => _outbound.SignalFlush();
+
+    /// <summary>The write side made progress: counts as activity for the ping timer.</summary>
+    internal void NoteWriteActivity() => Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
+
+    internal void OnWriteLoopFailed(Exception ex)
+    {
+        _logger.LogError(ex, "{Client} - Unexpected error in write loop", this);
+        CloseConnection(ClosedReason.WriteError);
+    }
 
     /// <summary>
     /// Queues one message for this client on behalf of a publisher (called on the publisher's read loop).
@@ -82,11 +74,6 @@ internal sealed partial class ClientConnection
         ReadOnlySpan<byte> subject,
         ReadOnlySpan<byte> reply)
     {
-        if (subscription.Handler is { } handler)
-        {
-            return handler(subscription, publisher, subject, reply, headerSize > 0 ? message[..headerSize] : default,
-                message[(headerSize > 0 ? headerSize : 0)..^2]);
-        }
         if (publisher == this && !_echo)
         {
             return false;
@@ -102,7 +89,7 @@ internal sealed partial class ClientConnection
         return Enqueue(publisher, subscription, prefix, suffix, message);
     }
 
-    /// <summary>Copies one MSG/HMSG into the outbound buffer (the checks of <see cref="TryDeliver"/> are done).</summary>
+    /// <summary>Copies one MSG/HMSG into the outbound queue (the checks of <see cref="TryDeliver"/> are done).</summary>
     private bool Enqueue(
         ClientConnection publisher,
         Subscription subscription,
@@ -110,58 +97,32 @@ internal sealed partial class ClientConnection
         ReadOnlySpan<byte> suffix,
         ReadOnlySpan<byte> message)
     {
-        var sid = subscription.Sid;
-        var length = prefix.Length + sid.Length + suffix.Length + message.Length;
-        var reachedMax = false;
-        var pastMax = false;
-        var slowConsumer = false;
-        lock (_outLock)
+        var options = _options;
+        var result = _outbound.AppendMessage(subscription, prefix, suffix, message, options.MaxPending, options.NoFastProducerStall,
+            CanStall(publisher), out var stall);
+        switch (result)
         {
-            if (IsClosed || subscription.Closed)
-            {
+            case AppendResult.Closed:
                 return false;
-            }
-            var delivered = ++subscription.Delivered;
-            if (subscription.Max > 0 && delivered > subscription.Max)
-            {
-                // A racing publisher already took the last allowed delivery.
-                pastMax = true;
-            }
-            else if (_out.PendingBytes + Volatile.Read(ref _inFlightBytes) + length > _options.MaxPending)
-            {
-                slowConsumer = true;
-            }
-            else
-            {
-                var span = _out.GetSpan(length);
-                prefix.CopyTo(span);
-                var position = prefix.Length;
-                sid.CopyTo(span[position..]);
-                position += sid.Length;
-                suffix.CopyTo(span[position..]);
-                position += suffix.Length;
-                message.CopyTo(span[position..]);
-                _out.Advance(length);
-                OutMsgs++;
-                OutBytes += message.Length - 2;
-                reachedMax = subscription.Max > 0 && delivered == subscription.Max;
-            }
-        }
-
-        if (slowConsumer)
-        {
-            _server.RecordSlowConsumer();
-            _logger.LogInformation("{Client} - Slow Consumer Detected: MaxPending of {MaxPending} Exceeded", this, _options.MaxPending);
-            CloseConnection(ClosedReason.SlowConsumerPendingBytes);
-            return false;
-        }
-        if (pastMax || reachedMax)
-        {
-            RemoveSubscription(subscription);
-            if (pastMax)
-            {
+            case AppendResult.SlowConsumer:
+                _server.RecordSlowConsumer();
+                _logger.LogInformation("{Client} - Slow Consumer Detected: MaxPending of {MaxPending} Exceeded", this, options.MaxPending);
+                CloseConnection(ClosedReason.SlowConsumerPendingBytes);
                 return false;
-            }
+            case AppendResult.Dropped:
+                Interlocked.Increment(ref _fastProducerDrops);
+                _server.RecordFastProducerDrop();
+                return false;
+            case AppendResult.PastMax:
+                RemoveSubscription(subscription);
+                return false;
+            case AppendResult.QueuedReachedMax:
+                RemoveSubscription(subscription);
+                break;
+        }
+        if (stall)
+        {
+            publisher.AddStall(this);
         }
         publisher.AddPendingClient(this);
         return true;
@@ -170,26 +131,10 @@ internal sealed partial class ClientConnection
     /// <summary>A client that did not ask for headers gets the body only, as a plain MSG (Go strips them too).</summary>
     private bool DeliverWithoutHeaders(ClientConnection publisher, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> body)
     {
-        var needed = subject.Length + reply.Length + 32;
+        var needed = MsgLine.MaxLength(subject.Length, reply.Length, 0);
         byte[]? rented = null;
         var span = needed <= 512 ? stackalloc byte[512] : (rented = System.Buffers.ArrayPool<byte>.Shared.Rent(needed));
-        "MSG "u8.CopyTo(span);
-        var position = 4;
-        subject.CopyTo(span[position..]);
-        position += subject.Length;
-        span[position++] = (byte)' ';
-        var prefixLength = position;
-        if (!reply.IsEmpty)
-        {
-            span[position++] = (byte)' ';
-            reply.CopyTo(span[position..]);
-            position += reply.Length;
-        }
-        span[position++] = (byte)' ';
-        System.Buffers.Text.Utf8Formatter.TryFormat(body.Length - 2, span[position..], out var written);
-        position += written;
-        span[position++] = (byte)'\r';
-        span[position++] = (byte)'\n';
+        var position = MsgLine.WriteSplit(span, subject, reply, replySet: false, headerSize: 0, body.Length - 2, out var prefixLength);
         var delivered = Enqueue(publisher, subscription, span[..prefixLength], span[prefixLength..position], body);
         if (rented is not null)
         {
@@ -223,7 +168,7 @@ internal sealed partial class ClientConnection
     /// </summary>
     internal void CloseConnection(ClosedReason reason)
     {
-        if (Interlocked.CompareExchange(ref _closed, 1, 0) != 0)
+        if (!_outbound.TryClose())
         {
             return;
         }
@@ -233,10 +178,7 @@ internal sealed partial class ClientConnection
             or ClosedReason.WriteError or ClosedReason.ReadError;
         if (cutNow)
         {
-            lock (_outLock)
-            {
-                _out.Clear();
-            }
+            _outbound.Discard();
             _transport.Abort();
         }
         else
@@ -244,8 +186,10 @@ internal sealed partial class ClientConnection
             // Flush what is queued (the -ERR), but like Go's flushAndClose never for longer than the write deadline.
             _ = Task.Delay(_options.WriteDeadline).ContinueWith(static (_, state) => ((ClientTransport)state!).Abort(), _transport, TaskScheduler.Default);
         }
+        // Publishers waiting for this client to drain go back to full speed.
+        _outbound.ReleaseStallIfDrained();
         RemoveAllSubscriptions();
         _server.OnClientClosed(this);
-        _flushSignal.Set();
+        _outbound.SignalFlush();
     }
 }

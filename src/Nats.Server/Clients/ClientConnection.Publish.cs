@@ -14,10 +14,7 @@ internal sealed partial class ClientConnection
     private readonly Dictionary<byte[], SubListResult>.AlternateLookup<ReadOnlySpan<byte>> _resultCacheLookup;
     private long _resultCacheGeneration = -1;
 
-    // The MSG line is the same for every receiver except the sid, so it is built once per publish
-    // as a prefix ("MSG subject ") and a suffix (" [reply] size\r\n").
-    private byte[] _lineScratch = new byte[512];
-    private uint _queueRandom = (uint)Random.Shared.Next(1, int.MaxValue);
+    private readonly Delivery.MessageRouter _router;
 
     // Where a mapped subject is written; reused so mapping does not allocate per message.
     private byte[] _mappedSubject = [];
@@ -71,7 +68,7 @@ internal sealed partial class ClientConnection
         {
             var message = buffer.Slice(command.PayloadStart, command.PayloadSize + 2);
             var headerSizeToken = command.HeaderSize > 0 ? buffer[command.HeaderSizeToken] : default;
-            delivered = DeliverToResult(result, subject, reply, command.HeaderSize, headerSizeToken, buffer[command.SizeToken], message);
+            delivered = _router.Route(result, Account, subject, reply, command.HeaderSize, headerSizeToken, buffer[command.SizeToken], message);
         }
         if (!delivered && !reply.IsEmpty && _connect.NoResponders)
         {
@@ -112,113 +109,6 @@ internal sealed partial class ClientConnection
         return result;
     }
 
-    private bool DeliverToResult(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
-        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
-    {
-        // An HPUB with an empty header block is delivered as a plain MSG, as in Go.
-        if (headerSize == 0)
-        {
-            headerSize = -1;
-        }
-        if (result.HasInternal)
-        {
-            return DeliverRouted(result, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
-        }
-        var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
-        return FanOut(result, line[..prefixLength], line[prefixLength..], message, headerSize, subject, reply);
-    }
-
-    /// <summary>Hands one message (its MSG line split around the sid) to every plain subscriber and one member per queue group.</summary>
-    private bool FanOut(SubListResult result, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
-        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
-    {
-        var delivered = false;
-
-        foreach (var subscription in result.Plain)
-        {
-            delivered |= subscription.Client.TryDeliver(this, subscription, prefix, suffix, message, headerSize, subject, reply);
-        }
-        return DeliverToQueueGroups(result.QueueGroups, prefix, suffix, message, headerSize, subject, reply) | delivered;
-    }
-
-    /// <summary>One member of each queue group, starting at a random member and moving on while deliveries are refused.</summary>
-    private bool DeliverToQueueGroups(Subscription[][] groups, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
-        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
-    {
-        var delivered = false;
-        for (var g = 0; g < groups.Length; g++)
-        {
-            var members = groups[g];
-            var start = (int)(NextQueueRandom() % (uint)members.Length);
-            for (var i = 0; i < members.Length; i++)
-            {
-                var member = members[(start + i) % members.Length];
-                if (member.Client.TryDeliver(this, member, prefix, suffix, message, headerSize, subject, reply))
-                {
-                    delivered = true;
-                    break;
-                }
-            }
-        }
-        return delivered;
-    }
-
-    private uint NextQueueRandom()
-    {
-        // xorshift32: cheap and good enough to spread a queue group's load.
-        var x = _queueRandom;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        _queueRandom = x;
-        return x;
-    }
-
-    /// <summary>Writes "MSG subject " + " [reply] size\r\n" (or the HMSG form) into scratch space.</summary>
-    private ReadOnlySpan<byte> BuildLineParts(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headerSizeToken,
-        ReadOnlySpan<byte> sizeToken, bool withHeaders, out int prefixLength)
-    {
-        var maxLength = subject.Length + reply.Length + headerSizeToken.Length + sizeToken.Length + 16;
-        if (_lineScratch.Length < maxLength)
-        {
-            _lineScratch = new byte[Math.Max(maxLength, _lineScratch.Length * 2)];
-        }
-        var span = _lineScratch.AsSpan();
-        var position = 0;
-        if (withHeaders)
-        {
-            "HMSG "u8.CopyTo(span);
-            position = 5;
-        }
-        else
-        {
-            "MSG "u8.CopyTo(span);
-            position = 4;
-        }
-        subject.CopyTo(span[position..]);
-        position += subject.Length;
-        span[position++] = (byte)' ';
-        prefixLength = position;
-        if (!reply.IsEmpty)
-        {
-            span[position++] = (byte)' ';
-            reply.CopyTo(span[position..]);
-            position += reply.Length;
-        }
-        if (withHeaders)
-        {
-            span[position++] = (byte)' ';
-            headerSizeToken.CopyTo(span[position..]);
-            position += headerSizeToken.Length;
-        }
-        span[position++] = (byte)' ';
-        sizeToken.CopyTo(span[position..]);
-        position += sizeToken.Length;
-        span[position++] = (byte)'\r';
-        span[position++] = (byte)'\n';
-        return span[..position];
-    }
-
     /// <summary>The 503 status a requester gets when nobody listens (no_responders in CONNECT).</summary>
     private void SendNoResponders(ReadOnlySpan<byte> reply)
     {
@@ -235,17 +125,11 @@ internal sealed partial class ClientConnection
         {
             return;
         }
-        var line = new byte[reply.Length + own.Sid.Length + 48];
-        var span = line.AsSpan();
-        "HMSG "u8.CopyTo(span);
-        var position = 5;
-        reply.CopyTo(span[position..]);
-        position += reply.Length;
-        span[position++] = (byte)' ';
-        own.Sid.CopyTo(span[position..]);
-        position += own.Sid.Length;
-        " 16 16\r\nNATS/1.0 503\r\n\r\n\r\n"u8.CopyTo(span[position..]);
-        position += 26;
+        const int headerSize = 16; // "NATS/1.0 503\r\n\r\n"
+        Span<byte> span = stackalloc byte[MsgLine.MaxLength(reply.Length, 0, own.Sid.Length) + headerSize + 2];
+        var position = MsgLine.Write(span, reply, own.Sid, default, headerSize, headerSize);
+        "NATS/1.0 503\r\n\r\n\r\n"u8.CopyTo(span[position..]);
+        position += headerSize + 2;
         EnqueueProtocol(span[..position]);
     }
 }

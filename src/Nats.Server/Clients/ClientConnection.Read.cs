@@ -27,6 +27,11 @@ internal sealed partial class ClientConnection
                 {
                     received = await _transport.ReceiveAsync(buffer.AsMemory(filled), CancellationToken.None).ConfigureAwait(false);
                 }
+                catch (Transport.TlsHandshakeFailedException)
+                {
+                    CloseConnection(ClosedReason.TlsHandshakeError);
+                    break;
+                }
                 catch (Exception ex) when (ex is SocketException or ObjectDisposedException or IOException)
                 {
                     CloseConnection(ClosedReason.ReadError);
@@ -49,6 +54,13 @@ internal sealed partial class ClientConnection
                 }
                 var consumed = ProcessBuffer(buffer.AsSpan(0, filled), out var needed);
                 FlushPendingClients();
+                while (MustStall && !IsClosed)
+                {
+                    // A subscriber we fed is full: wait for it to drain, then parse the rest of the buffer.
+                    await WaitForStalledSubscribersAsync().ConfigureAwait(false);
+                    consumed += ProcessBuffer(buffer.AsSpan(consumed, filled - consumed), out needed);
+                    FlushPendingClients();
+                }
                 if (IsClosed)
                 {
                     break;
@@ -97,7 +109,7 @@ internal sealed partial class ClientConnection
     {
         var offset = 0;
         needed = 0;
-        while (offset < buffer.Length && !IsClosed)
+        while (offset < buffer.Length && !IsClosed && !MustStall)
         {
             var limits = new ParserLimits(_options.MaxControlLine, _maxPayload, _headers, _awaitingAuth);
             var slice = buffer[offset..];

@@ -44,7 +44,7 @@ internal sealed partial class ClientConnection
             return;
         }
 
-        var writeStarted = Volatile.Read(ref _writeStartedTicks);
+        var writeStarted = _outbound.WriteStartedTicks;
         if (writeStarted != 0 && now - writeStarted > (long)_options.WriteDeadline.TotalMilliseconds)
         {
             _server.RecordSlowConsumer();

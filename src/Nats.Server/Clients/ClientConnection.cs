@@ -11,10 +11,11 @@ using Nats.Server.Transport;
 namespace Nats.Server.Clients;
 
 /// <summary>
-/// One client connection: a read loop that parses and routes commands in place, and a write loop
-/// that drains the outbound buffer. The pieces live in partial files by concern: Read (receive and
-/// dispatch), Commands (CONNECT/SUB/UNSUB), Publish (routing and fan-out), Outbound (buffering,
-/// write loop, close) and Timers (ping, auth timeout, write deadline).
+/// One client connection, the coordinator of its parts: the read loop parses commands in place
+/// (Read, Commands, Publish), a <see cref="Delivery.MessageRouter"/> routes what it publishes, an
+/// <see cref="OutboundQueue"/> holds and writes what it receives, FlowControl pauses the read loop
+/// behind full subscribers, and Timers run ping, auth timeout and write deadline. It is admitted by
+/// <see cref="Hosting.ClientAdmission"/>.
 /// </summary>
 internal sealed partial class ClientConnection
 {
@@ -30,6 +31,8 @@ internal sealed partial class ClientConnection
     {
         _server = server;
         _transport = transport;
+        _outbound = new OutboundQueue(this, transport);
+        _router = new Delivery.MessageRouter(this);
         _options = server.Options;
         _logger = logger;
         Id = id;
@@ -42,7 +45,7 @@ internal sealed partial class ClientConnection
         RemotePort = remote?.Port ?? 0;
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
         _trace = logger.IsEnabled(LogLevel.Trace);
-        _awaitingAuth = server.AuthRequired;
+        _awaitingAuth = server.AuthenticatorFor(transport).AuthRequired;
         _maxPayload = _options.MaxPayload;
         _resultCacheLookup = _resultCache.GetAlternateLookup<ReadOnlySpan<byte>>();
     }
@@ -61,10 +64,6 @@ internal sealed partial class ClientConnection
     public long InMsgs;
     public long InBytes;
 
-    /// <summary>Messages and bytes queued to this client (updated under the outbound lock).</summary>
-    public long OutMsgs;
-    public long OutBytes;
-
     public override string ToString() => $"{_remoteAddress} - cid:{Id}";
 
     /// <summary>Sends INFO and runs both loops until the connection ends.</summary>
@@ -72,7 +71,7 @@ internal sealed partial class ClientConnection
     {
         EnqueueProtocol(info);
         SignalFlush();
-        var writer = Task.Run(WriteLoopAsync);
+        var writer = Task.Run(_outbound.RunWriteLoopAsync);
         if (overConnectionLimit)
         {
             // Go sends INFO first, then refuses the connection.

@@ -8,7 +8,7 @@ namespace Nats.Server.Configuration;
 /// first non-flag argument or "--", and a leftover "version"/"help" acts as a command. Flags given
 /// explicitly override the configuration file, in argument order.
 /// </summary>
-public sealed class CommandLineOptions
+internal sealed class CommandLineOptions
 {
     private enum FlagKind { Bool, String, Int, Long }
 
@@ -19,9 +19,8 @@ public sealed class CommandLineOptions
     /// <summary>Go flags we recognise but do not implement yet; named in the error so operators know why.</summary>
     private static readonly HashSet<string> NotYetSupported = new(StringComparer.Ordinal)
     {
-        "ms", "https_port", "s", "syslog", "r", "remote_syslog", "profile", "routes", "cluster",
+        "ms", "s", "syslog", "r", "remote_syslog", "profile", "routes", "cluster",
         "cluster_listen", "cluster_advertise", "no_advertise", "connect_retries", "cluster_name", "help_tls",
-        "tls", "tlsverify", "tlscert", "tlskey", "tlscacert",
     };
 
     private readonly List<(Flag Flag, object Value)> _given = [];
@@ -153,6 +152,85 @@ public sealed class CommandLineOptions
         {
             flag.Apply(this, options, value);
         }
+        ApplyTlsFlags(options);
+    }
+
+    // Go's -tls* handling: -tls=false drops the file's TLS; any other -tls* flag replaces it (overrideTLS).
+    private bool _tlsDisabled;
+    private bool _tlsOverride;
+    private bool _tlsVerify;
+    private string? _tlsCert;
+    private string? _tlsKey;
+    private string? _tlsCaCert;
+
+    private void ApplyTlsFlags(ServerOptions options)
+    {
+        if (_tlsDisabled)
+        {
+            options.Tls = null;
+            options.TlsContext = null;
+            return;
+        }
+        if (!_tlsOverride)
+        {
+            return;
+        }
+        if (string.IsNullOrEmpty(_tlsCert))
+        {
+            throw new ConfigurationException("TLS Server certificate must be present and valid");
+        }
+        if (string.IsNullOrEmpty(_tlsKey))
+        {
+            throw new ConfigurationException("TLS Server private key must be present and valid");
+        }
+        var tls = new Tls.TlsOptions
+        {
+            CertFile = _tlsCert,
+            KeyFile = _tlsKey,
+            CaFile = string.IsNullOrEmpty(_tlsCaCert) ? null : _tlsCaCert,
+            Verify = _tlsVerify,
+            // The flags build a new config; the file's timeout still applies, as Go keeps TLSTimeout.
+            Timeout = options.Tls?.Timeout ?? 0,
+        };
+        try
+        {
+            options.TlsContext = Tls.TlsServerContext.Create(tls);
+        }
+        catch (InvalidOperationException e)
+        {
+            throw new ConfigurationException(e.Message);
+        }
+        options.Tls = tls;
+        ConfigBinder.ApplyTlsAuthTimeout(options);
+    }
+
+    private void RecordTlsFlag(string name, object value)
+    {
+        if (name == "tls")
+        {
+            _tlsDisabled = !(bool)value;
+            _tlsOverride = !_tlsDisabled;
+            return;
+        }
+        if (!_tlsDisabled)
+        {
+            _tlsOverride = true;
+        }
+        switch (name)
+        {
+            case "tlsverify":
+                _tlsVerify = (bool)value;
+                break;
+            case "tlscert":
+                _tlsCert = (string)value;
+                break;
+            case "tlskey":
+                _tlsKey = (string)value;
+                break;
+            case "tlscacert":
+                _tlsCaCert = (string)value;
+                break;
+        }
     }
 
     private void Record(Flag flag, object value)
@@ -201,6 +279,12 @@ public sealed class CommandLineOptions
         Add(FlagKind.String, (_, o, v) => o.Password = (string)v, "pass");
         Add(FlagKind.String, (_, o, v) => o.AuthToken = (string)v, "auth");
         Add(FlagKind.Int, (_, o, v) => o.HttpPort = (int)v, "m", "http_port");
+        Add(FlagKind.Int, (_, o, v) => o.HttpsPort = (int)v, "ms", "https_port");
+        Add(FlagKind.Bool, (c, _, v) => c.RecordTlsFlag("tls", v), "tls");
+        Add(FlagKind.Bool, (c, _, v) => c.RecordTlsFlag("tlsverify", v), "tlsverify");
+        Add(FlagKind.String, (c, _, v) => c.RecordTlsFlag("tlscert", v), "tlscert");
+        Add(FlagKind.String, (c, _, v) => c.RecordTlsFlag("tlskey", v), "tlskey");
+        Add(FlagKind.String, (c, _, v) => c.RecordTlsFlag("tlscacert", v), "tlscacert");
         return flags;
     }
 
@@ -276,4 +360,4 @@ public sealed class CommandLineOptions
 }
 
 /// <summary>A command line that cannot be used; the message is Go's flag package wording.</summary>
-public sealed class CommandLineException(string message) : Exception(message);
+internal sealed class CommandLineException(string message) : Exception(message);

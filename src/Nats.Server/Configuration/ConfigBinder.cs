@@ -9,18 +9,18 @@ namespace Nats.Server.Configuration;
 /// Go understands but we do not implement yet are kept in <see cref="ServerOptions.UnsupportedConfig"/>.
 /// All problems are collected rather than stopping at the first one.
 /// </summary>
-public sealed class ConfigBinder
+internal sealed class ConfigBinder
 {
     /// <summary>Top-level keys nats-server 2.9.10 accepts that this server does not implement yet.</summary>
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
-        "disable_sublist_cache", "no_sublist_cache", "https", "https_port",
+        "disable_sublist_cache", "no_sublist_cache",
         "cluster", "gateway", "leaf", "leafnodes",
-        "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "tls", "ocsp",
+        "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "ocsp",
         "allow_non_tls", "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
         "resolver_preload", "resolver_pinned_accounts", "trusted", "trusted_keys", "connect_error_reports",
-        "reconnect_error_reports", "websocket", "ws", "server_tags", "default_js_domain",
+        "reconnect_error_reports", "server_tags", "default_js_domain",
     };
 
     private readonly ServerOptions _options;
@@ -51,6 +51,7 @@ public sealed class ConfigBinder
         {
             Accounts.AccountConfigBinder.Bind(binder._accounts, options, binder._errors);
         }
+        ApplyTlsAuthTimeout(options);
         return new ConfigBindResult(binder._errors, binder._warnings);
     }
 
@@ -145,6 +146,21 @@ public sealed class ConfigBinder
                 _options.HttpHost = httpHost;
                 _options.HttpPort = httpPort;
                 break;
+            case "https":
+                var (httpsHost, httpsPort) = ParseListen(v);
+                _options.HttpHost = httpsHost;
+                _options.HttpsPort = httpsPort;
+                break;
+            case "https_port":
+                _options.HttpsPort = Int(v, key);
+                break;
+            case "tls":
+                BindTls(v);
+                break;
+            case "websocket":
+            case "ws":
+                _options.WebSocket = WebSocket.WebSocketConfigBinder.Bind(v, _errors);
+                break;
             case "http_port":
             case "monitor_port":
                 _options.HttpPort = Int(v, key);
@@ -172,6 +188,9 @@ public sealed class ConfigBinder
                 }
                 // Go keeps the default for 0.
                 _options.LameDuckGracePeriod = grace == TimeSpan.Zero ? ServerOptions.DefaultLameDuckGracePeriod : grace;
+                break;
+            case "no_fast_producer_stall":
+                _options.NoFastProducerStall = Bool(v);
                 break;
             case "no_header_support":
                 _options.NoHeaderSupport = Bool(v);
@@ -230,6 +249,33 @@ public sealed class ConfigBinder
         }
     }
 
+    /// <summary>Go's parseTLS then GenTLSConfig: field errors point at the field, file errors at the block.</summary>
+    private void BindTls(ConfigValue v)
+    {
+        if (Tls.TlsConfigBinder.Bind(v, _errors) is not { } tls)
+        {
+            return;
+        }
+        try
+        {
+            _options.TlsContext = Tls.TlsServerContext.Create(tls);
+            _options.Tls = tls;
+        }
+        catch (InvalidOperationException e)
+        {
+            _errors.Add($"{v.Source}: {e.Message}");
+        }
+    }
+
+    /// <summary>Go's getDefaultAuthTimeout: with TLS and no explicit authorization timeout, the tls timeout plus one second.</summary>
+    internal static void ApplyTlsAuthTimeout(ServerOptions options)
+    {
+        if (options.Tls is { } tls && !options.AuthTimeoutExplicit)
+        {
+            options.AuthTimeout = TimeSpan.FromSeconds(tls.EffectiveTimeoutSeconds + 1);
+        }
+    }
+
     private void BindAuthorization(ConfigValue v)
     {
         var map = v.AsMap ?? throw Mismatch(v, "map[string]interface {}");
@@ -279,6 +325,7 @@ public sealed class ConfigBinder
         _options.Password = password;
         _options.AuthToken = token;
         _options.AuthTimeout = timeoutSeconds == 0 ? TimeSpan.FromSeconds(2) : TimeSpan.FromSeconds(timeoutSeconds);
+        _options.AuthTimeoutExplicit = timeoutSeconds != 0;
         foreach (var error in Auth.AuthConfigBinder.BindAuthorization((IDictionary<string, object>)v.ToPlain(), _options))
         {
             _errors.Add($"{v.Source}: {error}");
@@ -394,4 +441,4 @@ public sealed class ConfigBinder
 }
 
 /// <summary>Outcome of binding: hard errors (the file is rejected) and warnings (reported, startup continues).</summary>
-public sealed record ConfigBindResult(IReadOnlyList<string> Errors, IReadOnlyList<string> Warnings);
+internal sealed record ConfigBindResult(IReadOnlyList<string> Errors, IReadOnlyList<string> Warnings);

@@ -1,7 +1,7 @@
 namespace Nats.Server.Configuration;
 
 /// <summary>Reads a configuration file and applies it to options (the file half of nats-server's ConfigureOptions).</summary>
-public static class ConfigLoader
+internal static class ConfigLoader
 {
     /// <summary>
     /// Parses <paramref name="path"/> and binds it onto <paramref name="options"/>. Syntax errors, include

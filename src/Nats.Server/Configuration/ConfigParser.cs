@@ -9,7 +9,7 @@ namespace Nats.Server.Configuration;
 /// Every value keeps its file/line/column; a value stored under a key takes the key's position,
 /// as in the Go server's pedantic mode, so errors point at the key.
 /// </summary>
-public sealed class ConfigParser
+internal sealed class ConfigParser
 {
     private const string EnvKey = "pk";
 

@@ -4,7 +4,7 @@ namespace Nats.Server.Configuration;
 /// Parses duration strings the way Go's time.ParseDuration does ("300ms", "1.5h", "2h45m", "-1s"),
 /// with the same error texts, because config files written for the Go server use that syntax.
 /// </summary>
-public static class GoDuration
+internal static class GoDuration
 {
     private static readonly (string Unit, double Nanos)[] Units =
     [

@@ -10,7 +10,7 @@ namespace Nats.Server.Configuration;
 /// read to find a server started on random ports. An unspecified host (0.0.0.0 or ::) lists every
 /// interface address, as the Go server does.
 /// </summary>
-public static class PortsFile
+internal static class PortsFile
 {
     public static string PathFor(string directory, string executableName, int processId) =>
         System.IO.Path.Combine(directory, $"{executableName}_{processId}.ports");

@@ -36,6 +36,12 @@ public sealed class ServerOptions
     public long MaxPending { get; set; } = DefaultMaxPending;
 
     public TimeSpan WriteDeadline { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// no_fast_producer_stall (Go 2.11+): a message that would stall its publisher behind a full
+    /// subscriber is dropped for that subscriber instead; the default pauses the publisher.
+    /// </summary>
+    public bool NoFastProducerStall { get; set; }
     public TimeSpan PingInterval { get; set; } = TimeSpan.FromMinutes(2);
     public int MaxPingsOut { get; set; } = 2;
     public TimeSpan AuthTimeout { get; set; } = TimeSpan.FromSeconds(2);
@@ -84,6 +90,21 @@ public sealed class ServerOptions
 
     /// <summary>Subject mappings of the global account (the top-level <c>mappings</c> block).</summary>
     public List<Mappings.SubjectMapping> Mappings { get; set; } = [];
+
+    /// <summary>The client port's <c>tls {}</c> block (or --tls flags); null: plain text.</summary>
+    public Tls.TlsOptions? Tls { get; set; }
+
+    /// <summary>The loaded certificates of <see cref="Tls"/>, set whenever <see cref="Tls"/> is.</summary>
+    public Tls.TlsServerContext? TlsContext { get; set; }
+
+    /// <summary>True when authorization.timeout was given; otherwise TLS raises the default, as Go's getDefaultAuthTimeout.</summary>
+    public bool AuthTimeoutExplicit { get; set; }
+
+    /// <summary>The <c>websocket {}</c> block; null or Port 0: no WebSocket listener.</summary>
+    public WebSocket.WebSocketOptions? WebSocket { get; set; }
+
+    /// <summary>Monitoring HTTPS port (https / https_port; 0 = off), served with the <c>tls {}</c> certificate.</summary>
+    public int HttpsPort { get; set; }
 
     /// <summary>Monitoring HTTP port (0 = off).</summary>
     public int HttpPort { get; set; }

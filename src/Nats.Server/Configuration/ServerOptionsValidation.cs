@@ -1,7 +1,7 @@
 namespace Nats.Server.Configuration;
 
 /// <summary>Cross-field checks the Go server makes when creating a server (validateOptions), not at parse time.</summary>
-public static class ServerOptionsValidation
+internal static class ServerOptionsValidation
 {
     /// <summary>Returns the first problem in Go's wording, or null when the options are usable.</summary>
     public static string? Validate(ServerOptions options)
@@ -17,6 +17,10 @@ public static class ServerOptionsValidation
         if (Auth.AuthConfigBinder.ValidateNoAuthUser(options) is { } noAuthUserError)
         {
             return noAuthUserError;
+        }
+        if (WebSocket.WebSocketConfigBinder.Validate(options) is { } webSocketError)
+        {
+            return webSocketError;
         }
         var system = options.SystemAccount;
         if (!string.IsNullOrEmpty(system) && !options.Accounts.Any(a => a.Name == system))

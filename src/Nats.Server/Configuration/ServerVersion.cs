@@ -3,7 +3,7 @@ using System.Reflection;
 namespace Nats.Server.Configuration;
 
 /// <summary>The one place version strings live.</summary>
-public static class ServerVersion
+internal static class ServerVersion
 {
     /// <summary>The Go server feature level we implement and report in INFO "version" (clients gate features on it).</summary>
     public const string ProtocolVersion = "2.9.10";

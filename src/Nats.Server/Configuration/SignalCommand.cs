@@ -9,7 +9,7 @@ namespace Nats.Server.Configuration;
 /// ProcessSignal in signal.go). Without a pid, the one process found by pgrep is used; with a value that
 /// names a readable file, the file's content is the pid. Errors carry Go's wording.
 /// </summary>
-public static partial class SignalCommand
+internal static partial class SignalCommand
 {
     /// <summary>The name pgrep looks for when no pid is given (Go's processName).</summary>
     public const string DefaultProcessName = "nats-net-server";

@@ -1,7 +1,7 @@
 namespace Nats.Server.Configuration;
 
 /// <summary>The -h text, laid out like nats-server's usage and listing only what we implement.</summary>
-public static class UsageText
+internal static class UsageText
 {
     public const string Text = """
 

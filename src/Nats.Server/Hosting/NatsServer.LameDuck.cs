@@ -9,7 +9,7 @@ namespace Nats.Server.Hosting;
 /// the rest spread over the remaining lame_duck_duration (never more than a second apart), then shut
 /// down. The monitoring port keeps answering until the shutdown; /healthz reports the closed listener.
 /// </summary>
-public sealed partial class NatsServer
+internal sealed partial class NatsServer
 {
     private readonly CancellationTokenSource _lameDuckCancel = new();
     private readonly TaskCompletionSource _stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);

@@ -7,14 +7,14 @@ using Nats.Server.Logging;
 namespace Nats.Server.Hosting;
 
 /// <summary>A configuration reload that was refused; the running configuration is unchanged.</summary>
-public sealed class ReloadException(string message) : Exception(message);
+internal sealed class ReloadException(string message) : Exception(message);
 
 /// <summary>
 /// Configuration reload (SIGHUP), following the Go server's Reload/ReloadOptions: re-read the file,
 /// put the command-line flags back on top, diff against the running options, refuse what cannot
 /// change, then swap the options and apply each change to the live server and its clients.
 /// </summary>
-public sealed partial class NatsServer
+internal sealed partial class NatsServer
 {
     private readonly SemaphoreSlim _reloadLock = new(1, 1);
 

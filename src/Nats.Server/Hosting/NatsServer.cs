@@ -15,18 +15,20 @@ using Nats.Server.Transport;
 namespace Nats.Server.Hosting;
 
 /// <summary>The server: owns the listener, the clients, the accounts and the heartbeat.</summary>
-public sealed partial class NatsServer : IAsyncDisposable
+internal sealed partial class NatsServer : IAsyncDisposable
 {
     /// <summary>The Go server feature level reported in INFO "version" (see <see cref="ServerVersion"/>).</summary>
     public const string FeatureLevelVersion = ServerVersion.ProtocolVersion;
 
     private readonly ILogger _logger;
     private readonly ILoggerFactory _loggerFactory;
+    private readonly ILogger _clientLogger;
     private readonly ConcurrentDictionary<ulong, ClientConnection> _clients = new();
     private readonly ConcurrentDictionary<ulong, Task> _clientTasks = new();
     private readonly AccountRegistry _accounts;
     private readonly CancellationTokenSource _shutdown = new();
     private readonly ConnectionHistory _history;
+    private readonly ClientAdmission _admission;
     private MonitoringServer? _monitoring;
     private Socket? _listener;
     private Task? _acceptLoop;
@@ -45,6 +47,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         _options = options;
         _loggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
         _logger = _loggerFactory.CreateLogger("nats-server");
+        _clientLogger = _loggerFactory.CreateLogger("nats-server.client");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         _accounts = new AccountRegistry(options);
@@ -53,6 +56,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         // Invalid mappings throw MappingException here; a configuration file reports them at load time.
         _accounts.Global.Mappings = Mappings.SubjectMapper.Create(options.Mappings);
         Documents = new ServerDocuments(this, new ProcessUsage(), HttpRequestStats);
+        _admission = new ClientAdmission(this, _accounts, _clients, _clientTasks, _loggerFactory);
     }
 
     /// <summary>The options in force; a configuration reload replaces the whole object.</summary>
@@ -138,7 +142,7 @@ public sealed partial class NatsServer : IAsyncDisposable
             _logger.LogInformation("Using configuration file: {File}", Options.ConfigFile);
         }
 
-        if (Options.HttpPort != 0)
+        if (Options.HttpPort != 0 || Options.HttpsPort != 0)
         {
             // Like Go, the monitor comes up before the client listener.
             var monitoring = new MonitoringServer(this, _loggerFactory);
@@ -173,6 +177,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
 
         _info = BuildInfo(Options, _authenticator);
+        await StartWebSocketAsync(cancellationToken).ConfigureAwait(false);
 
         if (SystemAccount is { } system)
         {
@@ -185,7 +190,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         if (Options.JetStream.Enabled)
         {
             var jetStream = new JetStream.JetStreamService(this, Options.JetStream, _loggerFactory.CreateLogger("nats-server.jetstream"));
-            jetStream.Start((ulong)Interlocked.Increment(ref _nextClientId), _accounts.All, _accounts.Global);
+            jetStream.Start(_accounts.All, _accounts.Global);
             JetStream = jetStream;
         }
 
@@ -197,6 +202,10 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
 
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
+        if (Options.TlsContext is not null)
+        {
+            _logger.LogInformation("TLS required for client connections");
+        }
         _logger.LogInformation("Server is ready");
 
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
@@ -235,6 +244,7 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
         var pending = _clientTasks.Values.ToArray();
         await Task.WhenAny(Task.WhenAll(pending), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        await StopWebSocketAsync().ConfigureAwait(false);
         JetStream?.Dispose();
         _accounts.StopTimers();
         // Steady-state message paths are meant to allocate nothing; this line makes that checkable.
@@ -254,7 +264,34 @@ public sealed partial class NatsServer : IAsyncDisposable
 
     internal void RecordSlowConsumer() => Interlocked.Increment(ref _slowConsumers);
 
+    /// <summary>
+    /// A new internal publisher for a subsystem (see <see cref="Delivery.InternalPublisher"/>), with a
+    /// client id of its own, as Go gives each internal client one.
+    /// </summary>
+    internal Delivery.InternalPublisher CreateInternalPublisher(Account account, string loggerName)
+    {
+        var id = NextClientId();
+        return new Delivery.InternalPublisher(ClientConnection.CreateInternal(this, id, account, _loggerFactory.CreateLogger(loggerName)));
+    }
+
+    private long _stalls;
+    private long _fastProducerDrops;
+
+    /// <summary>Times a publisher was paused behind a subscriber's full queue (Go 2.11's stalled_clients).</summary>
+    public long Stalls => Interlocked.Read(ref _stalls);
+
+    /// <summary>Messages dropped for a full subscriber under no_fast_producer_stall.</summary>
+    public long FastProducerDrops => Interlocked.Read(ref _fastProducerDrops);
+
+    internal void RecordStall() => Interlocked.Increment(ref _stalls);
+
+    internal void RecordFastProducerDrop() => Interlocked.Increment(ref _fastProducerDrops);
+
     internal IClientAuthenticator Authenticator => _authenticator;
+
+    /// <summary>WebSocket clients use the websocket {} block's credentials when it sets any (Go's authOverride).</summary>
+    internal IClientAuthenticator AuthenticatorFor(ClientTransport transport) =>
+        transport.IsWebSocket && _webSocketAuthenticator is { } ws ? ws : _authenticator;
 
     internal void LogRemovedSubscription(string quotedSubject, string quotedSid, string user) =>
         _logger.LogInformation("Removed sub {Subject} (sid {Sid}) for {User} - not authorized", quotedSubject, quotedSid, user);
@@ -318,31 +355,19 @@ public sealed partial class NatsServer : IAsyncDisposable
         }
     }
 
-    private void AcceptClient(Socket socket)
-    {
-        var id = (ulong)Interlocked.Increment(ref _nextClientId);
-        Interlocked.Increment(ref _totalConnections);
-        var transport = new SocketTransport(socket);
-        var client = new ClientConnection(this, transport, id, _accounts.Global, _loggerFactory.CreateLogger("nats-server.client"));
-        var overLimit = Options.MaxConnections > 0 && _clients.Count >= Options.MaxConnections;
-        if (!overLimit)
-        {
-            // Like Go's createClient, every connection starts in $G until CONNECT binds its own account.
-            _accounts.Global.TryAddClient();
-            _clients[id] = client;
-            SystemEvents?.ClientJoinedAccount(_accounts.Global);
-        }
-        _logger.LogDebug("{Client} - Client connection created", client);
-        client.Nonce = Authenticator.NonceRequired ? NonceGenerator.Create() : null;
-        var info = _info!.RenderForClient(id, client.RemoteIp, client.Nonce);
-        var task = Task.Run(() => client.RunAsync(info, overLimit));
-        _clientTasks[id] = task;
-        task.ContinueWith(_ => _clientTasks.TryRemove(id, out Task? _), TaskScheduler.Default);
-        if (Volatile.Read(ref _shuttingDown) == 1)
-        {
-            client.CloseConnection(ClosedReason.ServerShutdown);
-        }
-    }
+    private void AcceptClient(Socket socket) =>
+        AdmitClient(Options.TlsContext is { } tls ? new TlsTransport(socket, tls, _clientLogger) : new SocketTransport(socket));
+
+    internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
+
+    internal void CountConnection() => Interlocked.Increment(ref _totalConnections);
+
+    /// <summary>The INFO line for a new client: the current server INFO (WebSocket clients get theirs) with its id, address and nonce.</summary>
+    internal byte[] RenderInfo(ClientTransport transport, ulong clientId, string clientIp, string? nonce) =>
+        (transport.IsWebSocket && _webSocketInfo is { } ws ? ws : _info!).RenderForClient(clientId, clientIp, nonce);
+
+    /// <summary>Admits a connection a listener other than the client port accepted (WebSocket).</summary>
+    internal ClientConnection AdmitClient(ClientTransport transport) => _admission.Admit(transport);
 
     private ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()
     {
@@ -354,6 +379,8 @@ public sealed partial class NatsServer : IAsyncDisposable
         Port = Port,
         Headers = !options.NoHeaderSupport,
         AuthRequired = authenticator.AdvertiseAuthRequired,
+        TlsRequired = options.TlsContext is not null,
+        TlsVerify = options.TlsContext?.Verify == true,
         MaxPayload = options.MaxPayload,
         JetStream = options.JetStream.Enabled,
         Domain = options.JetStream.Enabled && options.JetStream.Domain != "" ? options.JetStream.Domain : null,

@@ -112,6 +112,21 @@ internal static class ReloadPlan
                 changes.Add(new(ReloadEffect.None, $"Reloaded: max_payload = {neu.MaxPayload}"));
             }
             Refuse("MaxPending", old.MaxPending, neu.MaxPending);
+            // Go's tlsOption: new certificates (or TLS on/off) apply to the next connections.
+            if (TlsIdentity(old) != TlsIdentity(neu))
+            {
+                changes.Add(new(ReloadEffect.None, $"Reloaded: tls = {(neu.TlsContext is null ? "disabled" : "enabled")}"));
+            }
+            if ((old.Tls?.EffectiveTimeoutSeconds ?? 0) != (neu.Tls?.EffectiveTimeoutSeconds ?? 0))
+            {
+                changes.Add(new(ReloadEffect.None, $"Reloaded: tls timeout = {GoFloat(neu.Tls?.EffectiveTimeoutSeconds ?? 0)}"));
+            }
+            // Go refuses any websocket change other than its TLS certificates.
+            Refuse("Websocket", WebSocketIdentity(old), WebSocketIdentity(neu));
+            if (old.NoFastProducerStall != neu.NoFastProducerStall)
+            {
+                changes.Add(new(ReloadEffect.None, $"Reloaded: no_fast_producer_stall = {(neu.NoFastProducerStall ? "true" : "false")}"));
+            }
             if ((old.PidFile ?? "") != (neu.PidFile ?? ""))
             {
                 changes.Add(new(ReloadEffect.PidFile, $"Reloaded: pid_file = {neu.PidFile}"));
@@ -152,6 +167,14 @@ internal static class ReloadPlan
             changes.Add(new(effect, $"Reloaded: {name} = {(neu ? "true" : "false")}"));
         }
     }
+
+    private static string TlsIdentity(ServerOptions options) => options.TlsContext is { } tls
+        ? $"{tls.Certificate.Thumbprint}|{tls.Options.Verify}|{tls.Options.Map}|{tls.Options.CaFile}|{tls.Options.HandshakeFirst}"
+        : "";
+
+    private static string WebSocketIdentity(ServerOptions options) => options.WebSocket is { } ws
+        ? $"{{{ws.Host} {ws.Port} {ws.Advertise} {ws.NoTls} {ws.SameOrigin} [{string.Join(" ", ws.AllowedOrigins ?? [])}] {ws.Compression} {ws.Username} {ws.Token} {ws.NoAuthUser} {ws.JwtCookie} {ws.HandshakeTimeout}}}"
+        : "{}";
 
     private static void Refuse<T>(string field, T old, T neu)
     {

@@ -24,6 +24,8 @@ internal sealed class ServerInfo
     public required int Port { get; init; }
     public bool Headers { get; init; }
     public bool AuthRequired { get; init; }
+    public bool TlsRequired { get; init; }
+    public bool TlsVerify { get; init; }
     public int MaxPayload { get; init; }
     public bool JetStream { get; init; }
     public string? Domain { get; init; }
@@ -49,6 +51,14 @@ internal sealed class ServerInfo
             if (AuthRequired)
             {
                 json.WriteBoolean("auth_required", true);
+            }
+            if (TlsRequired)
+            {
+                json.WriteBoolean("tls_required", true);
+            }
+            if (TlsVerify)
+            {
+                json.WriteBoolean("tls_verify", true);
             }
             json.WriteNumber("max_payload", maxPayload ?? MaxPayload);
             if (JetStream)

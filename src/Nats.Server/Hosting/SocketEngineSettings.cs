@@ -11,7 +11,7 @@ namespace Nats.Server.Hosting;
 /// (on 2 cores one engine beat two by 1.8x on the 10-client request/reply row).
 /// Explicit DOTNET_SYSTEM_NET_SOCKETS_* variables in the environment win.
 /// </summary>
-public static class SocketEngineSettings
+internal static class SocketEngineSettings
 {
     public const string InlineCompletionsVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS";
     public const string EngineCountVariable = "DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT";

@@ -37,8 +37,6 @@ internal sealed class JetStreamService : IDisposable
 
     public JetStreamTransport Transport { get; private set; } = null!;
 
-    public IStreamDurability Durability { get; init; } = StoreReturnDurability.Instance;
-
     public StreamSourcing Sourcing { get; } = new();
 
     public ApiRouter Router { get; }
@@ -65,10 +63,10 @@ internal sealed class JetStreamService : IDisposable
     }
 
     /// <summary>Enables the accounts, recovers their streams and subscribes to the API.</summary>
-    public void Start(ulong clientId, IEnumerable<Account> accounts, Account global)
+    public void Start(IEnumerable<Account> accounts, Account global)
     {
         Directory.CreateDirectory(StoreDirectory);
-        Transport = new JetStreamTransport(Server, clientId, global, Logger);
+        Transport = new JetStreamTransport(Server.CreateInternalPublisher(global, "nats-server.jetstream"));
         var all = accounts.Where(a => !a.IsSystem).ToList();
         // Go's enableJetStreamAccounts: with only $G (and $SYS) configured, $G gets JetStream;
         // otherwise the accounts with a jetstream setting do.
@@ -129,6 +127,51 @@ internal sealed class JetStreamService : IDisposable
         js.AttachRecovered();
     }
 
+    /// <summary>Server-wide figures for /jsz and $SYS JSZ (Go's JetStreamStats and usage totals).</summary>
+    public JetStreamTotals Totals()
+    {
+        var totals = new JetStreamTotals
+        {
+            // Go's dynamic limits: 75% of the machine's memory, 75% of the store directory's free disk.
+            MaxMemory = Options.MaxMemory >= 0 ? Options.MaxMemory : (long)(GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / 4 * 3),
+            MaxStore = Options.MaxStore >= 0 ? Options.MaxStore : DiskAvailable(),
+        };
+        foreach (var js in Accounts)
+        {
+            totals.Accounts++;
+            totals.ApiTotal += js.ApiTotal;
+            totals.ApiErrors += js.ApiErrors;
+            foreach (var stream in js.Streams())
+            {
+                var state = stream.Store.State();
+                totals.Streams++;
+                totals.Messages += state.Msgs;
+                totals.Bytes += state.Bytes;
+                if (stream.Config.Storage == StorageKind.Memory)
+                {
+                    totals.Memory += state.Bytes;
+                }
+                else
+                {
+                    totals.Storage += state.Bytes;
+                }
+            }
+        }
+        return totals;
+    }
+
+    private long DiskAvailable()
+    {
+        try
+        {
+            return new DriveInfo(StoreDirectory).AvailableFreeSpace / 4 * 3;
+        }
+        catch (Exception e) when (e is IOException or ArgumentException or UnauthorizedAccessException)
+        {
+            return 1L << 40;
+        }
+    }
+
     public void Dispose()
     {
         foreach (var subscription in _apiSubscriptions)
@@ -141,4 +184,18 @@ internal sealed class JetStreamService : IDisposable
             js.Stop();
         }
     }
+}
+
+internal sealed class JetStreamTotals
+{
+    public long MaxMemory { get; init; }
+    public long MaxStore { get; init; }
+    public ulong Memory { get; set; }
+    public ulong Storage { get; set; }
+    public int Accounts { get; set; }
+    public ulong ApiTotal { get; set; }
+    public ulong ApiErrors { get; set; }
+    public int Streams { get; set; }
+    public ulong Messages { get; set; }
+    public ulong Bytes { get; set; }
 }

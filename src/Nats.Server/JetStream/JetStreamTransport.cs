@@ -1,8 +1,7 @@
+using System.Globalization;
 using System.Text;
-using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
-using Nats.Server.Clients;
-using Nats.Server.Hosting;
+using Nats.Server.Delivery;
 using Nats.Server.Subscriptions;
 
 namespace Nats.Server.JetStream;
@@ -14,46 +13,34 @@ internal delegate void JetStreamMessageHandler(
     Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
 
 /// <summary>
-/// The only place JetStream touches the server's subscribe and publish internals, so it can move onto
-/// the delivery seam by changing this file: today an internal client's handler subscriptions and
-/// <see cref="ClientConnection.PublishInternal(Account, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, bool)"/>
-/// (normal fan-out, headers as HMSG, no import routing).
+/// The only place JetStream touches the server's delivery internals: subscriptions are receivers on
+/// the delivery seam (<see cref="IMessageReceiver"/>), and everything JetStream sends goes out through
+/// one <see cref="InternalPublisher"/> (normal routing, imports included, headers as HMSG).
 /// </summary>
-internal sealed class JetStreamTransport
+internal sealed class JetStreamTransport(InternalPublisher publisher)
 {
-    private readonly ClientConnection _client;
+    // The publisher is single-threaded by contract; acks are sent from every publishing client's thread.
     private readonly Lock _publishLock = new();
     private long _sid;
-
-    public JetStreamTransport(NatsServer server, ulong clientId, Account account, ILogger logger)
-    {
-        _client = ClientConnection.CreateInternal(server, clientId, account, logger);
-    }
 
     /// <summary>Subscribes in <paramref name="account"/>; dispose the result to unsubscribe.</summary>
     public IDisposable Subscribe(Account account, string subject, JetStreamMessageHandler handler)
     {
-        var sid = Interlocked.Increment(ref _sid).ToString(System.Globalization.CultureInfo.InvariantCulture);
-        var subscription = _client.SubscribeInAccount(account, subject, sid,
-            (_, publisher, subj, reply, headers, body) =>
-            {
-                // The internal client's own publishes (our replies and acks) never feed JetStream back.
-                if (publisher == _client)
-                {
-                    return false;
-                }
-                handler(publisher.Account, subj, reply, headers, body);
-                return true;
-            });
+        var sid = Interlocked.Increment(ref _sid).ToString(CultureInfo.InvariantCulture);
+        var subscription = new Subscription(new Receiver(publisher, handler), Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid));
+        if (!account.SubList.Insert(subscription))
+        {
+            throw new ArgumentException($"invalid JetStream subscription subject {subject}", nameof(subject));
+        }
         return new Registration(account, subscription);
     }
 
-    /// <summary>Publishes into <paramref name="account"/>; thread-safe (the internal client's scratch space is shared).</summary>
+    /// <summary>Publishes into <paramref name="account"/>; <paramref name="headers"/> is a complete NATS/1.0 block or empty. Thread-safe.</summary>
     public bool Publish(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
         lock (_publishLock)
         {
-            return _client.PublishInternal(account, subject, reply, headers, payload, replySet: false);
+            return publisher.Publish(account, subject, reply, headers, payload);
         }
     }
 
@@ -62,7 +49,7 @@ internal sealed class JetStreamTransport
     {
         lock (_publishLock)
         {
-            return _client.PublishInternalRouted(account, deliverTo, subject, reply, headers, payload, replySet: false);
+            return publisher.Deliver(account, deliverTo, subject, reply, headers, payload);
         }
     }
 
@@ -71,6 +58,20 @@ internal sealed class JetStreamTransport
 
     public bool Publish(Account account, string subject, ReadOnlySpan<byte> payload) =>
         Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload);
+
+    private sealed class Receiver(InternalPublisher publisher, JetStreamMessageHandler handler) : IMessageReceiver
+    {
+        public bool Deliver(Subscription subscription, in Message message)
+        {
+            // JetStream's own publishes (replies, acks, advisories) never feed JetStream back.
+            if (message.Origin == publisher.Client)
+            {
+                return false;
+            }
+            handler(message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
+            return true;
+        }
+    }
 
     private sealed class Registration(Account account, Subscription subscription) : IDisposable
     {

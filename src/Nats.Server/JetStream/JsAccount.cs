@@ -224,8 +224,10 @@ internal sealed class JsAccount
         var options = new FileStoreOptions
         {
             Directory = Path.Combine(directory, StreamMetaFiles.MessagesDir),
-            SyncInterval = Service.Options.SyncInterval,
-            SyncMode = Service.Options.SyncAlways ? FileSyncMode.Always : FileSyncMode.GroupCommit,
+            SyncMode = Service.Options.SyncAlways ? FileSyncMode.Always
+                : Service.Options.SyncInterval is not null ? FileSyncMode.Interval
+                : FileSyncMode.GroupCommit,
+            SyncInterval = Service.Options.SyncInterval ?? TimeSpan.FromMinutes(2),
             Warn = text => Service.Logger.LogWarning("JetStream stream '{Account} > {Stream}': {Text}", Account.Name, cfg.Name, text),
         };
         var store = StreamStores.OpenFile(storeConfig, options);

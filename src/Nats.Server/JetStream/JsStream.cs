@@ -123,6 +123,7 @@ internal sealed class JsStream : IDisposable
             LastTime = TimeOf(state.LastSeq, state.LastTime, state.LastSeq > 0),
             NumSubjects = state.NumSubjects,
             NumDeleted = (int)state.NumDeleted,
+            Consumers = Consumers.Count,
         };
         if (deletedDetails && state.NumDeleted > 0)
         {

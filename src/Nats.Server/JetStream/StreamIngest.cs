@@ -24,9 +24,27 @@ internal sealed class StreamIngest(JsStream stream)
     private ulong _lastSeq;
     private bool _lastSeqKnown;
 
+    // The store keys messages by string subject; a stream sees few distinct subjects, so their strings are
+    // kept instead of decoded for every message (bounded: cleared when full).
+    private const int MaxCachedSubjects = 4096;
+    private readonly Dictionary<byte[], string> _subjects = new(Subscriptions.ByteKeyComparer.Instance);
+
     public void OnMessage(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
-        var subjectText = Encoding.UTF8.GetString(subject);
+        string subjectText;
+        lock (stream.Gate)
+        {
+            var lookup = _subjects.GetAlternateLookup<ReadOnlySpan<byte>>();
+            if (!lookup.TryGetValue(subject, out subjectText!))
+            {
+                if (_subjects.Count >= MaxCachedSubjects)
+                {
+                    _subjects.Clear();
+                }
+                subjectText = Encoding.UTF8.GetString(subject);
+                lookup[subject] = subjectText;
+            }
+        }
         Process(subjectText, reply, headers, payload);
     }
 
@@ -38,6 +56,7 @@ internal sealed class StreamIngest(JsStream stream)
         var store = stream.Store;
         ulong seq;
         string msgId;
+        DurabilityTicket durable = default;
         bool rollupSub = false, rollupAll = false;
         lock (stream.Gate)
         {
@@ -131,7 +150,9 @@ internal sealed class StreamIngest(JsStream stream)
             long timestamp;
             try
             {
-                (seq, timestamp) = store.StoreMsg(subject, headers, payload);
+                var stored = store.StoreMsg(subject, headers, payload);
+                (seq, timestamp) = stored;
+                durable = stored.Durable;
             }
             catch (StoreException e)
             {
@@ -160,8 +181,9 @@ internal sealed class StreamIngest(JsStream stream)
         stream.Account.OnStored(stream, subject, seq);
         if (canRespond)
         {
-            var durable = stream.Account.Service.Durability.WhenDurable(stream.Store, seq);
-            if (durable.IsCompletedSuccessfully)
+            // Acknowledged means durable: with group commit the ack waits for the fsync round that
+            // covers this message (shared with every concurrent publish), without blocking this thread.
+            if (durable.IsDurable)
             {
                 SendAck(reply, seq, duplicate: false);
             }
@@ -190,11 +212,11 @@ internal sealed class StreamIngest(JsStream stream)
         }
     }
 
-    private async Task AckWhenDurable(ValueTask durable, byte[] reply, ulong seq)
+    private async Task AckWhenDurable(DurabilityTicket durable, byte[] reply, ulong seq)
     {
         try
         {
-            await durable.ConfigureAwait(false);
+            await durable.AsTask().ConfigureAwait(false);
         }
         catch (Exception e)
         {

@@ -7,7 +7,7 @@ namespace Nats.Server.Logging;
 /// so operators' log scrapers keep working. Debug maps to [DBG], Trace to [TRC]. A configuration
 /// reload swaps the destination and settings in one step (<see cref="Reconfigure"/>).
 /// </summary>
-public sealed class GoStyleLoggerProvider : ILoggerProvider
+internal sealed class GoStyleLoggerProvider : ILoggerProvider
 {
     private readonly string _pidPrefix;
     private readonly Lock _sync = new();

@@ -9,7 +9,7 @@ namespace Nats.Server.Logging;
 /// logger. <see cref="Reopen"/> serves SIGUSR1 (external log rotation tools move the file, then signal).
 /// Thread-safe: a signal handler may reopen while a logging thread writes.
 /// </summary>
-public sealed class RotatingFileWriter : TextWriter
+internal sealed class RotatingFileWriter : TextWriter
 {
     private readonly string _path;
     private readonly long _limit;

@@ -7,7 +7,7 @@ namespace Nats.Server.Logging;
 /// The executable's logging, built from the options (Go's ConfigureLogger): stderr or a rotating file,
 /// level from debug/trace, timestamps from logtime. A reload calls <see cref="Apply"/> with the new options.
 /// </summary>
-public sealed class ServerLogging : IDisposable
+internal sealed class ServerLogging : IDisposable
 {
     private readonly TextWriter _console;
 

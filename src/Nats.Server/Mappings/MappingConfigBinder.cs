@@ -11,7 +11,7 @@ namespace Nats.Server.Mappings;
 /// parseAccountMappings / parseAccountMapDest do, with the same error texts. Every mapping is also
 /// compiled so invalid destinations are reported at load time, as <c>nats-server -t</c> does.
 /// </summary>
-public static class MappingConfigBinder
+internal static class MappingConfigBinder
 {
     /// <summary>
     /// Binds <paramref name="block"/>: a <see cref="ConfigValue"/> (errors then carry "file:line:col: "

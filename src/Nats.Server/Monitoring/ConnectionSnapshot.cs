@@ -22,13 +22,15 @@ internal static class ConnectionSnapshot
             Idle = GoFormat.Uptime(now - last),
             PendingBytes = client.PendingBytes,
             InMsgs = Volatile.Read(ref client.InMsgs),
-            OutMsgs = Volatile.Read(ref client.OutMsgs),
+            OutMsgs = client.OutMsgs,
             InBytes = Volatile.Read(ref client.InBytes),
-            OutBytes = Volatile.Read(ref client.OutBytes),
+            OutBytes = client.OutBytes,
             Subscriptions = client.SubscriptionCount,
             Name = NullIfEmpty(client.Name),
             Lang = NullIfEmpty(client.Lang),
             Version = NullIfEmpty(client.Version),
+            TlsVersion = client.TlsState?.Version,
+            TlsCipherSuite = client.TlsState?.CipherSuite,
         };
     }
 
@@ -57,7 +59,7 @@ internal static class ConnectionSnapshot
         Sid = subscription.SidString,
         Msgs = Volatile.Read(ref subscription.Delivered),
         Max = Volatile.Read(ref subscription.Max),
-        Cid = subscription.Route is null ? subscription.Client.Id : 0,
+        Cid = subscription.Client is { } client ? client.Id : 0,
     };
 
     /// <summary>Account names are only shown for accounts other than the global one, as in Go.</summary>

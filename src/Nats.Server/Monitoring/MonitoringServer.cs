@@ -10,6 +10,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Hosting;
+using Nats.Server.Monitoring.Metrics;
 
 namespace Nats.Server.Monitoring;
 
@@ -23,6 +24,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
     private readonly ILogger _logger;
     private readonly RequestStats _requestStats;
     private readonly ServerDocuments _documents;
+    private readonly Lazy<ServerMetrics> _metrics;
     private WebApplication? _app;
 
     public MonitoringServer(NatsServer server, ILoggerFactory loggerFactory)
@@ -31,6 +33,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
         _logger = loggerFactory.CreateLogger("nats-server");
         _requestStats = server.HttpRequestStats;
         _documents = server.Documents;
+        _metrics = new Lazy<ServerMetrics>(() => new ServerMetrics(server));
     }
 
     public int Port { get; private set; }
@@ -40,7 +43,18 @@ internal sealed class MonitoringServer : IAsyncDisposable
         var options = _server.Options;
         var host = string.IsNullOrEmpty(options.HttpHost) ? options.Host : options.HttpHost;
         var address = ResolveAddress(host);
-        var port = options.HttpPort < 0 ? 0 : options.HttpPort;
+        var secure = options.HttpsPort != 0;
+        var configured = secure ? options.HttpsPort : options.HttpPort;
+        var port = configured < 0 ? 0 : configured;
+        var certificate = options.TlsContext?.Certificate;
+        if (secure && options.HttpPort != 0)
+        {
+            throw new InvalidOperationException($"can't specify both HTTP ({options.HttpPort}) and HTTPs ({options.HttpsPort}) ports");
+        }
+        if (secure && certificate is null)
+        {
+            throw new InvalidOperationException("TLS cert and key required for HTTPS");
+        }
 
         var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
         {
@@ -56,7 +70,14 @@ internal sealed class MonitoringServer : IAsyncDisposable
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
-            kestrel.Listen(address, port);
+            kestrel.Listen(address, port, listen =>
+            {
+                if (secure)
+                {
+                    // https uses the client port's tls {} certificate, as Go's StartMonitoring does.
+                    listen.UseHttps(certificate!);
+                }
+            });
         });
         var app = builder.Build();
         MapEndpoints(app);
@@ -65,7 +86,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
 
         var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
         Port = new Uri(bound).Port;
-        _logger.LogInformation("Starting http monitor on {Host}:{Port}", host.Contains(':') ? $"[{host}]" : host, Port);
+        _logger.LogInformation("Starting {Scheme} monitor on {Host}:{Port}", secure ? "https" : "http", host.Contains(':') ? $"[{host}]" : host, Port);
     }
 
     public async ValueTask DisposeAsync()
@@ -113,6 +134,8 @@ internal sealed class MonitoringServer : IAsyncDisposable
                 : BadRequest(error)));
         app.Map(Path("/jsz"), context => Handle(context, "/jsz", Jsz));
         app.Map(Path("/healthz"), context => Handle(context, "/healthz", Healthz));
+        // Not in Go (it needs prometheus-nats-exporter); left out of http_req_stats so /varz stays Go's.
+        app.Map(Path("/metrics"), Metrics);
         app.MapFallback(context =>
         {
             // Go's mux answers unknown paths with http.NotFound.
@@ -158,6 +181,13 @@ internal sealed class MonitoringServer : IAsyncDisposable
             parts.Add(part);
         }
         return "/" + string.Join('/', parts);
+    }
+
+    private async Task Metrics(HttpContext context)
+    {
+        var openMetrics = ServerMetrics.WantsOpenMetrics(context.Request.Headers.Accept);
+        context.Response.ContentType = openMetrics ? ServerMetrics.OpenMetricsContentType : ServerMetrics.PrometheusContentType;
+        await _metrics.Value.WriteAsync(context.Response.Body, openMetrics, context.RequestAborted).ConfigureAwait(false);
     }
 
     private Response Connz(QueryDecoder query)

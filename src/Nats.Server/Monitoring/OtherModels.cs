@@ -120,7 +120,7 @@ internal sealed class DataStats
     [JsonPropertyName("bytes")] public long Bytes { get; set; }
 }
 
-/// <summary>/jsz (JSInfo in monitor.go) as Go answers with JetStream disabled.</summary>
+/// <summary>/jsz (JSInfo in monitor.go): the server totals; "disabled" when JetStream is off.</summary>
 internal sealed class Jsz
 {
     [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
@@ -144,6 +144,8 @@ internal sealed class JetStreamConfigModel
 {
     [JsonPropertyName("max_memory")] public long MaxMemory { get; set; }
     [JsonPropertyName("max_storage")] public long MaxStorage { get; set; }
+    [JsonPropertyName("store_dir"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? StoreDir { get; set; }
+    [JsonPropertyName("domain"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Domain { get; set; }
 }
 
 internal sealed class JetStreamApiStats

@@ -50,11 +50,29 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             PingMax = options.MaxPingsOut,
             HttpHost = string.IsNullOrEmpty(options.HttpHost) ? options.Host : options.HttpHost,
             HttpPort = options.HttpPort,
+            HttpsPort = options.HttpsPort,
+            Websocket = options.WebSocket is { Port: not 0 } ws ? new WebsocketVarz
+            {
+                Host = string.IsNullOrEmpty(ws.Host) ? null : ws.Host,
+                Port = server.WebSocketPort,
+                Advertise = ws.Advertise,
+                NoAuthUser = ws.NoAuthUser,
+                JwtCookie = ws.JwtCookie,
+                HandshakeTimeout = (long)(ws.HandshakeTimeout.Ticks * 100),
+                AuthTimeout = ws.AuthTimeoutSeconds,
+                NoTls = ws.NoTls,
+                TlsMap = ws.Tls?.Map == true,
+                SameOrigin = ws.SameOrigin,
+                AllowedOrigins = ws.AllowedOrigins,
+                Compression = ws.Compression,
+            } : new WebsocketVarz(),
             AuthTimeout = options.AuthTimeout.TotalSeconds,
             MaxControlLine = options.MaxControlLine,
             MaxPayload = options.MaxPayload,
             MaxPending = options.MaxPending,
-            TlsTimeout = DefaultTlsTimeoutSeconds,
+            TlsTimeout = options.Tls?.EffectiveTimeoutSeconds ?? DefaultTlsTimeoutSeconds,
+            TlsRequired = options.TlsContext is not null,
+            TlsVerify = options.TlsContext?.Verify == true,
             Mqtt = MqttVarz(options.Mqtt, server.MqttPort),
             WriteDeadline = Nanoseconds(options.WriteDeadline),
             Start = server.StartTime,
@@ -251,7 +269,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
 
     public Leafz Leafz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
 
-    /// <summary>JetStream is not part of the server yet: the answer of a Go server without it.</summary>
+    /// <summary>Go's Jsz for a standalone server (no meta cluster, so leader_only finds no leader); account details are not listed yet.</summary>
     public Jsz? Jsz(bool leaderOnly, out string error)
     {
         error = "";
@@ -260,7 +278,30 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             error = "filtered response: not leader";
             return null;
         }
-        return new Jsz { ServerId = server.ServerId, Now = DateTime.UtcNow, Disabled = true };
+        if (server.JetStream is not { } js)
+        {
+            return new Jsz { ServerId = server.ServerId, Now = DateTime.UtcNow, Disabled = true };
+        }
+        var totals = js.Totals();
+        return new Jsz
+        {
+            ServerId = server.ServerId,
+            Now = DateTime.UtcNow,
+            Config = new JetStreamConfigModel
+            {
+                MaxMemory = totals.MaxMemory,
+                MaxStorage = totals.MaxStore,
+                StoreDir = js.StoreDirectory,
+                Domain = string.IsNullOrEmpty(js.Options.Domain) ? null : js.Options.Domain,
+            },
+            Memory = totals.Memory,
+            Storage = totals.Storage,
+            Accounts = totals.Accounts,
+            Api = new JetStreamApiStats { Total = totals.ApiTotal, Errors = totals.ApiErrors },
+            Streams = totals.Streams,
+            Messages = totals.Messages,
+            Bytes = totals.Bytes,
+        };
     }
 
     public HealthStatus Healthz() => server.IsReadyForConnections
@@ -316,8 +357,8 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 }
                 sum.InMsgs += Volatile.Read(ref client.InMsgs);
                 sum.InBytes += Volatile.Read(ref client.InBytes);
-                sum.OutMsgs += Volatile.Read(ref client.OutMsgs);
-                sum.OutBytes += Volatile.Read(ref client.OutBytes);
+                sum.OutMsgs += client.OutMsgs;
+                sum.OutBytes += client.OutBytes;
             }
         }
         return sum;

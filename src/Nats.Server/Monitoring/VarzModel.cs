@@ -37,7 +37,7 @@ internal sealed class Varz
     [JsonPropertyName("gateway")] public EmptyObject Gateway { get; set; } = new();
     [JsonPropertyName("leaf")] public EmptyObject Leaf { get; set; } = new();
     [JsonPropertyName("mqtt")] public MqttVarz Mqtt { get; set; } = new();
-    [JsonPropertyName("websocket")] public EmptyObject Websocket { get; set; } = new();
+    [JsonPropertyName("websocket")] public WebsocketVarz Websocket { get; set; } = new();
     [JsonPropertyName("jetstream")] public EmptyObject JetStream { get; set; } = new();
     [JsonPropertyName("tls_timeout")] public double TlsTimeout { get; set; }
     [JsonPropertyName("write_deadline")] public long WriteDeadline { get; set; }
@@ -83,3 +83,21 @@ internal sealed class MqttVarz
 /// so with none of those features configured each one is written as {}.
 /// </summary>
 internal sealed class EmptyObject;
+
+/// <summary>Go's WebsocketOptsVarz: every field omitempty, so an unconfigured listener shows as {}.</summary>
+internal sealed class WebsocketVarz
+{
+    [JsonPropertyName("host"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; set; }
+    [JsonPropertyName("port"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; set; }
+    [JsonPropertyName("advertise"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Advertise { get; set; }
+    [JsonPropertyName("no_auth_user"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? NoAuthUser { get; set; }
+    [JsonPropertyName("jwt_cookie"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? JwtCookie { get; set; }
+    /// <summary>Nanoseconds.</summary>
+    [JsonPropertyName("handshake_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long HandshakeTimeout { get; set; }
+    [JsonPropertyName("auth_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; set; }
+    [JsonPropertyName("no_tls"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool NoTls { get; set; }
+    [JsonPropertyName("tls_map"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool TlsMap { get; set; }
+    [JsonPropertyName("same_origin"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool SameOrigin { get; set; }
+    [JsonPropertyName("allowed_origins"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? AllowedOrigins { get; set; }
+    [JsonPropertyName("compression"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Compression { get; set; }
+}

@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using System.Text;
 using Nats.Server.Accounts;
 using Nats.Server.Clients;
+using Nats.Server.Delivery;
 using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Mqtt;
@@ -197,7 +198,7 @@ internal sealed class MqttSession
                 }
                 return true;
             }
-            var state = new SubscriptionState { Qos = qos };
+            var state = new SubscriptionState(this) { Qos = qos };
             state.Subscription = NewSubscription(subject, state);
             if (!Account.SubList.Insert(state.Subscription))
             {
@@ -262,8 +263,8 @@ internal sealed class MqttSession
     private Subscription NewSubscription(string subject, SubscriptionState state)
     {
         var sid = Encoding.ASCII.GetBytes((++_nextSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
-        return new Subscription(Nats, Encoding.UTF8.GetBytes(subject), null, sid,
-            (_, _, subj, _, headers, body) => Deliver(state, subj, headers, body));
+        // Owned by the session's internal client (sid, /connz, removal); matches go to the state's receiver.
+        return new Subscription(Nats, Encoding.UTF8.GetBytes(subject), null, sid, state);
     }
 
     /// <summary>The receiver: runs on the publisher's thread, encodes the PUBLISH and queues it.</summary>
@@ -372,8 +373,12 @@ internal sealed class MqttSession
         return rest.Length > 0 && rest[0] is (byte)'1' or (byte)'2' ? (byte)(rest[0] - '0') : (byte)0;
     }
 
-    private sealed class SubscriptionState
+    /// <summary>One MQTT subscription and its receiver: encodes matches as PUBLISH packets for the session.</summary>
+    private sealed class SubscriptionState(MqttSession session) : IMessageReceiver
     {
+        public bool Deliver(Subscription subscription, in Message message) =>
+            session.Deliver(this, message.Subject, message.Headers, message.Payload);
+
         public byte Qos;
         public Subscription Subscription = null!;
     }

@@ -41,6 +41,10 @@ internal sealed partial class SubList
         }
     }
 
+    /// <summary>Raised after a subscription is added, outside the lock, with its subject (Go's sublist
+    /// interest notifications: a push consumer starts delivering when its deliver subject gains interest).</summary>
+    public event Action<byte[]>? Inserted;
+
     /// <summary>Adds a subscription; false when its subject is not a valid subscription subject.</summary>
     public bool Insert(Subscription subscription)
     {
@@ -64,6 +68,7 @@ internal sealed partial class SubList
             InvalidateCacheFor(subject);
             Interlocked.Increment(ref _generationId);
         }
+        Inserted?.Invoke(subject);
         return true;
     }
 

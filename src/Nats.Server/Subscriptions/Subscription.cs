@@ -1,5 +1,4 @@
 using System.Text;
-using Nats.Server.Accounts.System;
 using Nats.Server.Clients;
 
 namespace Nats.Server.Subscriptions;
@@ -10,13 +9,18 @@ namespace Nats.Server.Subscriptions;
 /// </summary>
 internal sealed class Subscription
 {
-    public Subscription(ClientConnection client, byte[] subject, byte[]? queue, byte[] sid, InternalMessageHandler? handler = null)
+    /// <summary>
+    /// A subscription owned by <paramref name="client"/>. Without a receiver its matches are queued to
+    /// the client as MSG lines (the fast path); with one (the server's own handlers) they go to the
+    /// receiver and the client only owns it (sid, monitoring, removal).
+    /// </summary>
+    public Subscription(ClientConnection client, byte[] subject, byte[]? queue, byte[] sid, Delivery.IMessageReceiver? receiver = null)
     {
         Client = client;
         Subject = subject;
         Queue = queue;
         Sid = sid;
-        Handler = handler;
+        Receiver = receiver;
     }
 
     /// <summary>
@@ -31,20 +35,33 @@ internal sealed class Subscription
         Sid = sid;
     }
 
-    /// <summary>The subscribing connection; null only for internal subscriptions (<see cref="Route"/> set).</summary>
+    /// <summary>
+    /// A subscription of a server subsystem (JetStream, MQTT, a route...): matches are handed to
+    /// <paramref name="receiver"/>, which encodes them its own way (see <see cref="Delivery.IMessageReceiver"/>).
+    /// </summary>
+    public Subscription(Delivery.IMessageReceiver receiver, byte[] subject, byte[]? queue, byte[] sid)
+    {
+        Client = null!;
+        Receiver = receiver;
+        Subject = subject;
+        Queue = queue;
+        Sid = sid;
+    }
+
+    /// <summary>
+    /// Set on a subsystem's or the server's own subscription: delivery hands it the message instead of
+    /// queueing a MSG. A field read on an object the fan-out loop holds anyway, so ordinary client
+    /// deliveries pay one predictable branch.
+    /// </summary>
+    public Delivery.IMessageReceiver? Receiver { get; }
+
+    /// <summary>The subscribing connection; null for internal subscriptions (<see cref="Route"/> or <see cref="Receiver"/> set).</summary>
     public ClientConnection Client { get; }
 
     public Accounts.InternalRoute? Route { get; }
     public byte[] Subject { get; }
     public byte[]? Queue { get; }
     public byte[] Sid { get; }
-
-    /// <summary>
-    /// Set only on the server's own subscriptions (the system account's request handlers): delivery
-    /// calls it instead of queueing a MSG. A field read on an object the fan-out loop holds anyway,
-    /// so ordinary deliveries pay one predictable branch.
-    /// </summary>
-    public InternalMessageHandler? Handler { get; }
 
     /// <summary>Messages delivered so far; only counted when an auto-unsubscribe limit is set.</summary>
     public long Delivered;

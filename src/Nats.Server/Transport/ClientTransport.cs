@@ -15,8 +15,35 @@ internal abstract class ClientTransport : IDisposable
     /// <summary>Sends some or all of the data; returns how many bytes went out.</summary>
     public abstract ValueTask<int> SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken);
 
+    /// <summary>
+    /// Whether <see cref="TrySendNow"/> can write without blocking. A publisher's read loop flushes its
+    /// receivers inline only through transports that can (plain TCP); TLS or WebSocket framing, which
+    /// cannot take a partial write back, leave it to the connection's write loop.
+    /// </summary>
+    public virtual bool CanSendNow => false;
+
+    /// <summary>
+    /// Writes what the transport takes at once, never blocking: returns the bytes sent (possibly fewer
+    /// than offered, 0 when it would block) or -1 when the connection is broken.
+    /// </summary>
+    public virtual int TrySendNow(ReadOnlySpan<byte> data) => 0;
+
+    /// <summary>Called by the admission door once the connection has its id (TLS logs with it).</summary>
+    public virtual void OnAdmitted(ulong clientId)
+    {
+    }
+
     /// <summary>Stops both directions so pending reads and writes complete promptly.</summary>
     public abstract void Abort();
+
+    /// <summary>The negotiated TLS session, when this transport is TLS and the handshake is done.</summary>
+    public virtual TlsConnectionState? Tls => null;
+
+    /// <summary>The connection type users' allowed_connection_types name (STANDARD, WEBSOCKET).</summary>
+    public virtual string ConnectionType => Auth.ConnectionTypes.Standard;
+
+    /// <summary>WebSocket clients authenticate against the websocket {} block's settings.</summary>
+    public virtual bool IsWebSocket => false;
 
     public abstract void Dispose();
 }

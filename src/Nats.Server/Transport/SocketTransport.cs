@@ -17,7 +17,18 @@ internal sealed class SocketTransport : ClientTransport
         _socket.Blocking = false;
     }
 
-    public Socket Socket => _socket;
+    public override bool CanSendNow => true;
+
+    public override int TrySendNow(ReadOnlySpan<byte> data)
+    {
+        var sent = _socket.Send(data, SocketFlags.None, out var error);
+        return error switch
+        {
+            SocketError.Success => sent,
+            SocketError.WouldBlock => Math.Max(sent, 0),
+            _ => -1,
+        };
+    }
 
     public override EndPoint? RemoteEndPoint
     {

@@ -3,15 +3,14 @@ using Nats.Storage.Subjects;
 namespace Nats.Storage.Core;
 
 /// <summary>
-/// One sequence's entry in a store's index. A null <see cref="Subject"/> means no message (deleted,
-/// skipped or lost); the timestamp stays so time lookups can binary-search across gaps.
+/// One sequence's entry in a store's index (32 bytes). A null <see cref="Subject"/> means no message
+/// (deleted, skipped or lost); the timestamp stays so time lookups can binary-search across gaps. The
+/// memory engine's message arrays live beside the slots (<see cref="SlotList.PayloadOf"/>), so the file
+/// engine's slots carry no reference it never uses.
 /// </summary>
 internal struct Slot
 {
     public SubjectInfo? Subject;
-
-    /// <summary>Memory engine: header followed by data. File engine: null (bytes live in a block).</summary>
-    public byte[]? Payload;
 
     public long Timestamp;
 

@@ -17,13 +17,26 @@ internal sealed class SlotList
     private static readonly Slot[] Empty = new Slot[1];
 
     private readonly List<Slot[]?> _chunks = [];
+
+    // The memory engine's message arrays, chunked like the slots; null for the file engine, whose
+    // slots then need no reference field for them (32 bytes a slot instead of 40).
+    private readonly List<byte[]?[]?>? _payloads;
     private readonly List<int> _live = [];
     private readonly List<long> _releasedTs = []; // highest timestamp a released chunk held
     private readonly Stack<Slot[]> _spare = new();
     private ulong _base = 1; // sequence held by index 0 of chunk 0; always a multiple of ChunkSize plus 1
     private ulong _end = 1;  // one past the highest sequence that has a slot
 
+    public SlotList(bool payloads = false) => _payloads = payloads ? [] : null;
+
     public ulong End => _end;
+
+    /// <summary>Memory engine: the message array of a slot whose chunk is allocated.</summary>
+    public ref byte[]? PayloadOf(ulong seq)
+    {
+        var i = seq - _base;
+        return ref _payloads![(int)(i >> Shift)]![(int)(i & Mask)];
+    }
 
     /// <summary>Chunks holding slots (for memory diagnostics).</summary>
     public int AllocatedChunks => _chunks.Count(c => c is not null);
@@ -68,6 +81,8 @@ internal sealed class SlotList
         var chunk = _chunks[c]!;
         _releasedTs[c] = chunk[Mask].Timestamp;
         _chunks[c] = null;
+        if (_payloads is not null)
+            _payloads[c] = null;
         Recycle(chunk);
     }
 
@@ -82,6 +97,15 @@ internal sealed class SlotList
             seq = _base + ((ulong)(c + 1) << Shift);
         }
         return seq;
+    }
+
+    /// <summary>The sequence after <paramref name="seq"/>, which must be in an allocated chunk (as every
+    /// sequence a scan stands on is), skipping released chunks; the chunk is only looked at when the
+    /// scan crosses into the next one.</summary>
+    public ulong NextAfter(ulong seq)
+    {
+        var next = seq + 1;
+        return ((next - _base) & Mask) != 0 ? next : NextPossible(next);
     }
 
     /// <summary>The previous sequence at or before <paramref name="seq"/> that can hold a message (or a
@@ -151,6 +175,8 @@ internal sealed class SlotList
         {
             _releasedTs[^1] = oldLast[Mask].Timestamp;
             _chunks[^1] = null;
+            if (_payloads is not null)
+                _payloads[^1] = null;
             Recycle(oldLast);
         }
         while (_chunks.Count < needChunks)
@@ -159,6 +185,7 @@ internal sealed class SlotList
             // and start out released (their times are set by FillTimes).
             var last = _chunks.Count == needChunks - 1;
             _chunks.Add(last ? _spare.Count > 0 ? _spare.Pop() : new Slot[ChunkSize] : null);
+            _payloads?.Add(last ? new byte[]?[ChunkSize] : null);
             _live.Add(0);
             _releasedTs.Add(0);
         }
@@ -209,6 +236,7 @@ internal sealed class SlotList
                 Recycle(c);
         }
         _chunks.RemoveRange(0, drop);
+        _payloads?.RemoveRange(0, drop);
         _live.RemoveRange(0, drop);
         _releasedTs.RemoveRange(0, drop);
         _base += (ulong)drop << Shift;
@@ -227,13 +255,18 @@ internal sealed class SlotList
         var keepChunks = (int)(((seq - _base) >> Shift) + 1);
         var lastKept = _chunks[keepChunks - 1] ?? Revive(keepChunks - 1);
         for (var s = seq + 1; s < Math.Min(_end, _base + ((ulong)keepChunks << Shift)); s++)
+        {
             lastKept[(int)((s - _base) & Mask)] = default;
+            if (_payloads is not null)
+                PayloadOf(s) = null;
+        }
         for (var i = keepChunks; i < _chunks.Count; i++)
         {
             if (_chunks[i] is { } c)
                 Recycle(c);
         }
         _chunks.RemoveRange(keepChunks, _chunks.Count - keepChunks);
+        _payloads?.RemoveRange(keepChunks, _payloads.Count - keepChunks);
         _live.RemoveRange(keepChunks, _live.Count - keepChunks);
         _releasedTs.RemoveRange(keepChunks, _releasedTs.Count - keepChunks);
         _end = seq + 1;
@@ -248,6 +281,7 @@ internal sealed class SlotList
                 Recycle(c);
         }
         _chunks.Clear();
+        _payloads?.Clear();
         _live.Clear();
         _releasedTs.Clear();
         _base = nextSeq == 0 ? 1 : ((nextSeq - 1) & ~(ulong)Mask) + 1;
@@ -273,6 +307,8 @@ internal sealed class SlotList
                 chunk[i].Timestamp = floor;
         }
         _chunks[c] = chunk;
+        if (_payloads is not null)
+            _payloads[c] = new byte[]?[ChunkSize];
         _live[c] = 0;
         return chunk;
     }

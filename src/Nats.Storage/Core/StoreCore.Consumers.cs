@@ -5,6 +5,7 @@ namespace Nats.Storage.Core;
 internal abstract partial class StoreCore
 {
     private readonly Dictionary<string, ConsumerStoreBase> _consumers = new(StringComparer.Ordinal);
+    private readonly Lock _consumerOpen = new();
 
     /// <summary>Opens (file: recovering) or creates a consumer's store; the engine decides where it lives.</summary>
     protected abstract ConsumerStoreBase OpenConsumer(string name, ConsumerStoreConfig? config);
@@ -15,17 +16,32 @@ internal abstract partial class StoreCore
     public IConsumerStore ConsumerStore(string name, ConsumerStoreConfig? config = null)
     {
         ValidateConsumerName(name);
-        lock (Sync)
+        lock (_consumerOpen)
         {
-            ThrowIfClosed();
-            if (_consumers.TryGetValue(name, out var open) && !open.IsClosed)
+            ConsumerStoreBase? open;
+            lock (Sync)
+            {
+                ThrowIfClosed();
+                _consumers.TryGetValue(name, out open);
+            }
+            if (open is not null && !open.IsClosed)
             {
                 if (config is not null)
                     open.UpdateConfig(config);
                 return open;
             }
+            // Opened outside the stream lock: a file consumer's creation waits for its fsync, and
+            // publishing must not wait with it. _consumerOpen keeps two opens of one name apart.
             var store = OpenConsumer(name, config);
-            _consumers[name] = store;
+            lock (Sync)
+            {
+                if (Closed)
+                {
+                    store.Stop();
+                    throw new StoreException(StoreError.Closed);
+                }
+                _consumers[name] = store;
+            }
             return store;
         }
     }

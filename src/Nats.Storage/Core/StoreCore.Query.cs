@@ -186,7 +186,7 @@ internal abstract partial class StoreCore
             // Slot timestamps never decrease (removed and skipped slots keep theirs), so binary search.
             var lo = Slots.NextPossible(Slots.SeekTime(ts, FirstSeq));
             while (lo <= LastSeq && !Slots[lo].HasMessage)
-                lo = Slots.NextPossible(lo + 1);
+                lo = Slots.NextAfter(lo);
             return Math.Min(lo, LastSeq + 1);
         }
     }
@@ -254,11 +254,11 @@ internal abstract partial class StoreCore
         ulong n = 0;
         if (sseq - FirstSeq < LastSeq - sseq)
         {
-            for (var s = FirstSeq; s < sseq; s = Slots.NextPossible(s + 1))
+            for (var s = FirstSeq; s < sseq; s = Slots.NextAfter(s))
                 n += Slots[s].HasMessage ? 1UL : 0;
             return MsgCount - n;
         }
-        for (var s = Slots.NextPossible(sseq); s <= LastSeq; s = Slots.NextPossible(s + 1))
+        for (var s = Slots.NextPossible(sseq); s <= LastSeq; s = Slots.NextAfter(s))
             n += Slots[s].HasMessage ? 1UL : 0;
         return n;
     }

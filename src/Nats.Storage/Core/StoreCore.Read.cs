@@ -222,7 +222,7 @@ internal abstract partial class StoreCore
             return 0;
         if (SubjectMatch.IsAll(filter))
         {
-            for (var s = Slots.NextPossible(start); s <= LastSeq; s = Slots.NextPossible(s + 1))
+            for (var s = Slots.NextPossible(start); s <= LastSeq; s = Slots.NextAfter(s))
             {
                 if (Slots[s].HasMessage)
                     return s;
@@ -240,7 +240,7 @@ internal abstract partial class StoreCore
                 return 0;
             if (info.First >= start)
                 return info.First;
-            for (var s = Slots.NextPossible(start); s <= info.Last; s = Slots.NextPossible(s + 1))
+            for (var s = Slots.NextPossible(start); s <= info.Last; s = Slots.NextAfter(s))
             {
                 if (ReferenceEquals(Slots[s].Subject, info))
                     return s;
@@ -261,7 +261,7 @@ internal abstract partial class StoreCore
             start = bounds.Lo;
             end = bounds.Hi;
         }
-        for (var s = Slots.NextPossible(start); s <= end; s = Slots.NextPossible(s + 1))
+        for (var s = Slots.NextPossible(start); s <= end; s = Slots.NextAfter(s))
         {
             var info = Slots[s].Subject;
             if (info is not null && Matches(info))

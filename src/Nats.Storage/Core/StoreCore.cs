@@ -10,11 +10,12 @@ namespace Nats.Storage.Core;
 internal abstract partial class StoreCore : IStreamStore
 {
     protected readonly Lock Sync = new();
-    protected readonly SlotList Slots = new();
+    protected readonly SlotList Slots;
     protected readonly SubjectIndex Subjects = new();
     protected readonly TimeProvider Clock;
     protected StoreConfig Config;
 
+    private readonly bool _payloadsInIndex;
     protected ulong FirstSeq;
     protected ulong LastSeq;
     protected long LastTs;
@@ -24,8 +25,11 @@ internal abstract partial class StoreCore : IStreamStore
 
     private StorageUpdateHandler? _onUpdate;
 
-    protected StoreCore(StoreConfig config, TimeProvider? clock)
+    /// <param name="payloadsInIndex">The engine keeps message arrays in the index (memory engine).</param>
+    protected StoreCore(StoreConfig config, TimeProvider? clock, bool payloadsInIndex = false)
     {
+        Slots = new SlotList(payloadsInIndex);
+        _payloadsInIndex = payloadsInIndex;
         Config = config;
         Clock = clock ?? TimeProvider.System;
     }
@@ -174,7 +178,11 @@ internal abstract partial class StoreCore : IStreamStore
         {
             ThrowIfClosed();
             if (config.Storage is { } type && type != Type)
-                throw new StoreException(StoreError.WrongType);
+            {
+                throw new StoreException(StoreError.WrongType, Type == StorageType.Memory
+                    ? "memStore requires memory storage type in config" // Go's texts
+                    : "fileStore requires file storage type in config");
+            }
             Config = config;
             EnforceAllLimits();
             ScheduleExpiry();
@@ -308,7 +316,8 @@ internal abstract partial class StoreCore : IStreamStore
         OnRemove(seq, slot, erase, bulk);
         var size = slot.Size;
         slot.Subject = null;
-        slot.Payload = null;
+        if (_payloadsInIndex)
+            Slots.PayloadOf(seq) = null;
         Slots.NoteDead(seq); // may release the chunk: the slot reference is not used after this
         MsgCount--;
         ByteCount -= (ulong)size;
@@ -361,7 +370,7 @@ internal abstract partial class StoreCore : IStreamStore
         }
         var s = Slots.NextPossible(FirstSeq + 1);
         while (!Slots[s].HasMessage)
-            s = Slots.NextPossible(s + 1);
+            s = Slots.NextAfter(s);
         FirstSeq = s;
         Slots.ReleaseBelow(s);
     }
@@ -372,7 +381,7 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         var s = Math.Max(info.First, FirstSeq);
         while (s <= info.Last && !ReferenceEquals(Slots[s].Subject, info))
-            s = Slots.NextPossible(s + 1);
+            s = Slots.NextAfter(s);
         info.First = s;
         info.FirstStale = false;
     }

@@ -66,7 +66,8 @@ public sealed record FileStoreOptions
     public Action<string>? Warn { get; init; }
 
     /// <summary>Every damaged record found (on open, on read, or by a scrub), with its block and
-    /// sequences; the total is <see cref="StreamState.Lost"/>.</summary>
+    /// sequences; the total is <see cref="StreamState.Lost"/>. Called under the store lock, like
+    /// <see cref="Warn"/>: hand the event off, do not call back into the store from it.</summary>
     public Action<StoreDamage>? Damaged { get; init; }
 
     /// <summary>Verify every record of every block when opening, even when a block's index is valid.</summary>

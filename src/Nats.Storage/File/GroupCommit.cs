@@ -80,8 +80,9 @@ internal sealed class GroupCommit
         return _inFlight is { } r ? new DurabilityTicket(r.Task) : DurabilityTicket.Completed;
     }
 
-    /// <summary>Runs rounds until none is pending; the caller (a sync timer, a stop) may also call it directly.</summary>
-    public void Run()
+    /// <summary>Runs rounds until none is pending. Only one instance runs at a time (<c>_running</c>),
+    /// so the batch is never shared between two rounds.</summary>
+    private void Run()
     {
         while (true)
         {

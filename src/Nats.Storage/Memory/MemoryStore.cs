@@ -12,7 +12,7 @@ namespace Nats.Storage.Memory;
 internal sealed class MemoryStore : StoreCore
 {
     public MemoryStore(StoreConfig config, TimeProvider? clock = null, Action<string>? warn = null)
-        : base(config, clock)
+        : base(config, clock, payloadsInIndex: true)
     {
         Warn = warn;
     }
@@ -30,13 +30,13 @@ internal sealed class MemoryStore : StoreCore
         var buf = total == 0 ? [] : GC.AllocateUninitializedArray<byte>(total);
         header.CopyTo(buf);
         data.CopyTo(buf.AsSpan(header.Length));
-        slot.Payload = buf;
+        Slots.PayloadOf(seq) = buf;
         slot.A = header.Length;
     }
 
     protected override bool ReadMessage(ulong seq, in Slot slot, StoredMessage into)
     {
-        var buf = slot.Payload!;
+        var buf = Slots.PayloadOf(seq)!;
         into.Header = buf.AsMemory(0, slot.A);
         into.Data = buf.AsMemory(slot.A);
         return true;
@@ -44,7 +44,7 @@ internal sealed class MemoryStore : StoreCore
 
     protected override void OnRemove(ulong seq, in Slot slot, bool erase, bool bulk)
     {
-        if (erase && slot.Payload is { Length: > 0 } buf)
+        if (erase && Slots.PayloadOf(seq) is { Length: > 0 } buf)
             RandomNumberGenerator.Fill(buf);
     }
 

@@ -12,9 +12,9 @@ namespace Nats.Server.IntegrationTests.Auth;
 /// </summary>
 public sealed class NkeyDifferentialTests
 {
-    private static readonly byte[] UserSeed = Enumerable.Range(0, 32).Select(i => (byte)(i * 7 + 1)).ToArray();
-    private static readonly byte[] OtherSeed = Enumerable.Range(0, 32).Select(i => (byte)(255 - i)).ToArray();
-    private static readonly string UserKey = NKeys.EncodePublicKey(NKeys.PrefixUser, Ed25519.PublicKeyFromSeed(UserSeed));
+    private static readonly NATS.NKeys.KeyPair UserSeed = SeededKeyPair.Create([.. Enumerable.Range(0, 32).Select(i => (byte)(i * 7 + 1))]);
+    private static readonly NATS.NKeys.KeyPair OtherSeed = SeededKeyPair.Create([.. Enumerable.Range(0, 32).Select(i => (byte)(255 - i))]);
+    private static readonly string UserKey = UserSeed.GetPublicKey();
 
     [Fact]
     public async Task Signed_nonce_logs_in_and_nkey_permissions_apply()
@@ -29,7 +29,7 @@ public sealed class NkeyDifferentialTests
     public async Task Padded_standard_base64_signature_is_accepted()
     {
         var settings = ServerSettings.Parse([$"nkeys={UserKey}"]);
-        var transcript = await BothAsync(settings, nonce => Connect(UserKey, Convert.ToBase64String(Ed25519.Sign(UserSeed, Encoding.ASCII.GetBytes(nonce)))), "");
+        var transcript = await BothAsync(settings, nonce => Connect(UserKey, Convert.ToBase64String(SeededKeyPair.Sign(UserSeed, Encoding.ASCII.GetBytes(nonce)))), "");
         Assert.Equal(["+OK", "PONG"], transcript);
     }
 
@@ -64,8 +64,7 @@ public sealed class NkeyDifferentialTests
 
     private static string Connect(string nkey, string sig) => $"{{\"verbose\":true,\"nkey\":\"{nkey}\",\"sig\":\"{sig}\"}}";
 
-    private static string Sign(byte[] seed, string nonce) =>
-        Convert.ToBase64String(Ed25519.Sign(seed, Encoding.ASCII.GetBytes(nonce))).TrimEnd('=').Replace('+', '-').Replace('/', '_');
+    private static string Sign(NATS.NKeys.KeyPair seed, string nonce) => SeededKeyPair.SignNonce(seed, nonce);
 
     /// <summary>Runs the exchange against Go and ours; asserts they match and returns the transcript.</summary>
     private static async Task<List<string>> BothAsync(ServerSettings settings, Func<string, string> connectJson, string commands)

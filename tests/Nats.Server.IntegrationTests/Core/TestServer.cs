@@ -1,28 +1,32 @@
 using Nats.Server.Configuration;
+using Nats.Server.Embedding;
 using Nats.Server.Hosting;
 
 namespace Nats.Server.IntegrationTests.Core;
 
-/// <summary>One in-process server per test, on a free loopback port, stopped by its own handle.</summary>
+/// <summary>One in-process server per test (the public embedding API), on a free loopback port, stopped by its own handle.</summary>
 internal sealed class TestServer : IAsyncDisposable
 {
-    private TestServer(NatsServer server)
+    private TestServer(NatsServerHost host)
     {
-        Server = server;
+        Host = host;
+        Server = host.Server!;
+        Port = host.Port;
     }
 
+    public NatsServerHost Host { get; }
+
+    /// <summary>The server behind the host, for assertions on internal state.</summary>
     public NatsServer Server { get; }
 
-    public int Port => Server.Port;
+    public int Port { get; }
 
     public static async Task<TestServer> StartAsync(Action<ServerOptions>? configure = null)
     {
         var options = new ServerOptions { Host = "127.0.0.1", Port = 0 };
         configure?.Invoke(options);
-        var server = new NatsServer(options);
-        await server.StartAsync();
-        return new TestServer(server);
+        return new TestServer(await NatsServerHost.StartAsync(new NatsServerHostOptions { Options = options }));
     }
 
-    public ValueTask DisposeAsync() => Server.DisposeAsync();
+    public ValueTask DisposeAsync() => Host.DisposeAsync();
 }

@@ -186,6 +186,35 @@ public sealed class JetStreamApiDifferentialTests
         }
     }
 
+    /// <summary>With a JetStream domain: the $JS.&lt;domain&gt;.API form, "domain" in answers and PubAcks.</summary>
+    [Fact]
+    public async Task DomainFormSameAsGo()
+    {
+        Step[] steps =
+        [
+            S("$JS.hub.API.INFO"),
+            S("$JS.hub.API.STREAM.CREATE.D", """{"name":"D","subjects":["d"]}"""),
+            S("d", "x"),
+            S("d", "x", "Nats-Msg-Id: 1"),
+            S("d", "x", "Nats-Msg-Id: 1"),
+            S("$JS.API.STREAM.INFO.D"),
+            S("$JS.hub.API.STREAM.NAMES"),
+            S("$JS.other.API.STREAM.NAMES"),
+        ];
+        var settings = new ServerSettings { JetStream = true };
+        settings.RawConfig.Add("jetstream { domain: hub }");
+        var (go, ours) = await TestServers.StartPairAsync(settings);
+        await using (go)
+        await using (ours)
+        {
+            var goAnswers = await RunAsync(go, steps);
+            var ourAnswers = await RunAsync(ours, steps);
+            var differences = goAnswers.Select((g, i) => (g, o: ourAnswers[i], i)).Where(x => x.g != x.o)
+                .Select(x => $"step {x.i} ({steps[x.i].Subject}):\n  go:   {x.g}\n  ours: {x.o}").ToList();
+            Assert.True(differences.Count == 0, string.Join("\n", differences));
+        }
+    }
+
     private static async Task<List<string>> RunAsync(ITestServer server, Step[] steps)
     {
         await using var requester = await JsRawRequester.ConnectAsync(server.Port);

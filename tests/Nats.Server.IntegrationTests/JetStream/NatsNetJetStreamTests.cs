@@ -162,4 +162,58 @@ public sealed class NatsNetJetStreamTests
             Directory.Delete(storeDir, recursive: true);
         }
     }
+
+    private static async Task WaitForMessagesAsync(INatsJSStream stream, long expected)
+    {
+        using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        await stream.RefreshAsync();
+        while (stream.Info.State.Messages < expected && !deadline.IsCancellationRequested)
+        {
+            await Task.Delay(20);
+            await stream.RefreshAsync();
+        }
+    }
+
+    [Fact]
+    public async Task MirrorAndSourcesCopyMessages()
+    {
+        var (server, nats, js) = await StartAsync();
+        await using (server)
+        await using (nats)
+        {
+            await js.CreateStreamAsync(new StreamConfig("ORIGIN", ["origin.>"]));
+            await js.CreateStreamAsync(new StreamConfig("OTHER", ["other.>"]));
+            for (var i = 0; i < 4; i++)
+            {
+                (await js.PublishAsync($"origin.{i % 2}", $"o{i}")).EnsureSuccess();
+            }
+            (await js.PublishAsync("other.x", "x")).EnsureSuccess();
+
+            var mirror = await js.CreateStreamAsync(new StreamConfig { Name = "MIRROR", Mirror = new StreamSource { Name = "ORIGIN" } });
+            var sourced = await js.CreateStreamAsync(new StreamConfig
+            {
+                Name = "AGG",
+                Sources = [new StreamSource { Name = "ORIGIN", FilterSubject = "origin.1" }, new StreamSource { Name = "OTHER" }],
+            });
+            (await js.PublishAsync("origin.1", "late")).EnsureSuccess();
+
+            // Go copies asynchronously (ours right after the store), so wait for the state, bounded.
+            await WaitForMessagesAsync(mirror, 5);
+            Assert.Equal(5L, mirror.Info.State.Messages);
+            Assert.Equal(5L, (long)mirror.Info.State.LastSeq);
+            var copied = await mirror.GetAsync(new StreamMsgGetRequest { Seq = 5 });
+            Assert.Equal("origin.1", copied.Message.Subject);
+
+            await WaitForMessagesAsync(sourced, 4);
+            // origin.1 twice before, once after creation, plus other.x.
+            Assert.Equal(4L, sourced.Info.State.Messages);
+            var last = await sourced.GetAsync(new StreamMsgGetRequest { LastBySubj = "origin.1" });
+            Assert.Equal(4ul, last.Message.Seq);
+
+            // A mirror takes no direct publishes.
+            var overlap = await Assert.ThrowsAsync<NatsJSApiException>(async () =>
+                await js.CreateStreamAsync(new StreamConfig { Name = "BAD", Subjects = ["x"], Mirror = new StreamSource { Name = "ORIGIN" } }));
+            Assert.Equal(10034, overlap.Error.ErrCode);
+        }
+    }
 }

@@ -15,7 +15,7 @@ public sealed class JsClientTests
     ];
 
     // Scenarios that need the server driven while they run; their tests live elsewhere (Operations/).
-    private static readonly string[] DrivenScenarioNames = ["ldm"];
+    private static readonly string[] DrivenScenarioNames = ["ldm", "tls", "tlsmap", "ws"];
 
     // Must match the accounts the "imports" scenario in scenarios.mjs expects.
     private const string ImportsConfig =

@@ -152,7 +152,12 @@ public sealed class ConnzTests
     [Fact]
     public async Task SlowConsumer_ShowsInClosedConnectionsVarzAndAccountStats()
     {
-        await using var server = await OurMonitoredServer.StartAsync(o => o.MaxPending = 64 * 1024);
+        await using var server = await OurMonitoredServer.StartAsync(o =>
+        {
+            // Go refuses max_payload above max_pending at startup; the embedding API checks the same.
+            o.MaxPending = 64 * 1024;
+            o.MaxPayload = 64 * 1024;
+        });
         await using var stuck = await RawClient.ConnectAsync(server.ClientPort, receiveBufferSize: 4096);
         await stuck.ConnectAndReadInfoAsync("""{"verbose":false,"name":"stuck"}""");
         await stuck.SendAsync("SUB data 1\r\n");

@@ -4,6 +4,7 @@ using System.Text;
 using System.Text.Json;
 using System.Text.RegularExpressions;
 using Nats.Server.Configuration;
+using Nats.Server.Embedding;
 using Nats.Server.Hosting;
 
 namespace Nats.Server.IntegrationTests.Monitoring;
@@ -77,15 +78,24 @@ internal abstract class MonitoredServer : IAsyncDisposable
 
 internal sealed record HttpResponse(HttpStatusCode Status, string ContentType, string Body);
 
-/// <summary>Our server in-process with HttpPort -1 (a free port, like Go's -m -1).</summary>
+/// <summary>Our server in-process (the public embedding API) with HttpPort -1 (a free port, like Go's -m -1).</summary>
 internal sealed class OurMonitoredServer : MonitoredServer
 {
-    private OurMonitoredServer(NatsServer server) => Server = server;
+    private readonly NatsServerHost _host;
 
+    private OurMonitoredServer(NatsServerHost host)
+    {
+        _host = host;
+        Server = host.Server!;
+        ClientPort = host.Port;
+        MonitorPort = host.MonitoringPort;
+    }
+
+    /// <summary>The server behind the host, for assertions on internal state.</summary>
     public NatsServer Server { get; }
     public override string Kind => "ours";
-    public override int ClientPort => Server.Port;
-    public override int MonitorPort => Server.MonitoringPort;
+    public override int ClientPort { get; }
+    public override int MonitorPort { get; }
 
     public static Task<OurMonitoredServer> StartAsync(Action<ServerOptions>? configure = null)
     {
@@ -95,25 +105,13 @@ internal sealed class OurMonitoredServer : MonitoredServer
     }
 
     /// <summary>Starts with options built elsewhere (e.g. from a config file); the caller sets host and ports.</summary>
-    public static async Task<OurMonitoredServer> StartAsync(ServerOptions options)
-    {
-        var server = new NatsServer(options);
-        try
-        {
-            await server.StartAsync();
-        }
-        catch
-        {
-            await server.DisposeAsync();
-            throw;
-        }
-        return new OurMonitoredServer(server);
-    }
+    public static async Task<OurMonitoredServer> StartAsync(ServerOptions options) =>
+        new(await NatsServerHost.StartAsync(new NatsServerHostOptions { Options = options }));
 
     public override async ValueTask DisposeAsync()
     {
         await base.DisposeAsync();
-        await Server.DisposeAsync();
+        await _host.DisposeAsync();
     }
 }
 

@@ -64,7 +64,7 @@ public sealed class MonitoringHostTests
         {
             lock (history.SyncRoot)
             {
-                history.AddLocked(new ClosedConnection(new ConnInfo { Cid = cid, InMsgs = 1, OutBytes = 10 }, [], null, "$G", Clients.ClosedReason.ClientClosed));
+                history.AddLocked(new ClosedConnection(new ConnInfo { Cid = cid, InMsgs = 1, OutBytes = 10 }, [], null, "$G", Nats.Server.Clients.ClosedReason.ClientClosed));
             }
         }
         Assert.Equal([3UL, 4UL, 5UL], history.Snapshot().Select(c => c.Info.Cid));

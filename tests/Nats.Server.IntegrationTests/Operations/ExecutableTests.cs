@@ -101,6 +101,18 @@ public sealed partial class ExecutableTests
         }
     }
 
+    [Theory]
+    [InlineData("-v")]
+    [InlineData("--version")]
+    [InlineData("version")]
+    public async Task Version_flag_prints_exactly_what_go_prints(string flag)
+    {
+        var go = await RunCapturingAsync(new ProcessStartInfo(GoServerProcess.BinaryPath) { ArgumentList = { flag } });
+        var ours = await RunCapturingAsync(OurCommand(flag));
+        Assert.Equal("nats-server: v2.9.10\n", go.Stdout);
+        Assert.Equal(go, ours);
+    }
+
     /// <summary>The executable built beside this test assembly's configuration (Debug/Release), run through dotnet.</summary>
     private static ProcessStartInfo OurCommand(params string[] args)
     {
@@ -142,6 +154,18 @@ public sealed partial class ExecutableTests
         await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
         await stdout;
         return (process.ExitCode, await stderr);
+    }
+
+    private static async Task<(int ExitCode, string Stdout, string Stderr)> RunCapturingAsync(ProcessStartInfo psi)
+    {
+        psi.RedirectStandardError = true;
+        psi.RedirectStandardOutput = true;
+        psi.UseShellExecute = false;
+        using var process = Process.Start(psi)!;
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        return (process.ExitCode, await stdout, await stderr);
     }
 
     /// <summary>The pid file is written just after "Server is ready"; wait for it to appear with content.</summary>

@@ -1,4 +1,5 @@
 using System.Text.Json;
+using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.Server.IntegrationTests.Operations;
 
@@ -102,10 +103,10 @@ public sealed class ReloadDifferentialTests
     [Fact]
     public async Task Removed_nkey_is_closed_and_the_remaining_one_is_verified_again()
     {
-        byte[] seedA = [.. Enumerable.Range(0, 32).Select(i => (byte)(i * 3 + 5))];
-        byte[] seedB = [.. Enumerable.Range(0, 32).Select(i => (byte)(200 - i))];
-        var keyA = Nats.Server.Auth.NKeys.EncodePublicKey(Nats.Server.Auth.NKeys.PrefixUser, Nats.Server.Auth.Ed25519.PublicKeyFromSeed(seedA));
-        var keyB = Nats.Server.Auth.NKeys.EncodePublicKey(Nats.Server.Auth.NKeys.PrefixUser, Nats.Server.Auth.Ed25519.PublicKeyFromSeed(seedB));
+        using var seedA = SeededKeyPair.Create([.. Enumerable.Range(0, 32).Select(i => (byte)(i * 3 + 5))]);
+        using var seedB = SeededKeyPair.Create([.. Enumerable.Range(0, 32).Select(i => (byte)(200 - i))]);
+        var keyA = seedA.GetPublicKey();
+        var keyB = seedB.GetPublicKey();
         var results = await BothAsync(async kind =>
         {
             await using var server = await OpsServer.StartAsync(kind, $"authorization {{ users = [ {{nkey: {keyA}}}, {{nkey: {keyB}}} ] }}\n");
@@ -119,13 +120,12 @@ public sealed class ReloadDifferentialTests
         Assert.Equal(["reload: ok", "b [closed]", "a MSG n 1 1", "a z"], results);
     }
 
-    private static async Task<Session> NkeySessionAsync(int port, string key, byte[] seed)
+    private static async Task<Session> NkeySessionAsync(int port, string key, NATS.NKeys.KeyPair seed)
     {
         // The nonce differs per connection: the CONNECT is signed once the INFO is in.
         return await Session.OpenSignedAsync(port, nonce =>
         {
-            var sig = Convert.ToBase64String(Nats.Server.Auth.Ed25519.Sign(seed, System.Text.Encoding.ASCII.GetBytes(nonce)))
-                .TrimEnd('=').Replace('+', '-').Replace('/', '_');
+            var sig = SeededKeyPair.SignNonce(seed, nonce);
             return $"{{\"verbose\":false,\"protocol\":1,\"nkey\":\"{key}\",\"sig\":\"{sig}\"}}";
         });
     }

@@ -68,7 +68,7 @@ public sealed class OptionsAuthenticatorTests
     [Fact]
     public void Bcrypt_no_auth_user_cannot_log_in_like_go()
     {
-        var hash = Bcrypt.Hash("g", 4, new byte[16]);
+        var hash = BCrypt.Net.BCrypt.HashPassword("g", 4);
         var o = new ServerOptions { Users = [new User { Username = "guest", Password = hash }], NoAuthUser = "guest" };
         Assert.Null(Auth(o, "{}"));
         Assert.NotNull(Auth(o, "{\"user\":\"guest\",\"pass\":\"g\"}"));
@@ -92,11 +92,12 @@ public sealed class OptionsAuthenticatorTests
     public void Nkey_user_signs_the_nonce()
     {
         var seed = Enumerable.Range(0, 32).Select(i => (byte)i).ToArray();
-        var key = NKeys.EncodePublicKey(NKeys.PrefixUser, Ed25519.PublicKeyFromSeed(seed));
+        using var pair = SeededKeyPair.Create(seed);
+        var key = pair.GetPublicKey();
         var o = new ServerOptions { Nkeys = [new NkeyUser { Nkey = key }] };
         Assert.True(new OptionsAuthenticator(o).NonceRequired);
         const string nonce = "0123456789abcde";
-        var sig = Convert.ToBase64String(Ed25519.Sign(seed, Encoding.ASCII.GetBytes(nonce))).TrimEnd('=').Replace('+', '-').Replace('/', '_');
+        var sig = SeededKeyPair.SignNonce(pair, nonce);
         var user = Auth(o, $"{{\"nkey\":\"{key}\",\"sig\":\"{sig}\"}}", nonce);
         Assert.NotNull(user);
         Assert.Equal(AuthMethod.Nkey, user.Method);

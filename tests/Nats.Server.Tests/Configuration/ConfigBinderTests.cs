@@ -35,6 +35,7 @@ public class ConfigBinderTests
             ping_interval: "30s"
             ping_max: 4
             no_header_support: true
+            no_fast_producer_stall: true
             debug: true
             trace: true
             logtime: false
@@ -60,6 +61,7 @@ public class ConfigBinderTests
         Assert.Equal(TimeSpan.FromSeconds(30), o.PingInterval);
         Assert.Equal(4, o.MaxPingsOut);
         Assert.True(o.NoHeaderSupport);
+        Assert.True(o.NoFastProducerStall);
         Assert.True(o.Debug);
         Assert.True(o.Trace);
         Assert.False(o.Logtime);
@@ -212,18 +214,15 @@ public class ConfigBinderTests
     public void KnownButUnimplementedKeysAreKeptNotRejected()
     {
         var (options, result) = Bind("""
-            jetstream { store_dir: "/tmp/js" }
             cluster { port: 6222 }
-            tls { cert_file: "a" }
             leafnodes { port: 7422 }
-            websocket { port: 8080 }
             mqtt { port: 1883 }
             gateway { name: x }
             authorization { users: [ { user: a, password: b } ] }
             """);
         Assert.Empty(result.Errors);
         Assert.Equal(
-            ["cluster", "tls", "leafnodes", "websocket", "gateway"],
+            ["cluster", "leafnodes", "gateway"],
             options.UnsupportedConfig.Keys);
         Assert.Equal(6222L, options.UnsupportedConfig["cluster"].AsMap!["port"].Value);
     }

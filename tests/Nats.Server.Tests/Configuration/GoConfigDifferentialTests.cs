@@ -36,8 +36,19 @@ public class GoConfigDifferentialTests
         { "value-on-next-line", "port =\n4222\n" },
         { "key-then-value-on-next-line", "port\n4222\n" },
         { "crlf", "port: 4222\r\ndebug: true\r\n" },
-        { "unsupported-but-known", "jetstream { store_dir: \"/tmp/nats-diff-js\" }\ncluster { port: 6222 }\n" },
+        { "unsupported-but-known", "cluster { port: 6222 }\n" },
         { "partial-date", "x: 2020-01-01\n" },
+        { "js-bool", "jetstream: true\n" },
+        { "js-enabled-string", "jetstream: enabled\n" },
+        { "js-bad-string", "jetstream: maybe\n" },
+        { "js-bad-type", "jetstream: 5\n" },
+        { "js-block", "jetstream {\n store_dir: \"/tmp/nats-diff-js\"\n max_memory_store: 1G\n max_file_store: \"10G\"\n domain: hub\n max_outstanding_catchup: 64MB\n}\n" },
+        { "js-bad-size", "jetstream { max_file_store: \"10Q\" }\n" },
+        { "js-unknown", "jetstream { bogus: 1 }\n" },
+        { "js-duplicate-store-dir", "store_dir: \"/tmp/a\"\njetstream { store_dir: \"/tmp/b\" }\n" },
+        { "js-account-limits", "jetstream: enabled\naccounts { A { jetstream { max_mem: 1G, max_file: 10G, max_streams: 10, max_consumers: 100, max_ack_pending: 1000 } } }\n" },
+        { "js-account-bad-limit", "accounts { A { jetstream { max_streams: \"many\" } } }\n" },
+        { "js-account-disabled", "accounts { A { jetstream: disabled } }\n" },
     };
 
     [Theory]

@@ -41,6 +41,7 @@ public class ReloadPlanTests
             Debug = true,
             ClientAdvertise = "example.com",
             LogFile = "/tmp/x.log",
+            NoFastProducerStall = true,
         };
         Assert.Equal(
         [
@@ -57,6 +58,7 @@ public class ReloadPlanTests
             "Reloaded: authorization timeout = 1.5",
             "Reloaded: max_control_line = 1024",
             "Reloaded: max_payload = 2000",
+            "Reloaded: no_fast_producer_stall = true",
             "Reloaded: log_file = /tmp/x.log",
             "Reloaded: write_deadline = 3s",
             "Reloaded: max_traced_msg_len = 10",

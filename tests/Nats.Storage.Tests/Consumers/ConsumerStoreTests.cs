@@ -167,6 +167,28 @@ public sealed class ConsumerStoreTests
             Assert.True(System.IO.File.Exists(Path.Combine(h.Directory, "obs", "C", "state.dat")), "the log was never compacted");
     }
 
+    [Theory, MemberData(nameof(ContractTests.Kinds), MemberType = typeof(ContractTests))]
+    public async Task ConcurrentAwaitedAcksAllPersist(string kind)
+    {
+        using var h = new StoreHarness(kind);
+        var c = h.Store.ConsumerStore("ACKS", Explicit);
+        const int n = 1600;
+        for (ulong i = 1; i <= n; i++)
+            _ = c.UpdateDelivered(i, i, 1, (long)i); // the acks below are awaited, and they cover these
+        // Eight acknowledgers, each awaiting its tickets as a server would before replying.
+        var workers = Enumerable.Range(0, 8).Select(w => Task.Run(async () =>
+        {
+            for (var i = (ulong)w + 1; i <= n; i += 8)
+                await c.UpdateAcks(i, i);
+        })).ToArray();
+        await Task.WhenAll(workers);
+        var st = c.State();
+        Assert.Empty(st.Pending);
+        Assert.Equal(new SequencePair(n, n), st.AckFloor);
+        foreach (var store in h.NowAndReopened())
+            AssertSame(st, store.ConsumerStore("ACKS").State());
+    }
+
     [Fact]
     public void EncodedStateIsGoServersEncoding()
     {

@@ -78,7 +78,7 @@ internal sealed partial class SystemAccountService
         var info = ClientEventInfo.Capture(client, client.StopTime ?? DateTime.UtcNow, withStop: true);
         var id = _eventIds.Next();
         var sent = (Msgs: Volatile.Read(ref client.InMsgs), Bytes: Volatile.Read(ref client.InBytes));
-        var received = (Msgs: Volatile.Read(ref client.OutMsgs), Bytes: Volatile.Read(ref client.OutBytes));
+        var received = (Msgs: client.OutMsgs, Bytes: client.OutBytes);
         Post(() => Publish(subject, "", json =>
         {
             json.WriteStartObject();
@@ -129,7 +129,7 @@ internal sealed partial class SystemAccountService
     private bool HasListeners(string subject)
     {
         var result = Account.SubList.Match(global::System.Text.Encoding.UTF8.GetBytes(subject));
-        return result.Plain.Any(s => s.Handler is null) || result.QueueGroups.Any(g => g.Any(s => s.Handler is null));
+        return result.Plain.Any(s => s.Receiver is null) || result.QueueGroups.Any(g => g.Any(s => s.Receiver is null));
     }
 
     private void WriteAccountConns(Utf8JsonWriter json, string id, DateTime now, AccountStat stat)

@@ -13,20 +13,21 @@ internal sealed class ConsumerApi(JetStreamService service)
     public void Create(ApiRequest request, string[] tokens)
     {
         var type = Prefix + "consumer_create_response";
-        var (info, error) = CreateCore(request, tokens, type);
+        var (consumer, info, error) = CreateCore(request, tokens, type);
         if (error is not null)
         {
             Fail(request, type, error);
             return;
         }
         ApiRouter.Respond(service, request, info!, ConsumerJson.Context.ConsumerInfo, null);
+        consumer!.Run();
     }
 
-    private (ConsumerInfo? Info, JsApiError? Error) CreateCore(ApiRequest request, string[] tokens, string type)
+    private (JsConsumer? Consumer, ConsumerInfo? Info, JsApiError? Error) CreateCore(ApiRequest request, string[] tokens, string type)
     {
         if (!request.TryParse(ConsumerJson.Context.CreateConsumerRequest, out var body) || body is null)
         {
-            return (null, JsErrors.InvalidJSON);
+            return (null, null, JsErrors.InvalidJSON);
         }
         var n = tokens.Length;
         string streamName, consumerName = "", filter = "";
@@ -36,7 +37,7 @@ internal sealed class ConsumerApi(JetStreamService service)
         {
             if (n != 7)
             {
-                return (null, JsErrors.ConsumerDurableNameNotInSubject);
+                return (null, null, JsErrors.ConsumerDurableNameNotInSubject);
             }
             streamName = tokens[5];
             consumerName = tokens[6];
@@ -57,64 +58,64 @@ internal sealed class ConsumerApi(JetStreamService service)
         }
         if (request.JsAccount is not { } js)
         {
-            return (null, JsErrors.NotEnabledForAccount);
+            return (null, null, JsErrors.NotEnabledForAccount);
         }
         if (streamName != (body.Stream ?? ""))
         {
-            return (null, JsErrors.StreamMismatch);
+            return (null, null, JsErrors.StreamMismatch);
         }
         if (consumerName.Length > 0 && consumerName.AsSpan().IndexOfAny("\\/") >= 0)
         {
-            return (null, JsErrors.ConsumerNameContainsPathSeparators);
+            return (null, null, JsErrors.ConsumerNameContainsPathSeparators);
         }
         var config = body.Config;
         if (legacyDurable)
         {
             if (string.IsNullOrEmpty(config.Durable))
             {
-                return (null, JsErrors.ConsumerDurableNameNotSet);
+                return (null, null, JsErrors.ConsumerDurableNameNotSet);
             }
             if (consumerName != config.Durable)
             {
-                return (null, JsErrors.ConsumerDurableNameNotMatchSubject);
+                return (null, null, JsErrors.ConsumerDurableNameNotMatchSubject);
             }
         }
         else if (!legacyEphemeral)
         {
             if (!string.IsNullOrEmpty(config.Durable) && consumerName != config.Durable)
             {
-                return (null, JsErrors.ConsumerDurableNameNotMatchSubject);
+                return (null, null, JsErrors.ConsumerDurableNameNotMatchSubject);
             }
             config.Name = consumerName;
         }
         if (legacyEphemeral && !string.IsNullOrEmpty(config.Durable))
         {
-            return (null, JsErrors.ConsumerEphemeralWithDurableName);
+            return (null, null, JsErrors.ConsumerEphemeralWithDurableName);
         }
         if (filter.Length > 0 && config.FilterSubject != filter)
         {
-            return (null, JsErrors.ConsumerCreateFilterSubjectMismatch);
+            return (null, null, JsErrors.ConsumerCreateFilterSubjectMismatch);
         }
         if (config.Replicas > 1)
         {
-            return (null, JsErrors.StreamReplicasNotSupported);
+            return (null, null, JsErrors.StreamReplicasNotSupported);
         }
         if (js.FindStream(streamName) is not { } stream)
         {
-            return (null, JsErrors.StreamNotFound);
+            return (null, null, JsErrors.StreamNotFound);
         }
         try
         {
             var consumer = stream.Consumers.Add(config);
-            return (consumer.Info(type), null);
+            return (consumer, consumer.Info(type), null);
         }
         catch (JsApiException e)
         {
-            return (null, e.Error.ErrCode == 0 ? JsErrors.ConsumerCreate.WithErr(e.Error.Description) : e.Error);
+            return (null, null, e.Error.ErrCode == 0 ? JsErrors.ConsumerCreate.WithErr(e.Error.Description) : e.Error);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or Storage.StoreException)
         {
-            return (null, JsErrors.ConsumerCreate.WithErr("error creating store for consumer"));
+            return (null, null, JsErrors.ConsumerCreate.WithErr("error creating store for consumer"));
         }
     }
 

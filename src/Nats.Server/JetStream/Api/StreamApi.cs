@@ -24,7 +24,7 @@ internal sealed class StreamApi(JetStreamService service)
         response.Memory = memory;
         response.Storage = storage;
         response.Streams = js.Streams().Count;
-        response.Consumers = 0;
+        response.Consumers = js.Streams().Sum(s => s.Consumers.Count);
         response.Limits = new AccountLimits
         {
             MaxMemory = limits.MaxMemory,
@@ -80,6 +80,8 @@ internal sealed class StreamApi(JetStreamService service)
         {
             var (stream, created) = js.AddStream(config);
             response.Fill(stream.Info());
+            // Go's create answer fills only config, created and state.
+            response.Domain = null;
             response.DidCreate = true;
             _ = created;
             if (created)

@@ -18,10 +18,11 @@ public sealed class JetStreamOptions
     public string Domain { get; set; } = "";
 
     /// <summary>
-    /// sync_interval (Go 2.10): how often the file store fsyncs. Our acknowledgement does not depend on it;
-    /// <c>always</c> fsyncs every write before the acknowledgement.
+    /// sync_interval (Go 2.10). Unset (null) is our default, group commit: a PubAck is sent once the
+    /// message is fsynced, concurrent publishes sharing each fsync. Set, it selects Go's policy:
+    /// acknowledge when written to the OS, fsync every interval. <c>always</c> fsyncs inside every write.
     /// </summary>
-    public TimeSpan SyncInterval { get; set; } = TimeSpan.FromMinutes(2);
+    public TimeSpan? SyncInterval { get; set; }
 
     public bool SyncAlways { get; set; }
 

@@ -61,7 +61,7 @@ public sealed class ConsumerNamesResponse
 
     [JsonPropertyName("consumers")]
     [JsonIgnore(Condition = JsonIgnoreCondition.Never)]
-    public List<string>? Consumers { get; set; }
+    public List<string>? Consumers { get; set; } = [];
 }
 
 public sealed class ConsumerListResponse
@@ -74,7 +74,7 @@ public sealed class ConsumerListResponse
 
     [JsonPropertyName("consumers")]
     [JsonIgnore(Condition = JsonIgnoreCondition.Never)]
-    public List<ConsumerInfo>? Consumers { get; set; }
+    public List<ConsumerInfo>? Consumers { get; set; } = [];
 }
 
 public sealed class ConsumerPagedRequest
@@ -121,7 +121,7 @@ internal static class ConsumerJson
 {
     public static readonly ConsumerJsonContext Context = new(new System.Text.Json.JsonSerializerOptions
     {
-        Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        Encoder = GoJsonEncoder.Instance,
         DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull,
         PropertyNameCaseInsensitive = true,
     });

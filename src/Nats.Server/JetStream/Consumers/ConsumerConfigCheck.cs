@@ -167,7 +167,7 @@ internal static class ConsumerConfigCheck
             }
             if (frequency < 0)
             {
-                return JsErrors.ConsumerInvalidSampling.WithErr("%!s(<nil>)");
+                return JsErrors.ConsumerInvalidSampling.WithErr("<nil>");
             }
         }
         if (config.FlowControl && config.Heartbeat == 0)

@@ -13,9 +13,10 @@ internal sealed partial class JsConsumer
         var skipReply = sseq == 0;
         var body = payload;
         var acked = new List<ulong>();
+        var durable = DurabilityTicket.Completed;
         if (body.IsEmpty || body.SequenceEqual("+ACK"u8) || body.SequenceEqual("+OK"u8))
         {
-            AckMessage(sseq, dseq, acked);
+            durable = AckMessage(sseq, dseq, acked);
         }
         else if (body.StartsWith("+NXT"u8))
         {
@@ -36,12 +37,20 @@ internal sealed partial class JsConsumer
         }
         else if (body.StartsWith("+TERM"u8))
         {
-            AckMessage(sseq, dseq, acked);
+            durable = AckMessage(sseq, dseq, acked);
             ConsumerAdvisories.Terminated(this, sseq, dseq, dc);
         }
         if (!reply.IsEmpty && !skipReply)
         {
-            _transport.Publish(account, reply, default, default, default);
+            // A double ack is confirmed once the acknowledgement is on stable storage (durable consumers).
+            if (durable.IsDurable)
+            {
+                _transport.Publish(account, reply, default, default, default);
+            }
+            else
+            {
+                _ = ConfirmWhenDurableAsync(durable, account, reply.ToArray());
+            }
         }
         if (acked.Count > 0)
         {
@@ -50,24 +59,38 @@ internal sealed partial class JsConsumer
         Signal();
     }
 
+    private async Task ConfirmWhenDurableAsync(DurabilityTicket durable, Accounts.Account account, byte[] reply)
+    {
+        try
+        {
+            await durable;
+        }
+        catch (Exception e) when (e is IOException or StoreException or ObjectDisposedException)
+        {
+            // Not durable: no confirmation, the client's double ack times out as it would on a failed server.
+            return;
+        }
+        _transport.Publish(account, reply, default, default, default);
+    }
+
     /// <summary>Go's processAckMsg for the explicit and all policies; the acknowledged stream sequences go to <paramref name="acked"/>.</summary>
-    private void AckMessage(ulong sseq, ulong dseq, List<ulong> acked)
+    private DurabilityTicket AckMessage(ulong sseq, ulong dseq, List<ulong> acked)
     {
         lock (_lock)
         {
             if (sseq == 0 || _config.AckPolicy == AckPolicyKind.None)
             {
-                return;
+                return DurabilityTicket.Completed;
             }
             if (sseq >= _sseq && _lastPerSubject is null)
             {
-                return;
+                return DurabilityTicket.Completed;
             }
             if (_config.AckPolicy == AckPolicyKind.All)
             {
                 if (dseq <= _ackFloorConsumer || sseq <= _ackFloorStream)
                 {
-                    return;
+                    return DurabilityTicket.Completed;
                 }
                 foreach (var seq in _pending.Keys.Where(s => s <= sseq).ToList())
                 {
@@ -83,7 +106,7 @@ internal sealed partial class JsConsumer
             {
                 if (!_pending.Remove(sseq, out var pending))
                 {
-                    return;
+                    return DurabilityTicket.Completed;
                 }
                 dseq = pending.Sequence;
                 acked.Add(sseq);
@@ -106,11 +129,12 @@ internal sealed partial class JsConsumer
             _lastAcked = (DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100;
             try
             {
-                _store?.UpdateAcks(dseq, sseq);
+                return _store?.UpdateAcks(dseq, sseq) ?? DurabilityTicket.Completed;
             }
             catch (StoreException)
             {
                 // Already acknowledged in the store (a double ack): nothing to record.
+                return DurabilityTicket.Completed;
             }
         }
     }

@@ -108,11 +108,28 @@ internal sealed partial class JsConsumer : IDisposable
         }
         var prefix = $"$JS.ACK.{Stream.Name}.{Name}.>";
         _subscriptions.Add(_transport.Subscribe(Account, prefix, OnAck));
+        if (_config.IsPush)
+        {
+            Account.SubList.Inserted += OnInterest;
+        }
         if (_config.IsPush && _config.FlowControl)
         {
             _subscriptions.Add(_transport.Subscribe(Account, $"$JS.FC.{Stream.Name}.{Name}.*", OnFlowControl));
         }
-        _loop = Task.Run(RunAsync);
+    }
+
+    /// <summary>Starts delivering. The create API calls it after answering, so clients see the create
+    /// answer (with its num_pending) before the first message, as Go's initialInfo snapshot gives them.</summary>
+    public void Run()
+    {
+        lock (_lock)
+        {
+            if (_loop is not null || _stopped)
+            {
+                return;
+            }
+            _loop = Task.Run(RunAsync);
+        }
     }
 
     private void SelectStart()
@@ -172,8 +189,9 @@ internal sealed partial class JsConsumer : IDisposable
             _sseq = state.LastSeq + 1;
         }
         _dseq = 1;
+        // Go 2.9.10 answers a new consumer's ack floor as 0/0 whatever its start.
         _ackFloorConsumer = 0;
-        _ackFloorStream = _sseq - 1;
+        _ackFloorStream = 0;
         _store?.SetStarting(_sseq - 1);
     }
 
@@ -258,7 +276,6 @@ internal sealed partial class JsConsumer : IDisposable
                 NumRedelivered = _redelivered.Count,
                 NumWaiting = _config.IsPush ? 0 : _waiting.Count,
                 NumPending = NumPending(),
-                Cluster = new ClusterInfo { Leader = Stream.Account.Service.Server.ServerName },
                 PushBound = _config.IsPush && _pushActive,
             };
         }
@@ -310,10 +327,19 @@ internal sealed partial class JsConsumer : IDisposable
         return filter.Length == 0 || Subjects.Matches(subject, filter);
     }
 
+    private void OnInterest(byte[] subject)
+    {
+        if (_config.DeliverSubject is { } deliver && Subjects.Matches(deliver, System.Text.Encoding.UTF8.GetString(subject)))
+        {
+            Signal();
+        }
+    }
+
     /// <summary>Stops delivery; pending pull requests hear "409 Consumer Deleted" when <paramref name="deleted"/>.</summary>
     public void Stop(bool deleted)
     {
         _stopped = true;
+        Account.SubList.Inserted -= OnInterest;
         foreach (var subscription in _subscriptions)
         {
             subscription.Dispose();

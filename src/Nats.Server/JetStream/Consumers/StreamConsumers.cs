@@ -33,6 +33,11 @@ internal sealed class StreamConsumers(JsStream stream)
         {
             throw new JsApiException(error);
         }
+        // Go's updateInactiveThreshold: ephemerals get the default on create and on update.
+        if (!config.IsDurable && config.InactiveThreshold == 0)
+        {
+            config.InactiveThreshold = ConsumerConfigCheck.DefaultInactiveThreshold;
+        }
         JsConsumer consumer;
         lock (_lock)
         {
@@ -94,10 +99,6 @@ internal sealed class StreamConsumers(JsStream stream)
             if (name.Length == 0 || name.AsSpan().IndexOfAny(" \t\r\n\f.*>") >= 0)
             {
                 throw new JsApiException(JsErrors.ConsumerBadDurableName);
-            }
-            if (!config.IsDurable && config.InactiveThreshold == 0)
-            {
-                config.InactiveThreshold = ConsumerConfigCheck.DefaultInactiveThreshold;
             }
             var created = GoTime.Now();
             var store = Persisted(config)
@@ -210,6 +211,7 @@ internal sealed class StreamConsumers(JsStream stream)
                     _snapshot = [.. _consumers.Values];
                 }
                 consumer.Start(recovered: true);
+                consumer.Run();
             }
             catch (Exception e) when (e is JsonException or IOException or Storage.StoreException)
             {

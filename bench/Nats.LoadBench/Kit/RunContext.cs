@@ -1,0 +1,155 @@
+using System.Collections.Concurrent;
+using NATS.Client.Core;
+using Nats.LoadBench.Client;
+using Nats.LoadBench.Scenarios;
+using Nats.LoadBench.Servers;
+
+namespace Nats.LoadBench.Kit;
+
+/// <summary>
+/// One run of one row against one server: hands out the connections a row needs, watches every
+/// one of them for a cut, and closes them all at the end. A row only connects, publishes,
+/// subscribes and counts; whether a cut or a server error fails the run is decided here, the
+/// same way for every row.
+/// </summary>
+/// <remarks>
+/// A NATS.Net subscriber whose channel is full has stopped reading its socket, so it may not see its
+/// own cut for a long time: the server's log (a "Slow Consumer" line) counts as a cut at once.
+/// </remarks>
+internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string row, Func<string?>? serverProblem = null) : IAsyncDisposable
+{
+    private readonly List<NatsConnection> _nats = [];
+    private readonly List<(string Role, RawConnection Conn)> _raw = [];
+    private readonly ConcurrentQueue<string> _problems = new();
+    private volatile bool _closing;
+
+    public Endpoint Endpoint { get; } = endpoint;
+
+    public RunSettings Settings { get; } = settings;
+
+    /// <summary>A subject no other run on the same server has used.</summary>
+    public string Subject(string kind) => $"bench.{kind}.{Settings.RunId}";
+
+    /// <summary>A NATS.Net connection (the client users run) with the harness's options, watched for cuts.</summary>
+    public async Task<NatsConnection> ConnectAsync(string role, Transport transport = Transport.Plain)
+    {
+        var conn = new NatsConnection(NatsClients.Options(Endpoint, transport, $"loadbench-{row}-{role}"));
+        lock (_nats)
+        {
+            _nats.Add(conn);
+        }
+
+        conn.ConnectionDisconnected += (_, e) => Problem($"{role} connection cut ({e.Message})");
+        conn.ServerError += (_, e) => Problem($"{role} got -ERR '{e.Error}'");
+        conn.MessageDropped += (_, _) => Problem($"{role}: NATS.Net dropped a message");
+        try
+        {
+            await conn.ConnectAsync();
+        }
+        catch (Exception ex)
+        {
+            throw new SetupException($"NATS.Net connect ({role}): {ex.Message}", ex);
+        }
+
+        return conn;
+    }
+
+    /// <summary>A raw-socket connection for the fast publishers (see <see cref="RawPublisher"/>).</summary>
+    public RawConnection ConnectRaw(string role, Transport transport = Transport.Plain)
+    {
+        int port = transport == Transport.WebSocket ? Endpoint.WsPort : Endpoint.Port;
+        var conn = RawConnection.Connect(Endpoint.Host, port, transport, $"loadbench-{row}-{role}");
+        // Its reader only takes PONGs and -ERR; a publisher receives no messages.
+        conn.StartReader(IgnoreMessages.Instance);
+        lock (_raw)
+        {
+            _raw.Add((role, conn));
+        }
+
+        return conn;
+    }
+
+    /// <summary>The first cut or server error seen on any connection of this run, if any.</summary>
+    public string? Failure
+    {
+        get
+        {
+            if (_problems.TryPeek(out var p))
+            {
+                return p;
+            }
+
+            if (serverProblem?.Invoke() is { } logged)
+            {
+                return logged;
+            }
+
+            lock (_raw)
+            {
+                foreach (var (role, conn) in _raw)
+                {
+                    if (conn.Closed && !_closing)
+                    {
+                        return $"{role} connection cut ({conn.LastError ?? "closed by the server"})";
+                    }
+                }
+            }
+
+            return null;
+        }
+    }
+
+    public bool Broken => Failure != null;
+
+    public void ThrowIfBroken()
+    {
+        if (Failure is { } f)
+        {
+            throw new RowFailedException(f);
+        }
+    }
+
+    private ValueTask Problem(string what)
+    {
+        if (!_closing)
+        {
+            _problems.Enqueue(what);
+        }
+
+        return ValueTask.CompletedTask;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        _closing = true;
+        foreach (var (_, conn) in _raw)
+        {
+            conn.Dispose();
+        }
+
+        foreach (var conn in _nats)
+        {
+            try
+            {
+                await conn.DisposeAsync();
+            }
+            catch (Exception)
+            {
+                // A connection the server already closed may fail to dispose cleanly; the run's verdict is already taken.
+            }
+        }
+    }
+
+    private sealed class IgnoreMessages : IMsgHandler
+    {
+        public static readonly IgnoreMessages Instance = new();
+
+        public void OnMsg(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+        {
+        }
+
+        public void OnBatchEnd()
+        {
+        }
+    }
+}

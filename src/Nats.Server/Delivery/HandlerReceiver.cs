@@ -1,0 +1,11 @@
+using Nats.Server.Accounts.System;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Delivery;
+
+/// <summary>A server-side request handler (the system account's $SYS services) as a receiver.</summary>
+internal sealed class HandlerReceiver(InternalMessageHandler handler) : IMessageReceiver
+{
+    public bool Deliver(Subscription subscription, in Message message) =>
+        handler(subscription, message.Origin, message.Subject, message.Reply, message.Headers, message.Payload);
+}

@@ -1,0 +1,350 @@
+using System.Buffers;
+using System.Buffers.Text;
+using Nats.Server.Accounts;
+using Nats.Server.Clients;
+using Nats.Server.Protocol;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Delivery;
+
+/// <summary>
+/// Routes one publisher's messages (Go's processMsgResults and processServiceImport): every
+/// receiver and client subscriber of a match result, one member per queue group, then the import
+/// routes (stream imports, service imports and their responses), which re-enter routing in the
+/// other account. Owned by one connection (a client or the server's internal one) and used only on
+/// its publishing thread, so its scratch buffers need no lock.
+/// </summary>
+internal sealed class MessageRouter
+{
+    private readonly ClientConnection _origin;
+
+    // The MSG line is the same for every receiver except the sid, so it is built once per publish
+    // as a prefix ("MSG subject ") and a suffix (" [reply] size\r\n").
+    private byte[] _lineScratch = new byte[512];
+    private uint _queueRandom = (uint)Random.Shared.Next(1, int.MaxValue);
+
+    private byte[] _internalScratch = new byte[1024];
+
+    /// <summary>Set while the internal client publishes: its MSG lines carry a reply field even when empty, as Go's.</summary>
+    private bool _replyAlwaysSet;
+
+    public MessageRouter(ClientConnection origin) => _origin = origin;
+
+    /// <summary>Delivers one publish to a match result: receivers and clients, queue groups, then import routes.</summary>
+    public bool Route(SubListResult result, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
+    {
+        // An HPUB with an empty header block is delivered as a plain MSG, as in Go.
+        if (headerSize == 0)
+        {
+            headerSize = -1;
+        }
+        if (result.HasInternal)
+        {
+            return DeliverRouted(result, account, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
+        }
+        var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
+        return FanOut(result, account, line[..prefixLength], line[prefixLength..], message, headerSize, subject, reply);
+    }
+
+    /// <summary>Hands one message (its MSG line split around the sid) to every plain subscriber and one member per queue group.</summary>
+    private bool FanOut(SubListResult result, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        var delivered = false;
+
+        foreach (var subscription in result.Plain)
+        {
+            delivered |= DeliverTo(subscription, account, prefix, suffix, message, headerSize, subject, reply);
+        }
+        return DeliverToQueueGroups(result.QueueGroups, account, prefix, suffix, message, headerSize, subject, reply) | delivered;
+    }
+
+    /// <summary>One member of each queue group, starting at a random member and moving on while deliveries are refused.</summary>
+    private bool DeliverToQueueGroups(Subscription[][] groups, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        var delivered = false;
+        for (var g = 0; g < groups.Length; g++)
+        {
+            var members = groups[g];
+            var start = (int)(NextQueueRandom() % (uint)members.Length);
+            for (var i = 0; i < members.Length; i++)
+            {
+                var member = members[(start + i) % members.Length];
+                if (DeliverTo(member, account, prefix, suffix, message, headerSize, subject, reply))
+                {
+                    delivered = true;
+                    break;
+                }
+            }
+        }
+        return delivered;
+    }
+
+    /// <summary>
+    /// The one delivery step: a receiver (subsystem or server handler) is handed the message's parts,
+    /// a client takes the prebuilt MSG line (the zero-copy fast path). Import routes are not receivers:
+    /// they re-enter routing (depth, mode, the shared line scratch), so <see cref="DeliverRouted"/>
+    /// runs them after every receiver of the result.
+    /// </summary>
+    private bool DeliverTo(Subscription subscription, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
+        int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
+    {
+        if (subscription.Receiver is { } receiver)
+        {
+            var headers = headerSize > 0 ? message[..headerSize] : default;
+            var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
+            return receiver.Deliver(subscription, new Message(subject, reply, headers, payload, account, _origin));
+        }
+        // A client takes the prebuilt line; an import route (no client) is run by DeliverRouted instead.
+        return subscription.Client is { } client && client.TryDeliver(_origin, subscription, prefix, suffix, message, headerSize, subject, reply);
+    }
+
+    private uint NextQueueRandom()
+    {
+        // xorshift32: cheap and good enough to spread a queue group's load.
+        var x = _queueRandom;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        _queueRandom = x;
+        return x;
+    }
+
+    /// <summary>Writes the publish's MSG/HMSG line, split around the sid, into scratch space (see <see cref="MsgLine"/>).</summary>
+    private ReadOnlySpan<byte> BuildLineParts(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headerSizeToken,
+        ReadOnlySpan<byte> sizeToken, bool withHeaders, out int prefixLength)
+    {
+        var maxLength = MsgLine.MaxLength(subject.Length, reply.Length, headerSizeToken.Length, sizeToken.Length);
+        if (_lineScratch.Length < maxLength)
+        {
+            _lineScratch = new byte[Math.Max(maxLength, _lineScratch.Length * 2)];
+        }
+        var length = MsgLine.WriteSplit(_lineScratch, subject, reply, _replyAlwaysSet, withHeaders ? headerSizeToken : default, sizeToken,
+            out prefixLength);
+        return _lineScratch.AsSpan(0, length);
+    }
+
+    // Requests crossing imports back and forth stop here (Go detects the cycle on the export).
+    private const int MaxImportDepth = 8;
+
+    private static ReadOnlySpan<byte> RequestInfoHeader => "Nats-Request-Info:"u8;
+
+    private enum RouteMode
+    {
+        /// <summary>A client's own publish: every route applies.</summary>
+        All,
+
+        /// <summary>Arrived through a service import or as a response: stream imports do not re-export it (Go's pmrMsgImportedFromService).</summary>
+        FromService,
+
+        /// <summary>Delivered through a stream import: only the importer's clients, no further routing.</summary>
+        ClientsOnly,
+    }
+
+    private bool DeliverRouted(SubListResult result, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message, int depth, RouteMode mode)
+    {
+        var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
+        var prefix = line[..prefixLength];
+        var suffix = line[prefixLength..];
+        var delivered = false;
+        foreach (var subscription in result.Plain)
+        {
+            if (subscription.Route is null)
+            {
+                delivered |= DeliverTo(subscription, account, prefix, suffix, message, headerSize, subject, reply);
+            }
+        }
+        delivered |= DeliverToQueueGroups(result.QueueGroups, account, prefix, suffix, message, headerSize, subject, reply);
+        if (mode == RouteMode.ClientsOnly || !result.HasInternal || depth >= MaxImportDepth)
+        {
+            return delivered;
+        }
+        foreach (var subscription in result.Plain)
+        {
+            switch (subscription.Route)
+            {
+                case StreamImportRoute stream when mode == RouteMode.All:
+                    delivered |= ForwardStream(stream, subject, reply, headerSize, headerSizeToken, sizeToken, message);
+                    break;
+                case ServiceImportRoute service:
+                    delivered |= ForwardService(service, subject, reply, headerSize, message, depth);
+                    break;
+                case ResponseRoute response:
+                    delivered |= ForwardResponse(response, subject, headerSize, headerSizeToken, sizeToken, message, depth);
+                    break;
+            }
+        }
+        return delivered;
+    }
+
+    /// <summary>A message of the exporter's subject space, shown to the importer's subscribers under the local subject.</summary>
+    private bool ForwardStream(StreamImportRoute route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
+    {
+        var mapped = route.Map(subject, ref _importScratch);
+        var result = route.Importer.SubList.Match(mapped);
+        return !result.IsEmpty && DeliverRouted(result, route.Importer, mapped, reply, headerSize, headerSizeToken, sizeToken, message, MaxImportDepth, RouteMode.ClientsOnly);
+    }
+
+    private byte[]? _importScratch;
+
+    /// <summary>
+    /// A request published in the importing account: delivered in the exporter on the exported subject,
+    /// with the reply replaced by a response subject of the exporter and the requester's identity in a
+    /// Nats-Request-Info header. Counts as delivered even when no responder listens, as in Go (so no 503).
+    /// </summary>
+    private bool ForwardService(ServiceImportRoute route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+        ReadOnlySpan<byte> message, int depth)
+    {
+        byte[]? subjectScratch = null;
+        var mapped = route.Map(subject, ref subjectScratch);
+        ResponseEntry? entry = null;
+        if (!reply.IsEmpty)
+        {
+            entry = route.Exporter.Responses.Create(route.Importer, reply, route);
+        }
+        var forwardedReply = entry is null ? default : entry.Subject.AsSpan();
+
+        byte[]? rented = null;
+        var forwarded = message;
+        var forwardedHeaderSize = headerSize;
+        if (depth == 0)
+        {
+            var info = _origin.RequestInfoJson(route.Importer.Name, route.Share);
+            var header = headerSize > 0 ? message[..(headerSize - 2)] : "NATS/1.0\r\n"u8;
+            var body = headerSize > 0 ? message[headerSize..] : message;
+            rented = ArrayPool<byte>.Shared.Rent(header.Length + RequestInfoHeader.Length + info.Length + 6 + body.Length);
+            var span = rented.AsSpan();
+            var position = CopyHeaderWithout(header, span);
+            RequestInfoHeader.CopyTo(span[position..]);
+            position += RequestInfoHeader.Length;
+            span[position++] = (byte)' ';
+            info.CopyTo(span[position..]);
+            position += info.Length;
+            "\r\n\r\n"u8.CopyTo(span[position..]);
+            position += 4;
+            forwardedHeaderSize = position;
+            body.CopyTo(span[position..]);
+            position += body.Length;
+            forwarded = span[..position];
+        }
+
+        Span<byte> headerSizeToken = stackalloc byte[12];
+        Span<byte> sizeToken = stackalloc byte[12];
+        Utf8Formatter.TryFormat(Math.Max(forwardedHeaderSize, 0), headerSizeToken, out var headerSizeLength);
+        Utf8Formatter.TryFormat(forwarded.Length - 2, sizeToken, out var sizeLength);
+
+        var result = route.Exporter.SubList.Match(mapped);
+        var delivered = !result.IsEmpty && DeliverRouted(result, route.Exporter, mapped, forwardedReply, forwardedHeaderSize,
+            headerSizeToken[..headerSizeLength], sizeToken[..sizeLength], forwarded, depth + 1, RouteMode.FromService);
+        if (!delivered && entry is not null)
+        {
+            route.Exporter.Responses.Remove(entry);
+        }
+        if (rented is not null)
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
+        return true;
+    }
+
+    /// <summary>A responder answered on an <c>_R_</c> subject: back to the requester's reply subject in its own account.</summary>
+    private bool ForwardResponse(ResponseRoute route, ReadOnlySpan<byte> subject, int headerSize, ReadOnlySpan<byte> headerSizeToken,
+        ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message, int depth)
+    {
+        var responses = route.Responses;
+        var entry = responses.Find(subject);
+        if (entry is null)
+        {
+            return false;
+        }
+        // An empty message ends a streamed or chunked response, as in Go.
+        var singleton = entry.Import.ResponseType == ServiceResponseType.Singleton || message.Length == 2;
+        if (singleton && !responses.Remove(entry))
+        {
+            // Another response won the race for a one-shot mapping.
+            return false;
+        }
+        var result = entry.Requester.SubList.Match(entry.Reply);
+        var delivered = !result.IsEmpty && DeliverRouted(result, entry.Requester, entry.Reply, default, headerSize, headerSizeToken, sizeToken, message,
+            depth + 1, RouteMode.FromService);
+        if (!delivered)
+        {
+            responses.Remove(entry);
+        }
+        else if (!singleton)
+        {
+            Volatile.Write(ref entry.Touched, System.Diagnostics.Stopwatch.GetTimestamp());
+        }
+        return delivered;
+    }
+
+    /// <summary>Copies a header block (status line and fields, without the closing blank line) minus any client-supplied request info.</summary>
+    private static int CopyHeaderWithout(ReadOnlySpan<byte> header, Span<byte> destination)
+    {
+        var position = 0;
+        var rest = header;
+        while (!rest.IsEmpty)
+        {
+            var end = rest.IndexOf("\r\n"u8);
+            var lineLength = end < 0 ? rest.Length : end + 2;
+            var line = rest[..lineLength];
+            if (!line.StartsWith(RequestInfoHeader))
+            {
+                line.CopyTo(destination[position..]);
+                position += line.Length;
+            }
+            rest = rest[lineLength..];
+        }
+        return position;
+    }
+
+    /// <summary>
+    /// Routes a message the server publishes into <paramref name="account"/> (the caller flushes
+    /// the receiving clients). <paramref name="replySet"/> writes a reply field even when empty, as Go's internal sender.
+    /// </summary>
+    public bool RouteInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
+        ReadOnlySpan<byte> payload, bool replySet) =>
+        RouteInternal(account, subject, subject, reply, headers, payload, replySet);
+
+    /// <summary>Matches subscribers on <paramref name="route"/> but shows them <paramref name="subject"/>, as Go's
+    /// JetStream delivers a stored message to a push consumer's deliver subject or a pull request's inbox.</summary>
+    public bool RouteInternal(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, bool replySet)
+    {
+        var result = account.SubList.Match(route);
+        if (result.IsEmpty)
+        {
+            return false;
+        }
+        var needed = headers.Length + payload.Length + 2;
+        if (_internalScratch.Length < needed)
+        {
+            _internalScratch = new byte[Math.Max(needed, _internalScratch.Length * 2)];
+        }
+        var message = _internalScratch.AsSpan(0, needed);
+        headers.CopyTo(message);
+        payload.CopyTo(message[headers.Length..]);
+        message[^2] = (byte)'\r';
+        message[^1] = (byte)'\n';
+        Span<byte> headerSizeToken = stackalloc byte[11];
+        Span<byte> sizeToken = stackalloc byte[11];
+        Utf8Formatter.TryFormat(headers.Length, headerSizeToken, out var headerSizeLength);
+        Utf8Formatter.TryFormat(headers.Length + payload.Length, sizeToken, out var sizeLength);
+        _replyAlwaysSet = replySet;
+        bool delivered;
+        try
+        {
+            delivered = Route(result, account, subject, reply, headers.Length, headerSizeToken[..headerSizeLength],
+                sizeToken[..sizeLength], message);
+        }
+        finally
+        {
+            _replyAlwaysSet = false;
+        }
+        return delivered;
+    }
+}

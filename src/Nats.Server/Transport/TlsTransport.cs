@@ -1,0 +1,252 @@
+using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Tls;
+
+namespace Nats.Server.Transport;
+
+/// <summary>
+/// TLS over the client socket with SslStream, upgraded the way Go does it: INFO goes out in plain
+/// text, then the server side of the handshake runs (started by the read loop's first receive) within
+/// the tls timeout. With handshake_first the handshake comes before INFO. Sends issued before the
+/// handshake finished wait for it; each send is one SslStream write of a whole outbound chunk, so
+/// messages are encrypted in batches, never one by one.
+/// </summary>
+internal sealed class TlsTransport : ClientTransport
+{
+    private readonly Socket _socket;
+    private readonly TlsServerContext _context;
+    private readonly ILogger _logger;
+    private string _client;
+    private readonly NetworkStream _network;
+    private readonly SslStream _ssl;
+    private readonly ClientCertificateVerifier _verifier;
+    private readonly TaskCompletionSource _infoSent = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<bool> _handshake = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private int _handshakeStarted;
+    private int _aborted;
+
+    public TlsTransport(Socket socket, TlsServerContext context, ILogger logger)
+    {
+        _socket = socket;
+        _socket.NoDelay = true;
+        _context = context;
+        _logger = logger;
+        _client = FormatEndPoint(socket.RemoteEndPoint);
+        _network = new NetworkStream(socket, ownsSocket: false);
+        _verifier = new ClientCertificateVerifier(context);
+        _ssl = new SslStream(_network, leaveInnerStreamOpen: true);
+        if (context.Options.HandshakeFirst)
+        {
+            _infoSent.TrySetResult();
+        }
+    }
+
+    public override void OnAdmitted(ulong clientId) => _client = $"{_client} - cid:{clientId}";
+
+    public override EndPoint? RemoteEndPoint
+    {
+        get
+        {
+            try
+            {
+                return _socket.RemoteEndPoint;
+            }
+            catch (ObjectDisposedException)
+            {
+                return null;
+            }
+        }
+    }
+
+    /// <summary>Captured when the handshake completes, so closed connections still report it (as Go's closed-client record does).</summary>
+    public override TlsConnectionState? Tls => _state;
+
+    private TlsConnectionState? _state;
+
+    public override ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken)
+    {
+        if (_handshake.Task.IsCompletedSuccessfully && _handshake.Task.Result)
+        {
+            return _ssl.ReadAsync(buffer, cancellationToken);
+        }
+        return HandshakeThenReceiveAsync(buffer, cancellationToken);
+    }
+
+    public override ValueTask<int> SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
+    {
+        if (!_infoSent.Task.IsCompleted)
+        {
+            // The plain-text INFO that precedes the upgrade (only one send runs at a time).
+            return SendInfoAsync(data, cancellationToken);
+        }
+        return WriteSecureAsync(data, cancellationToken);
+    }
+
+    public override void Abort()
+    {
+        if (Interlocked.Exchange(ref _aborted, 1) == 1)
+        {
+            return;
+        }
+        _infoSent.TrySetCanceled();
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+        }
+        _socket.Close();
+        _handshake.TrySetResult(false);
+        // Frees the native TLS session now rather than at finalization; pending reads and writes fail.
+        _ssl.Dispose();
+        _network.Dispose();
+    }
+
+    public override void Dispose() => Abort();
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<int> SendInfoAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
+    {
+        var total = 0;
+        while (total < data.Length)
+        {
+            total += await _socket.SendAsync(data[total..], SocketFlags.None, cancellationToken).ConfigureAwait(false);
+        }
+        _infoSent.TrySetResult();
+        return total;
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<int> WriteSecureAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
+    {
+        if (!_handshake.Task.IsCompleted && !await _handshake.Task.ConfigureAwait(false))
+        {
+            // The read loop reports the failure and closes the connection; nothing may go out in clear.
+            return data.Length;
+        }
+        if (!_handshake.Task.Result)
+        {
+            return data.Length;
+        }
+        await _ssl.WriteAsync(data, cancellationToken).ConfigureAwait(false);
+        return data.Length;
+    }
+
+    private async ValueTask<int> HandshakeThenReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken)
+    {
+        if (Interlocked.Exchange(ref _handshakeStarted, 1) == 0)
+        {
+            await HandshakeAsync().ConfigureAwait(false);
+        }
+        if (!await _handshake.Task.ConfigureAwait(false))
+        {
+            throw new TlsHandshakeFailedException();
+        }
+        return await _ssl.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task HandshakeAsync()
+    {
+        using var timeout = new CancellationTokenSource(_context.Timeout);
+        string? error = null;
+        var timedOut = false;
+        try
+        {
+            await _infoSent.Task.WaitAsync(timeout.Token).ConfigureAwait(false);
+            _logger.LogDebug("{Client} - Starting TLS client connection handshake", _client);
+            error = await CheckFirstRecordAsync(timeout.Token).ConfigureAwait(false);
+            if (error is null)
+            {
+                await _ssl.AuthenticateAsServerAsync(_context.CreateServerOptions(_verifier), timeout.Token).ConfigureAwait(false);
+            }
+        }
+        catch (OperationCanceledException) when (timeout.IsCancellationRequested && Volatile.Read(ref _aborted) == 0)
+        {
+            timedOut = true;
+            error = $"read tcp {FormatEndPoint(SafeLocal())}->{FormatEndPoint(RemoteEndPoint)}: i/o timeout";
+        }
+        catch (Exception e)
+        {
+            // Whatever failed, the handshake must complete (as failed): a write waiting on it would otherwise never end.
+            error = _verifier.FailureReason ?? DescribeFailure(e);
+        }
+        if (error is null)
+        {
+            var peer = _ssl.RemoteCertificate is { } presented ? presented as X509Certificate2 ?? new X509Certificate2(presented) : null;
+            _state = new TlsConnectionState(TlsNames.VersionName(_ssl.SslProtocol), TlsNames.CipherName(_ssl.NegotiatedCipherSuite), peer);
+            _logger.LogDebug("{Client} - TLS handshake complete", _client);
+            _logger.LogDebug("{Client} - TLS version {Version}, cipher suite {Cipher}", _client, _state.Version, _state.CipherSuite);
+            _handshake.TrySetResult(true);
+            return;
+        }
+        if (Volatile.Read(ref _aborted) == 0)
+        {
+            _logger.LogError("{Client} - TLS handshake error: {Error}", _client, error);
+            if (timedOut)
+            {
+                _logger.LogError("{Client} - TLS handshake timeout", _client);
+            }
+        }
+        _handshake.TrySetResult(false);
+    }
+
+    /// <summary>
+    /// Go's record-layer check on the first record: anything but a handshake (or alert) record with a
+    /// plausible version is refused before any TLS parsing, which is what a plain-text client hits.
+    /// </summary>
+    private async Task<string?> CheckFirstRecordAsync(CancellationToken cancellationToken)
+    {
+        var header = new byte[3];
+        var peeked = await _socket.ReceiveAsync(header, SocketFlags.Peek, cancellationToken).ConfigureAwait(false);
+        if (peeked == 0)
+        {
+            return "EOF";
+        }
+        var looksLikeTls = header[0] is 0x16 or 0x15 && (peeked < 3 || ((header[1] << 8) | header[2]) < 0x1000);
+        return looksLikeTls ? null : "tls: first record does not look like a TLS handshake";
+    }
+
+    private static string DescribeFailure(Exception e)
+    {
+        for (var inner = e; inner is not null; inner = inner.InnerException)
+        {
+            if (inner is IOException io && io.Message.Contains("unexpected EOF", StringComparison.OrdinalIgnoreCase))
+            {
+                return "EOF";
+            }
+        }
+        return e.InnerException is { } cause ? $"{e.Message} {cause.Message}" : e.Message;
+    }
+
+    private EndPoint? SafeLocal()
+    {
+        try
+        {
+            return _socket.LocalEndPoint;
+        }
+        catch (ObjectDisposedException)
+        {
+            return null;
+        }
+    }
+
+    private static string FormatEndPoint(EndPoint? endPoint) => endPoint switch
+    {
+        IPEndPoint ip when ip.Address.IsIPv4MappedToIPv6 => $"{ip.Address.MapToIPv4()}:{ip.Port}",
+        IPEndPoint ip => ip.ToString(),
+        null => "?",
+        _ => endPoint.ToString() ?? "?",
+    };
+}
+
+/// <summary>The TLS handshake failed (already logged); the client closes with Go's "TLS Handshake Failure".</summary>
+internal sealed class TlsHandshakeFailedException() : IOException("TLS handshake failed");
+
+/// <summary>What monitoring and authentication see of an established TLS session.</summary>
+internal sealed record TlsConnectionState(string Version, string CipherSuite, X509Certificate2? PeerCertificate);

@@ -1,0 +1,145 @@
+using System.Net;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Hosting;
+using Nats.Server.Transport;
+
+namespace Nats.Server.WebSocket;
+
+/// <summary>
+/// The <c>websocket {}</c> listener on Kestrel: any path upgrades to NATS over WebSocket (Go's wsUpgrade),
+/// after Go's request checks (method, headers, version, origin) answered with Go's status codes and
+/// log lines. The upgraded socket is admitted like any client and the request lives as long as it does.
+/// </summary>
+internal sealed class WebSocketListener(NatsServer server, WebSocketOptions options, ILogger logger) : IAsyncDisposable
+{
+    private readonly OriginPolicy _origins = new(options.SameOrigin, options.AllowedOrigins);
+    private WebApplication? _app;
+
+    public int Port { get; private set; }
+
+    public bool Secure => options.TlsContext is not null;
+
+    public async Task StartAsync(CancellationToken cancellationToken)
+    {
+        var host = string.IsNullOrEmpty(options.Host) ? server.Options.Host : options.Host;
+        var address = host is "" or "0.0.0.0" or "*" ? IPAddress.Any : IPAddress.TryParse(host.Trim('[', ']'), out var ip) ? ip : (await Dns.GetHostAddressesAsync(host, cancellationToken).ConfigureAwait(false))[0];
+        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [], ContentRootPath = AppContext.BaseDirectory });
+        builder.Logging.ClearProviders();
+        builder.Services.AddSingleton<IHostLifetime, EmbeddedLifetime>();
+        builder.Configuration.Sources.Clear();
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            kestrel.AddServerHeader = false;
+            var handshake = options.HandshakeTimeout > TimeSpan.Zero ? options.HandshakeTimeout
+                : TimeSpan.FromSeconds(options.Tls?.EffectiveTimeoutSeconds ?? Tls.TlsOptions.DefaultTimeoutSeconds);
+            kestrel.Limits.RequestHeadersTimeout = handshake;
+            kestrel.Listen(address, options.Port < 0 ? 0 : options.Port, listen =>
+            {
+                if (options.TlsContext is { } tls)
+                {
+                    listen.UseHttps(https =>
+                    {
+                        https.ServerCertificate = tls.Certificate;
+                        https.HandshakeTimeout = handshake;
+                    });
+                }
+            });
+        });
+        var app = builder.Build();
+        app.UseWebSockets(new Microsoft.AspNetCore.Builder.WebSocketOptions { KeepAliveInterval = TimeSpan.Zero });
+        app.Run(UpgradeAsync);
+        await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        _app = app;
+        var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
+        Port = new Uri(bound.Replace("0.0.0.0", "localhost").Replace("[::]", "localhost")).Port;
+        logger.LogInformation("Listening for websocket clients on {Scheme}://{Host}:{Port}", Secure ? "wss" : "ws", host, Port);
+        if (!Secure)
+        {
+            logger.LogWarning("Websocket not configured with TLS. DO NOT USE IN PRODUCTION!");
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_app is { } app)
+        {
+            _app = null;
+            await app.StopAsync().ConfigureAwait(false);
+            await app.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    private async Task UpgradeAsync(HttpContext context)
+    {
+        var request = context.Request;
+        var refusal = request.Method != "GET" ? (405, "request method must be GET")
+            : string.IsNullOrEmpty(request.Host.Value) ? (400, "'Host' missing in request")
+            : !HeaderContains(request, "Upgrade", "websocket") ? (400, "invalid value for header 'Upgrade'")
+            : !HeaderContains(request, "Connection", "Upgrade") ? (400, "invalid value for header 'Connection'")
+            : string.IsNullOrEmpty(request.Headers["Sec-WebSocket-Key"]) ? (400, "key missing")
+            : !HeaderContains(request, "Sec-WebSocket-Version", "13") ? (400, "invalid version")
+            : _origins.Check(request) is { } originError ? (403, $"origin not allowed: {originError}")
+            : ((int, string)?)null;
+        var remote = new IPEndPoint(context.Connection.RemoteIpAddress ?? IPAddress.None, context.Connection.RemotePort);
+        if (refusal is var (status, reason))
+        {
+            logger.LogError("{Remote} - websocket handshake error: {Reason}", FormatRemote(remote), reason);
+            context.Response.StatusCode = status;
+            context.Response.Headers["Sec-Websocket-Version"] = "13";
+            context.Response.ContentType = "text/plain; charset=utf-8";
+            await context.Response.WriteAsync(ReasonPhrase(status) + "\n").ConfigureAwait(false);
+            return;
+        }
+        using var socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
+        {
+            DangerousEnableCompression = options.Compression,
+            // Go does not ping at the WebSocket level; NATS PING/PONG covers liveness.
+            KeepAliveInterval = TimeSpan.Zero,
+        }).ConfigureAwait(false);
+        var transport = new WebSocketTransport(socket, remote);
+        server.AdmitClient(transport);
+        // The write loop aborts the transport when the connection ends, whoever ended it.
+        await transport.Closed.ConfigureAwait(false);
+        if (socket.State is System.Net.WebSockets.WebSocketState.Open or System.Net.WebSockets.WebSocketState.CloseReceived)
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(2));
+            try
+            {
+                await socket.CloseOutputAsync(System.Net.WebSockets.WebSocketCloseStatus.NormalClosure, "", timeout.Token).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is System.Net.WebSockets.WebSocketException or OperationCanceledException or IOException or ObjectDisposedException or InvalidOperationException)
+            {
+            }
+        }
+        socket.Abort();
+    }
+
+    private static string FormatRemote(IPEndPoint remote) =>
+        remote.Address.IsIPv4MappedToIPv6 ? $"{remote.Address.MapToIPv4()}:{remote.Port}" : remote.ToString();
+
+    /// <summary>Go's wsHeaderContains: a comma-separated header value holds the token, case-insensitively.</summary>
+    private static bool HeaderContains(HttpRequest request, string name, string value) =>
+        request.Headers[name].Any(h => h is not null && h.Split(',').Any(t => string.Equals(t.Trim(), value, StringComparison.OrdinalIgnoreCase)));
+
+    private static string ReasonPhrase(int status) => status switch
+    {
+        400 => "Bad Request",
+        403 => "Forbidden",
+        405 => "Method Not Allowed",
+        _ => "Error",
+    };
+
+    private sealed class EmbeddedLifetime : IHostLifetime
+    {
+        public Task WaitForStartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+        public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+    }
+}
