@@ -35,6 +35,9 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
         builder.Logging.ClearProviders();
         builder.Services.AddSingleton<IHostLifetime, EmbeddedLifetime>();
         builder.Configuration.Sources.Clear();
+        // Connection I/O continues on the socket's completion thread instead of hopping through the
+        // thread pool: the NATS read loop never blocks, and the hop per read halved WebSocket throughput.
+        builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
