@@ -32,7 +32,7 @@ if (args.Length > 0 && args[0] == "alloc-probe-imports")
 
 if (args.Length > 0 && args[0] == "store-scale-probe")
 {
-    return StoreScaleProbe.Run(args.Length > 1 ? int.Parse(args[1]) : 10_000_000);
+    return StoreScaleProbe.Run(args.Length > 1 ? int.Parse(args[1]) : 10_000_000, args.Length > 2 ? int.Parse(args[2]) : 16);
 }
 
 if (args.Length > 0 && args[0] == "durable-append-probe")

@@ -5,14 +5,14 @@ using Nats.Storage.File;
 namespace Nats.Benchmarks.Probes;
 
 /// <summary>
-/// "store-scale-probe N": what a file store of N small messages costs in memory and in open time, for
+/// "store-scale-probe N [payload bytes]": what a file store of N small messages costs in memory and in open time, for
 /// a full stream and for one whose every message but the oldest and newest was removed (the shape
 /// where an index over the whole sequence span pays for sequences that no longer exist). Memory is the
 /// managed heap after a full collection, minus the heap before the store existed.
 /// </summary>
 internal static class StoreScaleProbe
 {
-    public static int Run(int n)
+    public static int Run(int n, int payloadSize)
     {
         var dir = Path.Combine(Path.GetTempPath(), "nats-scale-probe-" + Guid.NewGuid().ToString("N"));
         var config = new StoreConfig { Name = "SCALE" };
@@ -22,7 +22,7 @@ internal static class StoreScaleProbe
             SyncMode = FileSyncMode.Interval,
             WriteMode = FileWriteMode.Buffered,
         };
-        var payload = new byte[16];
+        var payload = new byte[payloadSize];
         try
         {
             var baseline = Heap();
@@ -33,7 +33,8 @@ internal static class StoreScaleProbe
                 store.StoreMsg("bulk", default, payload);
             store.StoreMsg("keep", default, payload);
             store.FlushAllPending();
-            Console.WriteLine($"filled {n:N0} messages in {sw.Elapsed.TotalSeconds:F1} s");
+            var onDisk = new DirectoryInfo(dir).EnumerateFiles("*", SearchOption.AllDirectories).Sum(f => f.Length);
+            Console.WriteLine($"filled {n:N0} messages of {payloadSize} B in {sw.Elapsed.TotalSeconds:F1} s; {onDisk / 1e9:F2} GB on disk");
             Report("full, after writing", Heap() - baseline, n, store);
             store.Stop();
             store = null;

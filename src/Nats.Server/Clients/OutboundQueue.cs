@@ -281,6 +281,11 @@ internal sealed class OutboundQueue
             ReleaseInFlight();
             _buffer.ResetChunkSizeIfIdle(_sync);
             _owner.NoteWriteActivity();
+            if (_transport.HasPendingOutput)
+            {
+                // The transport took the bytes but holds some on its side: the write loop finishes them.
+                return false;
+            }
         }
         catch (ObjectDisposedException)
         {
@@ -316,6 +321,13 @@ internal sealed class OutboundQueue
                             }
                             if (_inFlightIndex >= _inFlight.Count)
                             {
+                                if (_transport.HasPendingOutput)
+                                {
+                                    Volatile.Write(ref _writeStartedTicks, Environment.TickCount64);
+                                    await _transport.SendAsync(ReadOnlyMemory<byte>.Empty, CancellationToken.None).ConfigureAwait(false);
+                                    Volatile.Write(ref _writeStartedTicks, 0);
+                                    _owner.NoteWriteActivity();
+                                }
                                 ReleaseInFlight();
                                 _buffer.ResetChunkSizeIfIdle(_sync);
                                 break;

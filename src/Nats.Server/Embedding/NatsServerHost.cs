@@ -23,6 +23,7 @@ public sealed class NatsServerHost : IAsyncDisposable
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly SemaphoreSlim _lifecycle = new(1, 1);
     private NatsServer? _server;
+    private string? _temporaryStoreDir;
     private bool _started;
     private bool _stopped;
 
@@ -112,7 +113,7 @@ public sealed class NatsServerHost : IAsyncDisposable
             _started = true;
             try
             {
-                var options = _hostOptions.BuildServerOptions();
+                var options = _hostOptions.BuildServerOptions(out _temporaryStoreDir);
                 var server = new NatsServer(options, _hostOptions.LoggerFactory ?? _fallbackLoggerFactory);
                 _server = server;
                 await server.StartAsync(cancellationToken).ConfigureAwait(false);
@@ -167,6 +168,11 @@ public sealed class NatsServerHost : IAsyncDisposable
             if (_server is { } server)
             {
                 await server.ShutdownAsync().WaitAsync(cancellationToken).ConfigureAwait(false);
+            }
+            if (_temporaryStoreDir is { } storeDir)
+            {
+                _temporaryStoreDir = null;
+                Directory.Delete(storeDir, recursive: true);
             }
         }
         finally

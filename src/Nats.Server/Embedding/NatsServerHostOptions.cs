@@ -31,6 +31,16 @@ public sealed class NatsServerHostOptions
     /// <summary>Serve the HTTP monitoring endpoints (/varz, /connz, /healthz, /metrics...) on a free port unless the file sets one.</summary>
     public bool EnableMonitoring { get; set; }
 
+    /// <summary>
+    /// Enable JetStream. Without <see cref="JetStreamStoreDirectory"/> (and no store_dir from the file) the
+    /// host stores it in a new temporary directory of its own, deleted when the host stops: what a test
+    /// fixture wants.
+    /// </summary>
+    public bool EnableJetStream { get; set; }
+
+    /// <summary>Where JetStream keeps its streams (store_dir); null: the file's, or a temporary directory when <see cref="EnableJetStream"/>.</summary>
+    public string? JetStreamStoreDirectory { get; set; }
+
     /// <summary>Server name in INFO and monitoring; null: the file's, or the server id.</summary>
     public string? ServerName { get; set; }
 
@@ -41,8 +51,10 @@ public sealed class NatsServerHostOptions
     public ILoggerFactory? LoggerFactory { get; set; }
 
     /// <summary>Builds the server options: file, then properties, then <see cref="Configure"/>; invalid settings throw <see cref="ConfigurationException"/>.</summary>
-    internal ServerOptions BuildServerOptions()
+    /// <param name="temporaryStoreDir">The temporary JetStream directory this call created (the host deletes it at stop), or null.</param>
+    internal ServerOptions BuildServerOptions(out string? temporaryStoreDir)
     {
+        temporaryStoreDir = null;
         var options = Options ?? new ServerOptions();
         if (ConfigFile is { } file)
         {
@@ -72,6 +84,19 @@ public sealed class NatsServerHostOptions
         if (EnableMonitoring && options.HttpPort == 0)
         {
             options.HttpPort = -1;
+        }
+        if (EnableJetStream)
+        {
+            options.JetStream.Enabled = true;
+        }
+        if (JetStreamStoreDirectory is { } storeDir)
+        {
+            options.JetStream.StoreDir = storeDir;
+        }
+        else if (options.JetStream.Enabled && options.JetStream.StoreDir.Length == 0)
+        {
+            temporaryStoreDir = Directory.CreateTempSubdirectory("nats-embedded-js-").FullName;
+            options.JetStream.StoreDir = temporaryStoreDir;
         }
         Configure?.Invoke(options);
         if (ServerOptionsValidation.Validate(options) is { } invalid)

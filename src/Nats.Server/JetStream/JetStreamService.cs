@@ -145,6 +145,7 @@ internal sealed class JetStreamService : IDisposable
             {
                 var state = stream.Store.State();
                 totals.Streams++;
+                totals.Consumers += stream.Consumers.Count;
                 totals.Messages += state.Msgs;
                 totals.Bytes += state.Bytes;
                 if (stream.Config.Storage == StorageKind.Memory)
@@ -196,6 +197,7 @@ internal sealed class JetStreamTotals
     public ulong ApiTotal { get; set; }
     public ulong ApiErrors { get; set; }
     public int Streams { get; set; }
+    public int Consumers { get; set; }
     public ulong Messages { get; set; }
     public ulong Bytes { get; set; }
 }

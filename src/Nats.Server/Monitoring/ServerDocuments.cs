@@ -299,6 +299,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             Accounts = totals.Accounts,
             Api = new JetStreamApiStats { Total = totals.ApiTotal, Errors = totals.ApiErrors },
             Streams = totals.Streams,
+            Consumers = totals.Consumers,
             Messages = totals.Messages,
             Bytes = totals.Bytes,
         };

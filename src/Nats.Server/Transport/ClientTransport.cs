@@ -28,6 +28,12 @@ internal abstract class ClientTransport : IDisposable
     /// </summary>
     public virtual int TrySendNow(ReadOnlySpan<byte> data) => 0;
 
+    /// <summary>
+    /// Bytes a <see cref="TrySendNow"/> accepted but could not put on the wire yet (TLS records
+    /// encrypted in one piece); the write loop sends them with <see cref="SendAsync"/> of nothing.
+    /// </summary>
+    public virtual bool HasPendingOutput => false;
+
     /// <summary>Called by the admission door once the connection has its id (TLS logs with it).</summary>
     public virtual void OnAdmitted(ulong clientId)
     {

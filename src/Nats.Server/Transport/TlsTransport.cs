@@ -23,6 +23,7 @@ internal sealed class TlsTransport : ClientTransport
     private readonly ILogger _logger;
     private string _client;
     private readonly NetworkStream _network;
+    private readonly CiphertextStream _cipher;
     private readonly SslStream _ssl;
     private readonly ClientCertificateVerifier _verifier;
     private readonly TaskCompletionSource _infoSent = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -38,11 +39,57 @@ internal sealed class TlsTransport : ClientTransport
         _logger = logger;
         _client = FormatEndPoint(socket.RemoteEndPoint);
         _network = new NetworkStream(socket, ownsSocket: false);
+        // After the stream is made (it wants a blocking socket): async I/O is unaffected, and the inline
+        // flush's synchronous sends return WouldBlock instead of stalling the publisher's read loop.
+        _socket.Blocking = false;
+        _cipher = new CiphertextStream(_network);
         _verifier = new ClientCertificateVerifier(context);
-        _ssl = new SslStream(_network, leaveInnerStreamOpen: true);
+        _ssl = new SslStream(_cipher, leaveInnerStreamOpen: true);
         if (context.Options.HandshakeFirst)
         {
             _infoSent.TrySetResult();
+        }
+    }
+
+    private bool Secured => _handshake.Task.IsCompletedSuccessfully && _handshake.Task.Result;
+
+    /// <summary>
+    /// Once the handshake is done, a batch can be encrypted in memory (SslStream over
+    /// <see cref="CiphertextStream"/>) and sent without blocking, like plain TCP's inline flush.
+    /// </summary>
+    public override bool CanSendNow => Secured;
+
+    public override bool HasPendingOutput => _cipher.HasPending;
+
+    public override int TrySendNow(ReadOnlySpan<byte> data)
+    {
+        if (!Secured || Volatile.Read(ref _aborted) != 0)
+        {
+            return 0;
+        }
+        try
+        {
+            // Ciphertext left from an earlier batch goes first; while the socket is full, take nothing new.
+            if (!_cipher.TrySendPending(_socket, out var broken))
+            {
+                return broken ? -1 : 0;
+            }
+            _cipher.Capturing = true;
+            try
+            {
+                _ssl.Write(data);
+            }
+            finally
+            {
+                _cipher.Capturing = false;
+            }
+            // What the socket does not take now stays captured (HasPendingOutput) for the write loop.
+            _cipher.TrySendPending(_socket, out broken);
+            return broken ? -1 : data.Length;
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException or InvalidOperationException or NotSupportedException)
+        {
+            return -1;
         }
     }
 
@@ -134,7 +181,22 @@ internal sealed class TlsTransport : ClientTransport
         {
             return data.Length;
         }
-        await _ssl.WriteAsync(data, cancellationToken).ConfigureAwait(false);
+        await _cipher.SendPendingAsync(_socket, cancellationToken).ConfigureAwait(false);
+        if (data.Length == 0)
+        {
+            return 0;
+        }
+        _cipher.Capturing = true;
+        try
+        {
+            // Encrypting into memory never blocks; the records then go out in one send.
+            _ssl.Write(data.Span);
+        }
+        finally
+        {
+            _cipher.Capturing = false;
+        }
+        await _cipher.SendPendingAsync(_socket, cancellationToken).ConfigureAwait(false);
         return data.Length;
     }
 

@@ -5,7 +5,7 @@ namespace Nats.Server.Monitoring.Metrics;
 /// <summary>
 /// The /metrics endpoint's registry: a private prometheus-net registry (no process-wide default
 /// metrics leak in, two embedded servers in one process do not collide) holding the metric sets.
-/// A new subsystem (JetStream) adds one <see cref="IMetricsSet"/> to the list below.
+/// A subsystem adds one <see cref="IMetricsSet"/> to the list below.
 /// </summary>
 internal sealed class ServerMetrics
 {
@@ -25,6 +25,7 @@ internal sealed class ServerMetrics
             new AccountMetrics(factory, server.ServerId, () => documents.AccountStatz(includeUnused: true), server.FindAccount),
             new SubszMetrics(factory, server.ServerId, () => documents.SubszDocument(false, 0, 0, "", "", out _)!.Stats),
             new HealthzMetrics(factory, server.ServerId, documents.Healthz),
+            new JetStreamMetrics(factory, server.ServerId, () => documents.Jsz(leaderOnly: false, out _)),
         ];
         _registry.AddBeforeCollectCallback(() =>
         {

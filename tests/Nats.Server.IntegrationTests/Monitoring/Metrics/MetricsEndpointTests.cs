@@ -1,5 +1,6 @@
 using System.Net.Http.Headers;
 using System.Text.Json;
+using NATS.Client.JetStream;
 using Nats.Server.Configuration;
 using Nats.Server.IntegrationTests.Core;
 
@@ -130,6 +131,67 @@ public sealed class MetricsEndpointTests
         // /metrics is ours, not Go's: it must not show up in /varz http_req_stats.
         var varz = await server.GetJsonAsync("/varz");
         Assert.False(varz.GetProperty("http_req_stats").TryGetProperty("/metrics", out _));
+    }
+
+    [Fact]
+    public async Task JetStreamTotals_EqualJsz()
+    {
+        var storeDir = Directory.CreateTempSubdirectory("nats-metrics-js-").FullName;
+        try
+        {
+            var options = new ServerOptions { Host = "127.0.0.1", Port = 0, HttpPort = -1 };
+            options.JetStream.Enabled = true;
+            options.JetStream.StoreDir = storeDir;
+            await using var server = await OurMonitoredServer.StartAsync(options);
+            await using var connection = new NATS.Client.Core.NatsConnection(new NATS.Client.Core.NatsOpts
+            {
+                Url = $"nats://127.0.0.1:{server.ClientPort}",
+                RequestTimeout = TimeSpan.FromSeconds(20),
+            });
+            var js = new NATS.Client.JetStream.NatsJSContext(connection);
+            await js.CreateStreamAsync(new NATS.Client.JetStream.Models.StreamConfig("M", ["m.>"]));
+            await js.CreateStreamAsync(new NATS.Client.JetStream.Models.StreamConfig("MEM", ["mem.>"]) { Storage = NATS.Client.JetStream.Models.StreamConfigStorage.Memory });
+            for (var i = 0; i < 5; i++)
+            {
+                (await js.PublishAsync($"m.{i}", $"payload {i}")).EnsureSuccess();
+            }
+            (await js.PublishAsync("mem.a", "in memory")).EnsureSuccess();
+            await js.CreateOrUpdateConsumerAsync("M", new NATS.Client.JetStream.Models.ConsumerConfig("C"));
+
+            var scrape = await ScrapeAsync(server, openMetrics: true);
+            var jsz = await server.GetJsonAsync("/jsz");
+            var samples = await MetricsScrape.ParseAsync(scrape, openMetrics: true);
+            double Metric(string key) => Assert.Single(samples, s => s.Name == "jetstream_server_" + key).Value;
+
+            Assert.Equal(0, Metric("jetstream_disabled"));
+            Assert.Equal(2, Metric("total_streams"));
+            Assert.Equal(1, Metric("total_consumers"));
+            Assert.Equal(6, Metric("total_messages"));
+            Assert.Equal(jsz.GetProperty("streams").GetDouble(), Metric("total_streams"));
+            Assert.Equal(jsz.GetProperty("consumers").GetDouble(), Metric("total_consumers"));
+            Assert.Equal(jsz.GetProperty("messages").GetDouble(), Metric("total_messages"));
+            Assert.Equal(jsz.GetProperty("bytes").GetDouble(), Metric("total_message_bytes"));
+            Assert.Equal(jsz.GetProperty("memory").GetDouble(), Metric("total_memory"));
+            Assert.Equal(jsz.GetProperty("storage").GetDouble(), Metric("total_storage"));
+            Assert.True(Metric("total_memory") > 0 && Metric("total_storage") > 0);
+            Assert.Equal(jsz.GetProperty("config").GetProperty("max_memory").GetDouble(), Metric("max_memory"));
+            Assert.Equal(jsz.GetProperty("api").GetProperty("errors").GetDouble(), Metric("api_errors"));
+            // The scrape itself is not an API request: the totals read before and after it agree.
+            Assert.Equal(jsz.GetProperty("api").GetProperty("total").GetDouble(), Metric("api_requests"));
+        }
+        finally
+        {
+            Directory.Delete(storeDir, recursive: true);
+        }
+    }
+
+    [Fact]
+    public async Task JetStreamOff_ReportsDisabled()
+    {
+        await using var server = await OurMonitoredServer.StartAsync();
+        var samples = await MetricsScrape.ParseAsync(await ScrapeAsync(server, openMetrics: false), openMetrics: false);
+        Assert.Equal(1, Assert.Single(samples, s => s.Name == "jetstream_server_jetstream_disabled").Value);
+        Assert.Equal(0, Assert.Single(samples, s => s.Name == "jetstream_server_total_streams").Value);
     }
 
     private static async Task<string> ScrapeAsync(MonitoredServer server, bool openMetrics)
