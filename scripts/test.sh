@@ -19,6 +19,15 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   fi
 fi
 
+if ! command -v mosquitto_pub >/dev/null 2>&1; then
+  log "installing Debian's mosquitto-clients (MQTT tests)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq mosquitto-clients >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq mosquitto-clients >/dev/null
+  fi
+fi
+
 # Debian's chromium: the WebSocket tests load the browser build of nats.js in a headless page.
 if ! command -v chromium >/dev/null 2>&1; then
   log "installing Debian's chromium (headless browser for the WebSocket page test)"

@@ -14,6 +14,7 @@ internal static class Catalog
     public const string JetStream = "JetStream";
     public const string Tls = "TLS";
     public const string Ws = "WebSocket";
+    public const string Mqtt = "MQTT";
     public const string Limit = "Machine limit (loopback sink, no server)";
 
     public static IReadOnlyList<Scenario> All { get; } =
@@ -36,6 +37,8 @@ internal static class Catalog
         new PubSubScenario { Name = "tls-pub-128b", Section = Tls, Title = "TLS pub only", PayloadSize = 128, Transport = Transport.Tls, Features = Features.Tls, SmokeCount = 20_000 },
         new PubSubScenario { Name = "ws-pubsub-128b", Section = Ws, Title = "WebSocket pub/sub 1:1", PayloadSize = 128, Subscribers = 1, Transport = Transport.WebSocket, Features = Features.WebSocket, SmokeCount = 20_000 },
         new PubSubScenario { Name = "ws-pub-128b", Section = Ws, Title = "WebSocket pub only", PayloadSize = 128, Transport = Transport.WebSocket, Features = Features.WebSocket, SmokeCount = 20_000 },
+        new MqttScenario { Name = "mqtt-pubsub-128b", Section = Mqtt, Title = "MQTT pub/sub QoS 0", PayloadSize = 128, Features = Features.Mqtt, SmokeCount = 10_000 },
+        new MqttScenario { Name = "mqtt-cross-128b", Section = Mqtt, Title = "Cross-protocol NATS to MQTT", PayloadSize = 128, NatsPublisher = true, Features = Features.Mqtt, SmokeCount = 10_000 },
         new PubSubScenario { Name = "limit-pub-16b", Section = Limit, Title = "Raw publisher into sink", PayloadSize = 16, IsLimit = true, SmokeCount = 100_000 },
         new PubSubScenario { Name = "limit-pub-128b", Section = Limit, Title = "Raw publisher into sink", PayloadSize = 128, IsLimit = true, SmokeCount = 100_000 },
     ];

@@ -20,7 +20,7 @@ internal sealed class ConfigBinder
         "allow_non_tls", "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
         "resolver_preload", "resolver_pinned_accounts", "trusted", "trusted_keys", "connect_error_reports",
-        "reconnect_error_reports", "mqtt", "server_tags", "default_js_domain",
+        "reconnect_error_reports", "server_tags", "default_js_domain",
     };
 
     private readonly ServerOptions _options;
@@ -227,6 +227,9 @@ internal sealed class ConfigBinder
                     throw new BindException($"{v.Source}: Duplicate 'store_dir' configuration");
                 }
                 _options.JetStream.StoreDir = Str(v);
+                break;
+            case "mqtt":
+                Mqtt.MqttConfigBinder.Bind(v, _options, _errors, _warnings);
                 break;
             case "no_system_account":
             case "no_system":

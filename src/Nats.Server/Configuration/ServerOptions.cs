@@ -128,6 +128,9 @@ public sealed class ServerOptions
     /// <summary>JetStream: -js, -sd and the <c>jetstream {}</c> block.</summary>
     public JetStream.Configuration.JetStreamOptions JetStream { get; set; } = new();
 
+    /// <summary>MQTT: the <c>mqtt {}</c> block (port 0: off).</summary>
+    public Mqtt.MqttOptions Mqtt { get; set; } = new();
+
     /// <summary>Path of the configuration file the options were read from, if any.</summary>
     public string? ConfigFile { get; set; }
 

@@ -27,6 +27,6 @@ internal static class ServerOptionsValidation
         {
             return "error resolving system account: account missing";
         }
-        return null;
+        return Mqtt.MqttConfigBinder.Validate(options);
     }
 }

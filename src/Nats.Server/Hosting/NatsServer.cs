@@ -111,6 +111,12 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// <summary>The system account's internal client, requests and events; null with no_system_account.</summary>
     internal SystemAccountService? SystemEvents { get; private set; }
 
+    /// <summary>The MQTT listener when an mqtt block sets a port, else null.</summary>
+    internal Mqtt.MqttServer? Mqtt { get; private set; }
+
+    /// <summary>The bound MQTT port (0 when MQTT is off).</summary>
+    public int MqttPort => Mqtt?.Port ?? 0;
+
     /// <summary>JetStream when enabled (-js or a jetstream block), else null.</summary>
     internal JetStream.JetStreamService? JetStream { get; private set; }
 
@@ -188,6 +194,13 @@ internal sealed partial class NatsServer : IAsyncDisposable
             JetStream = jetStream;
         }
 
+        if (Options.Mqtt.Enabled)
+        {
+            var mqtt = new Mqtt.MqttServer(this, () => (ulong)Interlocked.Increment(ref _nextClientId), _loggerFactory);
+            mqtt.Start();
+            Mqtt = mqtt;
+        }
+
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
         if (Options.TlsContext is not null)
         {
@@ -224,6 +237,10 @@ internal sealed partial class NatsServer : IAsyncDisposable
         foreach (var client in _clients.Values)
         {
             client.CloseConnection(ClosedReason.ServerShutdown);
+        }
+        if (Mqtt is { } mqttServer)
+        {
+            await mqttServer.DisposeAsync().ConfigureAwait(false);
         }
         var pending = _clientTasks.Values.ToArray();
         await Task.WhenAny(Task.WhenAll(pending), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
@@ -301,6 +318,10 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
         _logger.LogDebug("{Client} - Client connection closed: {Reason}", client, client.ClosedReason.ToText());
     }
+
+    /// <summary>An MQTT connection ended: counted in the closed-connection history like a client.</summary>
+    internal void OnMqttClosed(Mqtt.MqttConnection connection) =>
+        _logger.LogDebug("{Client} - Client connection closed: {Reason}", connection, connection.ClosedReason.ToText());
 
     private async Task AcceptLoopAsync()
     {

@@ -80,6 +80,10 @@ internal static class ConnzBuilder
         connz.ServerId = server.ServerId;
 
         var open = server.Clients.Where(c => account.Length == 0 || c.Account.Name == account).ToList();
+        var mqtt = server.Mqtt is { } mqttServer && state is ConnState.Open or ConnState.Any
+            ? mqttServer.Connections.Where(c => (account.Length == 0 || c.AccountName == account)
+                && (options.Cid == 0 || c.Id == options.Cid) && (options.User.Length == 0 || c.User == options.User)).ToList()
+            : [];
         List<ClosedConnection> closed = [];
         if (state is ConnState.Closed or ConnState.Any)
         {
@@ -90,7 +94,7 @@ internal static class ConnzBuilder
             ConnState.Open => open.Count,
             ConnState.Closed => closed.Count,
             _ => open.Count + closed.Count,
-        };
+        } + mqtt.Count;
         if (account.Length > 0 && closed.Count > 0)
         {
             var before = closed.Count;
@@ -115,12 +119,16 @@ internal static class ConnzBuilder
             selectedOpen.AddRange(open.Where(c => options.User.Length == 0 || c.RawAuthUser == options.User));
         }
 
-        if (selectedOpen.Count == 0 && closed.Count == 0)
+        if (selectedOpen.Count == 0 && closed.Count == 0 && mqtt.Count == 0)
         {
             return connz;
         }
 
-        var infos = new List<ConnInfo>(selectedOpen.Count + closed.Count);
+        var infos = new List<ConnInfo>(selectedOpen.Count + closed.Count + mqtt.Count);
+        foreach (var connection in mqtt)
+        {
+            infos.Add(Mqtt.MqttMonitoring.Capture(connection, now, options.Auth));
+        }
         foreach (var client in selectedOpen)
         {
             var info = ConnectionSnapshot.Capture(client, now);

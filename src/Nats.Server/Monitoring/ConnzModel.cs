@@ -45,6 +45,9 @@ internal sealed class ConnInfo
     [JsonPropertyName("subscriptions_list"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? SubscriptionsList { get; set; }
     [JsonPropertyName("subscriptions_list_detail"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<SubDetail>? SubscriptionsListDetail { get; set; }
 
+    /// <summary>The MQTT client id (Go's mqtt_client), only on MQTT connections.</summary>
+    [JsonPropertyName("mqtt_client"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? MqttClient { get; set; }
+
     public ConnInfo ShallowCopy() => (ConnInfo)MemberwiseClone();
 }
 

@@ -15,6 +15,19 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
     private const double DefaultTlsTimeoutSeconds = 2;
     private const int DefaultSubListSize = 1024;
 
+    /// <summary>Go reports the configured values (the bound port once listening) and a 2 s TLS timeout default.</summary>
+    private static MqttVarz MqttVarz(Mqtt.MqttOptions mqtt, int boundPort) => !mqtt.Enabled ? new MqttVarz() : new MqttVarz
+    {
+        Host = mqtt.Host,
+        Port = boundPort != 0 ? boundPort : mqtt.Port,
+        NoAuthUser = mqtt.NoAuthUser,
+        AuthTimeout = mqtt.AuthTimeout.TotalSeconds,
+        TlsTimeout = DefaultTlsTimeoutSeconds,
+        JsDomain = mqtt.JsDomain,
+        AckWait = mqtt.AckWait.Ticks * 100,
+        MaxAckPending = mqtt.MaxAckPending,
+    };
+
     public Varz Varz()
     {
         var options = server.Options;
@@ -60,6 +73,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             TlsTimeout = options.Tls?.EffectiveTimeoutSeconds ?? DefaultTlsTimeoutSeconds,
             TlsRequired = options.TlsContext is not null,
             TlsVerify = options.TlsContext?.Verify == true,
+            Mqtt = MqttVarz(options.Mqtt, server.MqttPort),
             WriteDeadline = Nanoseconds(options.WriteDeadline),
             Start = server.StartTime,
             Now = now,

@@ -36,7 +36,7 @@ internal sealed class Varz
     [JsonPropertyName("cluster")] public EmptyObject Cluster { get; set; } = new();
     [JsonPropertyName("gateway")] public EmptyObject Gateway { get; set; } = new();
     [JsonPropertyName("leaf")] public EmptyObject Leaf { get; set; } = new();
-    [JsonPropertyName("mqtt")] public EmptyObject Mqtt { get; set; } = new();
+    [JsonPropertyName("mqtt")] public MqttVarz Mqtt { get; set; } = new();
     [JsonPropertyName("websocket")] public WebsocketVarz Websocket { get; set; } = new();
     [JsonPropertyName("jetstream")] public EmptyObject JetStream { get; set; } = new();
     [JsonPropertyName("tls_timeout")] public double TlsTimeout { get; set; }
@@ -62,6 +62,20 @@ internal sealed class Varz
     [JsonPropertyName("http_req_stats")] public SortedDictionary<string, long> HttpReqStats { get; set; } = new(StringComparer.Ordinal);
     [JsonPropertyName("config_load_time")] public DateTime ConfigLoadTime { get; set; }
     [JsonPropertyName("system_account"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SystemAccount { get; set; }
+}
+
+/// <summary>Go's MQTTOptsVarz: every field omitempty, so {} without an mqtt block.</summary>
+internal sealed class MqttVarz
+{
+    [JsonPropertyName("host"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? Host { get; set; }
+    [JsonPropertyName("port"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; set; }
+    [JsonPropertyName("no_auth_user"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? NoAuthUser { get; set; }
+    [JsonPropertyName("auth_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; set; }
+    [JsonPropertyName("tls_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; set; }
+    [JsonPropertyName("js_domain"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public string? JsDomain { get; set; }
+    /// <summary>Nanoseconds (a Go time.Duration).</summary>
+    [JsonPropertyName("ack_wait"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long AckWait { get; set; }
+    [JsonPropertyName("max_ack_pending"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int MaxAckPending { get; set; }
 }
 
 /// <summary>

@@ -1,0 +1,253 @@
+using System.Net.Sockets;
+using System.Text;
+
+namespace Nats.LoadBench.Client;
+
+/// <summary>
+/// Minimal MQTT 3.1.1 client: CONNECT (clean session), SUBSCRIBE at QoS 0, PUBLISH at QoS 0,
+/// and a receive loop that counts PUBLISH packets by their remaining-length field.
+/// </summary>
+internal sealed class MqttConnection : IDisposable
+{
+    private readonly Socket _socket;
+    private readonly NetworkStream _stream;
+    private readonly byte[] _buf = new byte[1 << 20];
+    private int _start;
+    private int _end;
+    private Thread? _reader;
+    private volatile bool _disposed;
+
+    private MqttConnection(Socket socket)
+    {
+        _socket = socket;
+        _stream = new NetworkStream(socket, ownsSocket: false);
+    }
+
+    /// <summary>Called per PUBLISH with its payload length, then once per socket read.</summary>
+    public Action<int>? OnPublish { get; set; }
+
+    public Action? OnBatchEnd { get; set; }
+
+    public bool Closed { get; private set; }
+
+    public static MqttConnection Connect(string host, int port, string clientId, int timeoutMs = 10_000)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true, SendBufferSize = 4 << 20, ReceiveBufferSize = 4 << 20 };
+        socket.ReceiveTimeout = timeoutMs;
+        try
+        {
+            socket.Connect(host, port);
+        }
+        catch (SocketException ex)
+        {
+            socket.Dispose();
+            throw new SetupException($"MQTT connect {host}:{port} failed: {ex.SocketErrorCode}", ex);
+        }
+
+        var conn = new MqttConnection(socket);
+        try
+        {
+            var id = Encoding.UTF8.GetBytes(clientId);
+            var body = new List<byte> { 0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 4, 0x02, 0, 60, (byte)(id.Length >> 8), (byte)id.Length };
+            body.AddRange(id);
+            conn._stream.Write(Packet(0x10, body.ToArray()));
+            var (type, payload) = conn.ReadPacket();
+            if (type != 2 || payload.Length < 2 || payload[1] != 0)
+            {
+                throw new SetupException($"MQTT CONNACK refused (type {type}, rc {(payload.Length > 1 ? payload[1] : -1)})");
+            }
+        }
+        catch (Exception ex)
+        {
+            conn.Dispose();
+            throw ex as SetupException ?? new SetupException("MQTT handshake failed: " + ex.Message, ex);
+        }
+
+        return conn;
+    }
+
+    public void Subscribe(string topic)
+    {
+        var t = Encoding.UTF8.GetBytes(topic);
+        var body = new List<byte> { 0, 1, (byte)(t.Length >> 8), (byte)t.Length };
+        body.AddRange(t);
+        body.Add(0);
+        _stream.Write(Packet(0x82, body.ToArray()));
+        var (type, payload) = ReadPacket();
+        if (type != 9 || payload.Length < 3 || payload[2] == 0x80)
+        {
+            throw new SetupException("MQTT SUBACK refused");
+        }
+    }
+
+    public static byte[] EncodePublish(string topic, int payloadSize)
+    {
+        var t = Encoding.UTF8.GetBytes(topic);
+        var body = new byte[2 + t.Length + payloadSize];
+        body[0] = (byte)(t.Length >> 8);
+        body[1] = (byte)t.Length;
+        t.CopyTo(body, 2);
+        body.AsSpan(2 + t.Length).Fill((byte)'x');
+        return Packet(0x30, body);
+    }
+
+    public void Send(ReadOnlySpan<byte> data) => _stream.Write(data);
+
+    /// <summary>Round trip a PINGREQ so everything sent before it has been read by the server.</summary>
+    public void Ping(int timeoutMs = 30_000)
+    {
+        _socket.ReceiveTimeout = timeoutMs;
+        _stream.Write([0xC0, 0]);
+        while (true)
+        {
+            var (type, _) = ReadPacket();
+            if (type == 13)
+            {
+                return;
+            }
+        }
+    }
+
+    private static byte[] Packet(byte first, byte[] body)
+    {
+        var head = new List<byte> { first };
+        int len = body.Length;
+        do
+        {
+            byte b = (byte)(len % 128);
+            len /= 128;
+            head.Add(len > 0 ? (byte)(b | 0x80) : b);
+        }
+        while (len > 0);
+        head.AddRange(body);
+        return head.ToArray();
+    }
+
+    /// <summary>Synchronous single-packet read used only during setup.</summary>
+    private (int Type, byte[] Payload) ReadPacket()
+    {
+        while (true)
+        {
+            if (TryFrame(out int type, out int bodyStart, out int bodyLen))
+            {
+                var payload = _buf.AsSpan(bodyStart, bodyLen).ToArray();
+                _start = bodyStart + bodyLen;
+                return (type, payload);
+            }
+
+            Fill();
+        }
+    }
+
+    private void Fill()
+    {
+        if (_start > 0)
+        {
+            Buffer.BlockCopy(_buf, _start, _buf, 0, _end - _start);
+            _end -= _start;
+            _start = 0;
+        }
+
+        int n = _stream.Read(_buf, _end, _buf.Length - _end);
+        if (n <= 0)
+        {
+            Closed = true;
+            throw new IOException("MQTT connection closed by server");
+        }
+
+        _end += n;
+    }
+
+    private bool TryFrame(out int type, out int bodyStart, out int bodyLen)
+    {
+        type = bodyStart = bodyLen = 0;
+        int avail = _end - _start;
+        if (avail < 2)
+        {
+            return false;
+        }
+
+        int len = 0;
+        int mul = 1;
+        int i = _start + 1;
+        while (true)
+        {
+            if (i >= _end)
+            {
+                return false;
+            }
+
+            byte b = _buf[i++];
+            len += (b & 0x7F) * mul;
+            if ((b & 0x80) == 0)
+            {
+                break;
+            }
+
+            mul *= 128;
+        }
+
+        if (_end - i < len)
+        {
+            return false;
+        }
+
+        type = _buf[_start] >> 4;
+        bodyStart = i;
+        bodyLen = len;
+        return true;
+    }
+
+    public void StartReader()
+    {
+        _socket.ReceiveTimeout = 0;
+        _reader = new Thread(ReadLoop) { IsBackground = true, Name = "loadbench-mqtt" };
+        _reader.Start();
+    }
+
+    private void ReadLoop()
+    {
+        try
+        {
+            while (!_disposed)
+            {
+                while (TryFrame(out int type, out int bodyStart, out int bodyLen))
+                {
+                    if (type == 3)
+                    {
+                        // QoS 0 PUBLISH: topic length prefix, topic, payload; no packet id.
+                        int topicLen = (_buf[bodyStart] << 8) | _buf[bodyStart + 1];
+                        OnPublish?.Invoke(bodyLen - 2 - topicLen);
+                    }
+
+                    _start = bodyStart + bodyLen;
+                }
+
+                OnBatchEnd?.Invoke();
+                Fill();
+            }
+        }
+        catch (Exception)
+        {
+            Closed = true;
+        }
+    }
+
+    public void Dispose()
+    {
+        _disposed = true;
+        try
+        {
+            _stream.Write([0xE0, 0]);
+            _socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (Exception)
+        {
+            // Best effort: the peer may already be gone.
+        }
+
+        _stream.Dispose();
+        _socket.Dispose();
+        _reader?.Join(5000);
+    }
+}

@@ -1,0 +1,146 @@
+using System.Diagnostics;
+using Nats.LoadBench.Client;
+using Nats.LoadBench.Kit;
+
+namespace Nats.LoadBench.Scenarios;
+
+/// <summary>
+/// One MQTT QoS 0 subscriber (raw MQTT 3.1.1 client); the publisher is either an MQTT client (pure
+/// MQTT row) or a raw NATS publisher on the mapped subject (cross-protocol row: NATS "a.b" is MQTT
+/// "a/b"). Unlike the core rows the publisher is held at most ~8 MiB ahead of the subscriber: QoS 0
+/// MQTT has no flow control of its own, and both servers then measure sustained delivery rather than
+/// how much they buffer before cutting a slow consumer.
+/// </summary>
+internal sealed class MqttScenario : Scenario
+{
+    public bool NatsPublisher { get; init; }
+
+    public override async Task<Measurement> RunAsync(RunContext run)
+    {
+        var ep = run.Endpoint;
+        if (ep.MqttPort == 0)
+        {
+            throw new SetupException("no MQTT listener configured");
+        }
+
+        var settings = run.Settings;
+        string topic = $"bench/mqtt/{settings.RunId}";
+        MqttConnection sub;
+        try
+        {
+            sub = MqttConnection.Connect(ep.Host, ep.MqttPort, $"lbsub{settings.RunId}");
+            sub.Subscribe(topic);
+        }
+        catch (Exception ex) when (ex is IOException or System.Net.Sockets.SocketException or TimeoutException or InvalidOperationException)
+        {
+            throw new SetupException($"MQTT subscriber: {ex.Message}");
+        }
+
+        long count = 0, wrong = 0, lastTicks = 0;
+        sub.OnPublish = length =>
+        {
+            if (length == PayloadSize)
+            {
+                count++;
+            }
+            else
+            {
+                wrong++;
+            }
+        };
+        sub.OnBatchEnd = () =>
+        {
+            Volatile.Write(ref lastTicks, Stopwatch.GetTimestamp());
+        };
+        sub.StartReader();
+
+        RawConnection? natsPub = null;
+        MqttConnection? mqttPub = null;
+        try
+        {
+            byte[] frame;
+            Action<ReadOnlySpan<byte>> send;
+            if (NatsPublisher)
+            {
+                natsPub = run.ConnectRaw("xpub");
+                frame = Frames.Pub(topic.Replace('/', '.'), null, PayloadSize);
+                send = natsPub.Send;
+            }
+            else
+            {
+                mqttPub = MqttConnection.Connect(ep.Host, ep.MqttPort, $"lbpub{settings.RunId}");
+                frame = MqttConnection.EncodePublish(topic, PayloadSize);
+                send = mqttPub.Send;
+            }
+
+            long window = Math.Max(64, (8L << 20) / frame.Length);
+            long start = Stopwatch.GetTimestamp();
+            long sent = await Task.Factory.StartNew(
+                () => Blast(send, frame, settings, start, window, () => Volatile.Read(ref count), () => sub.Closed || run.Broken),
+                TaskCreationOptions.LongRunning);
+            long got = await Drain.UntilAsync(() => Volatile.Read(ref count), sent, run);
+            if (wrong > 0)
+            {
+                throw new RowFailedException($"{wrong} deliveries had the wrong payload size");
+            }
+
+            double seconds = (Math.Max(Volatile.Read(ref lastTicks), start + 1) - start) / (double)Stopwatch.Frequency;
+            return new Measurement(got, seconds, sent);
+        }
+        finally
+        {
+            mqttPub?.Dispose();
+            sub.Dispose();
+        }
+    }
+
+    private static long Blast(Action<ReadOnlySpan<byte>> send, byte[] frame, RunSettings settings, long start, long window,
+        Func<long> received, Func<bool> broken)
+    {
+        var (chunk, per) = Frames.Chunk(frame);
+        long deadline = settings.DeadlineFrom(start);
+        long sent = 0;
+        while (!broken())
+        {
+            int n = per;
+            if (settings.CountMode)
+            {
+                long left = settings.Count - sent;
+                if (left <= 0)
+                {
+                    break;
+                }
+
+                n = (int)Math.Min(per, left);
+            }
+            else if (Stopwatch.GetTimestamp() >= deadline)
+            {
+                break;
+            }
+
+            long stallSince = Environment.TickCount64;
+            long last = -1;
+            while (sent - received() > window && !broken())
+            {
+                long got = received();
+                if (got != last)
+                {
+                    last = got;
+                    stallSince = Environment.TickCount64;
+                }
+                else if (Environment.TickCount64 - stallSince > 30_000)
+                {
+                    throw new RowFailedException($"MQTT subscriber stalled at {got} of {sent}");
+                }
+
+                // A millisecond is tiny next to a window of megabytes, and sleeping leaves the cores to the server.
+                Thread.Sleep(1);
+            }
+
+            send(chunk.AsSpan(0, n * frame.Length));
+            sent += n;
+        }
+
+        return sent;
+    }
+}

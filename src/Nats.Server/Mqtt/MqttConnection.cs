@@ -1,0 +1,621 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Auth;
+using Nats.Server.Clients;
+using Nats.Server.Hosting;
+using Nats.Server.Protocol;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Mqtt;
+
+/// <summary>
+/// One MQTT connection: reads packets (Go's mqttParse: the first must be CONNECT, any violation closes
+/// the connection), publishes into the account through its session's internal client, and writes
+/// what its session's subscriptions encode.
+/// </summary>
+internal sealed class MqttConnection
+{
+    private const int MaxPacketHeader = 5;
+
+    private readonly MqttServer _owner;
+    private readonly NatsServer _server;
+    private readonly Socket _socket;
+    private readonly NetworkStream _stream;
+    private readonly ILogger _logger;
+    private readonly CancellationTokenSource _shutdown = new();
+    private readonly CancellationTokenSource _readTimeout = new();
+    private MqttConnect? _connect;
+    private MqttSession? _session;
+    private AuthenticatedUser? _user;
+    private TimeSpan _readDeadline;
+    private byte[] _subjectScratch = new byte[256];
+    private int _closed;
+    private volatile bool _willDiscarded;
+
+    public MqttConnection(MqttServer owner, NatsServer server, Socket socket, ulong id, ILogger logger)
+    {
+        _owner = owner;
+        _server = server;
+        _socket = socket;
+        _socket.NoDelay = true;
+        _stream = new NetworkStream(socket, ownsSocket: true);
+        _logger = logger;
+        Id = id;
+        Start = DateTime.UtcNow;
+        if (socket.RemoteEndPoint is IPEndPoint remote)
+        {
+            RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();
+            RemotePort = remote.Port;
+        }
+        Outbound = new MqttOutbound(server.Options.MaxPending);
+        Outbound.SlowConsumer += () => Close(ClosedReason.SlowConsumerPendingBytes);
+    }
+
+    public ulong Id { get; }
+    public DateTime Start { get; }
+    public string RemoteIp { get; } = "";
+    public int RemotePort { get; }
+    public MqttOutbound Outbound { get; }
+    public string ClientId => _connect?.ClientId ?? "";
+    public string? User => _user?.Name;
+    public string AccountName => _session?.Account.Name ?? Accounts.Account.GlobalAccountName;
+    public DateTime LastActivity { get; private set; } = DateTime.UtcNow;
+    public ClosedReason ClosedReason { get; private set; }
+    public long InMsgs;
+    public long InBytes;
+    public long OutMsgs;
+    public long OutBytes;
+
+    public int SubscriptionCount => _session?.Filters.Count ?? 0;
+
+    public void CountOut(int bytes)
+    {
+        Interlocked.Increment(ref OutMsgs);
+        Interlocked.Add(ref OutBytes, bytes);
+    }
+
+    public override string ToString() => _connect is null ? $"{RemoteIp}:{RemotePort} - mid:{Id}" : $"{RemoteIp}:{RemotePort} - mid:{Id} - \"{_connect.ClientId}\"";
+
+    public async Task RunAsync()
+    {
+        var writer = Outbound.RunAsync(_stream, _shutdown.Token);
+        _ = writer.ContinueWith(t =>
+        {
+            if (t.IsFaulted)
+            {
+                Close(ClosedReason.WriteError);
+            }
+        }, TaskScheduler.Default);
+        Timer? authTimer = null;
+        if (_owner.AuthRequired)
+        {
+            var timeout = _owner.Options.AuthTimeout > TimeSpan.Zero ? _owner.Options.AuthTimeout : _server.Options.AuthTimeout;
+            authTimer = new Timer(_ =>
+            {
+                if (_connect is null)
+                {
+                    _logger.LogError("{Connection} - Authentication Timeout", this);
+                    Close(ClosedReason.AuthenticationTimeout);
+                }
+            }, null, timeout, Timeout.InfiniteTimeSpan);
+        }
+        var reason = ClosedReason.ClientClosed;
+        try
+        {
+            reason = await ReadLoopAsync().ConfigureAwait(false);
+        }
+        catch (MqttProtocolException e)
+        {
+            _logger.LogError("{Connection} - {Error}", this, e.Message);
+            if (e.ConnAckCode != 0)
+            {
+                Outbound.Enqueue([MqttPackets.ConnAck, 2, 0, e.ConnAckCode]);
+            }
+            reason = e is ConnectionRefused ? ClosedReason.AuthenticationViolation : ClosedReason.ProtocolViolation;
+        }
+        catch (OperationCanceledException) when (_readTimeout.IsCancellationRequested && !_shutdown.IsCancellationRequested)
+        {
+            _logger.LogDebug("{Connection} - Client connection timed out (keep-alive)", this);
+            reason = ClosedReason.StaleConnection;
+        }
+        catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
+        {
+            reason = _shutdown.IsCancellationRequested ? ClosedReason : ClosedReason.ReadError;
+        }
+        finally
+        {
+            authTimer?.Dispose();
+        }
+        Close(reason);
+        try
+        {
+            await writer.ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
+        {
+        }
+        _socket.Dispose();
+        _owner.OnClosed(this);
+    }
+
+    /// <summary>Closes once: publishes the will unless DISCONNECT discarded it, ends the session's live part, flushes and shuts the socket.</summary>
+    public void Close(ClosedReason reason)
+    {
+        if (Interlocked.Exchange(ref _closed, 1) == 1)
+        {
+            return;
+        }
+        ClosedReason = reason;
+        if (_session is { } session)
+        {
+            if (!_willDiscarded && _connect?.Will is { } will)
+            {
+                PublishWill(session, will);
+            }
+            if (session.Detach(this) && session.Clean)
+            {
+                session.Clear();
+                _owner.RemoveSession(session);
+            }
+        }
+        Outbound.Close();
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Receive);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+        }
+        _shutdown.CancelAfter(TimeSpan.FromSeconds(2));
+    }
+
+    /// <summary>A takeover: the old connection goes without its will, as Go removes it before closing.</summary>
+    public void CloseReplaced()
+    {
+        _willDiscarded = true;
+        Close(ClosedReason.DuplicateClientId);
+    }
+
+    private async Task<ClosedReason> ReadLoopAsync()
+    {
+        var reader = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: 65536, minimumReadSize: 4096, leaveOpen: true));
+        try
+        {
+            while (true)
+            {
+                ReadResult result;
+                if (_readDeadline > TimeSpan.Zero)
+                {
+                    _readTimeout.CancelAfter(_readDeadline);
+                    result = await reader.ReadAsync(_readTimeout.Token).ConfigureAwait(false);
+                    _readTimeout.CancelAfter(Timeout.InfiniteTimeSpan);
+                }
+                else
+                {
+                    result = await reader.ReadAsync(_shutdown.Token).ConfigureAwait(false);
+                }
+                if (Volatile.Read(ref _closed) == 1)
+                {
+                    return ClosedReason;
+                }
+                var buffer = result.Buffer;
+                LastActivity = DateTime.UtcNow;
+                while (TryReadPacket(ref buffer, out var header, out var body))
+                {
+                    if (!Process(header, body))
+                    {
+                        return ClosedReason.ClientClosed;
+                    }
+                }
+                reader.AdvanceTo(buffer.Start, buffer.End);
+                if (result.IsCompleted)
+                {
+                    return ClosedReason.ClientClosed;
+                }
+            }
+        }
+        finally
+        {
+            await reader.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Splits off one complete packet; Go's first-packet and remaining-length checks happen here.</summary>
+    private bool TryReadPacket(ref ReadOnlySequence<byte> buffer, out byte header, out ReadOnlySequence<byte> body)
+    {
+        header = 0;
+        body = default;
+        if (buffer.IsEmpty)
+        {
+            return false;
+        }
+        Span<byte> head = stackalloc byte[MaxPacketHeader];
+        var available = (int)Math.Min(buffer.Length, MaxPacketHeader);
+        buffer.Slice(0, available).CopyTo(head);
+        header = head[0];
+        var type = (byte)(header & MqttPackets.TypeMask);
+        if (_connect is null && type != MqttPackets.Connect)
+        {
+            throw new MqttProtocolException($"the first packet should be a CONNECT ({MqttPackets.Connect}), got {type}");
+        }
+        var length = 0;
+        var multiplier = 1;
+        var position = 1;
+        while (true)
+        {
+            if (position >= available)
+            {
+                return false;
+            }
+            var b = head[position++];
+            length += (b & 0x7f) * multiplier;
+            if ((b & 0x80) == 0)
+            {
+                break;
+            }
+            multiplier *= 0x80;
+            if (multiplier > 0x200000)
+            {
+                throw new MqttProtocolException("malformed variable int");
+            }
+        }
+        if (type == MqttPackets.Publish && length > _server.Options.MaxPayload + 65536 + 4)
+        {
+            // Go 2.9.10 buffers any size; we refuse what cannot be a max_payload message plus a topic.
+            throw new MqttProtocolException("maximum payload exceeded");
+        }
+        if (buffer.Length < position + length)
+        {
+            return false;
+        }
+        body = buffer.Slice(position, length);
+        buffer = buffer.Slice(position + length);
+        return true;
+    }
+
+    private bool Process(byte header, ReadOnlySequence<byte> body)
+    {
+        byte[]? rented = null;
+        ReadOnlySpan<byte> span;
+        if (body.IsSingleSegment)
+        {
+            span = body.FirstSpan;
+        }
+        else
+        {
+            rented = ArrayPool<byte>.Shared.Rent((int)body.Length);
+            body.CopyTo(rented);
+            span = rented.AsSpan(0, (int)body.Length);
+        }
+        try
+        {
+            return Dispatch(header, span);
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+    }
+
+    private bool Dispatch(byte header, ReadOnlySpan<byte> body)
+    {
+        var type = (byte)(header & MqttPackets.TypeMask);
+        switch (type)
+        {
+            case MqttPackets.Publish:
+                HandlePublish((byte)(header & 0x0f), body);
+                return true;
+            case MqttPackets.PubAck:
+                var reader = new MqttReader(body);
+                _session!.Acknowledge(reader.ReadUInt16("packet identifier"));
+                return true;
+            case MqttPackets.Subscribe:
+                HandleSubscribe(header, body);
+                return true;
+            case MqttPackets.Unsubscribe:
+                HandleUnsubscribe(header, body);
+                return true;
+            case MqttPackets.PingReq:
+                Outbound.Enqueue([MqttPackets.PingResp, 0]);
+                return true;
+            case MqttPackets.Connect:
+                if (_connect is not null)
+                {
+                    throw new MqttProtocolException("received a second CONNECT packet");
+                }
+                HandleConnect(body);
+                return true;
+            case MqttPackets.Disconnect:
+                // [MQTT-3.1.2-8]: a normal disconnect discards the will.
+                _willDiscarded = true;
+                return false;
+            case MqttPackets.PubRec:
+                _session!.Received(new MqttReader(body).ReadUInt16("packet identifier"));
+                return true;
+            case MqttPackets.PubRel:
+                HandlePubRel(body);
+                return true;
+            case MqttPackets.PubComp:
+                _session!.Acknowledge(new MqttReader(body).ReadUInt16("packet identifier"));
+                return true;
+            default:
+                throw new MqttProtocolException($"received unknown packet type {type >> 4}");
+        }
+    }
+
+    private void HandleConnect(ReadOnlySpan<byte> body)
+    {
+        var connect = MqttConnect.Parse(body, MqttServer.NewClientId);
+        var user = _owner.Authenticate(connect, RemoteIp);
+        if (user is null)
+        {
+            _logger.LogError("{Connection} - authentication error", this);
+            Outbound.Enqueue([MqttPackets.ConnAck, 2, 0, MqttPackets.RcNotAuthorized]);
+            throw new ConnectionRefused();
+        }
+        _user = user;
+        var (session, present) = _owner.BindSession(this, connect, user);
+        _session = session;
+        _connect = connect;
+        _readDeadline = connect.ReadDeadline;
+        Outbound.Enqueue([MqttPackets.ConnAck, 2, present ? (byte)1 : (byte)0, MqttPackets.RcAccepted]);
+        session.Attach(this);
+        _logger.LogDebug("{Connection} - Client connected", this);
+    }
+
+    private void HandlePublish(byte flags, ReadOnlySpan<byte> body)
+    {
+        var qos = (byte)((flags & MqttPackets.PubFlagQos) >> 1);
+        if (qos > 2)
+        {
+            throw new MqttProtocolException($"publish QoS={qos} not supported");
+        }
+        var r = new MqttReader(body);
+        var topic = r.ReadBytes("topic");
+        if (topic.IsEmpty)
+        {
+            throw new MqttProtocolException("topic cannot be empty");
+        }
+        if (_subjectScratch.Length < topic.Length * 2 + 1)
+        {
+            _subjectScratch = new byte[topic.Length * 2 + 1];
+        }
+        var subjectLength = MqttTopics.ToSubjectBytes(topic, _subjectScratch, out var error);
+        if (subjectLength < 0)
+        {
+            throw new MqttProtocolException(error!);
+        }
+        var subject = _subjectScratch.AsSpan(0, subjectLength);
+        ushort packetId = 0;
+        if (qos > 0)
+        {
+            packetId = r.ReadUInt16("packet identifier");
+            if (packetId == 0)
+            {
+                throw new MqttProtocolException($"with QoS={qos} packet identifier cannot be 0");
+            }
+        }
+        var payload = r.Rest();
+        var retain = (flags & MqttPackets.PubFlagRetain) != 0;
+        if (qos == 2)
+        {
+            // Go 2.10: held until PUBREL, so a resent PUBLISH (same packet id) is delivered once.
+            _session!.HoldInbound(packetId, new MqttSession.InboundQos2(Encoding.UTF8.GetString(subject), topic.ToArray(), payload.ToArray(), retain));
+            Outbound.Enqueue([MqttPackets.PubRec, 2, (byte)(packetId >> 8), (byte)packetId]);
+            return;
+        }
+        Publish(_session!, subject, topic, payload, qos, retain);
+        if (packetId > 0)
+        {
+            Span<byte> ack = [MqttPackets.PubAck, 2, (byte)(packetId >> 8), (byte)packetId];
+            Outbound.Enqueue(ack);
+        }
+    }
+
+    private void HandlePubRel(ReadOnlySpan<byte> body)
+    {
+        var packetId = new MqttReader(body).ReadUInt16("packet identifier");
+        if (_session!.ReleaseInbound(packetId) is { } message)
+        {
+            Publish(_session, Encoding.UTF8.GetBytes(message.Subject), message.Topic, message.Payload, 2, message.Retain);
+        }
+        Outbound.Enqueue([MqttPackets.PubComp, 2, (byte)(packetId >> 8), (byte)packetId]);
+    }
+
+    /// <summary>Publishes into the account (no allocation for QoS 0/1 without retain).</summary>
+    private void Publish(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain)
+    {
+        Interlocked.Increment(ref InMsgs);
+        Interlocked.Add(ref InBytes, payload.Length);
+        if (_user?.Permissions is { } permissions && !PublishAllowed(permissions, subjectBytes))
+        {
+            _logger.LogError("{Connection} - Publish Violation - User {User}, Subject {Subject}", this, _user.Name, Encoding.UTF8.GetString(subjectBytes));
+            return;
+        }
+        if (retain)
+        {
+            _owner.SetRetained(session.Account, Encoding.UTF8.GetString(subjectBytes), topic, payload, qos);
+        }
+        ReadOnlySpan<byte> headers = qos switch
+        {
+            0 => "NATS/1.0\r\nNmqtt-Pub:0\r\n\r\n"u8,
+            1 => "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n"u8,
+            _ => "NATS/1.0\r\nNmqtt-Pub:2\r\n\r\n"u8,
+        };
+        using (MqttPublishContext.Enter(qos, retain))
+        {
+            lock (session.Nats)
+            {
+                session.Nats.PublishInternal(session.Account, subjectBytes, default, headers, payload, replySet: false);
+            }
+        }
+    }
+
+    private void PublishWill(MqttSession session, MqttWill will)
+    {
+        try
+        {
+            Publish(session, Encoding.UTF8.GetBytes(will.Subject), will.Topic, will.Message, will.Qos, will.Retain);
+        }
+        catch (Exception e)
+        {
+            _logger.LogError("{Connection} - unable to publish will: {Error}", this, e.Message);
+        }
+    }
+
+    private void HandleSubscribe(byte header, ReadOnlySpan<byte> body)
+    {
+        var filters = ParseFilters(header, body, subscribe: true, out var packetId);
+        var session = _session!;
+        var granted = new byte[filters.Count];
+        var added = new List<(string Subject, byte Qos)>();
+        for (var i = 0; i < filters.Count; i++)
+        {
+            var (subject, qos) = filters[i];
+            if (subject is null || subject.StartsWith("$MQTT.sub.", StringComparison.Ordinal) || !SubscribeAllowed(subject)
+                || !session.Subscribe(subject, subject, qos))
+            {
+                granted[i] = MqttPackets.SubAckFailure;
+                continue;
+            }
+            if (MqttTopics.NeedsLevelUp(subject))
+            {
+                var parent = subject[..^2];
+                if (!session.Subscribe(parent, parent + " fwc", qos))
+                {
+                    session.Unsubscribe(subject);
+                    granted[i] = MqttPackets.SubAckFailure;
+                    continue;
+                }
+                added.Add((parent, qos));
+            }
+            granted[i] = qos;
+            added.Add((subject, qos));
+        }
+        var packet = new byte[2 + 2 + granted.Length + 4];
+        packet[0] = MqttPackets.SubAck;
+        var p = 1 + MqttPackets.WriteVarInt(packet.AsSpan(1), 2 + granted.Length);
+        packet[p++] = (byte)(packetId >> 8);
+        packet[p++] = (byte)packetId;
+        granted.CopyTo(packet.AsSpan(p));
+        Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
+        if (!session.Clean)
+        {
+            _owner.SaveSession(session);
+        }
+        var retained = _owner.Retained(session.Account);
+        if (retained.Count > 0)
+        {
+            foreach (var (subject, qos) in added)
+            {
+                foreach (var message in retained.Matching(subject))
+                {
+                    session.DeliverRetained(message, qos);
+                }
+            }
+        }
+    }
+
+    private void HandleUnsubscribe(byte header, ReadOnlySpan<byte> body)
+    {
+        var filters = ParseFilters(header, body, subscribe: false, out var packetId);
+        foreach (var (subject, _) in filters)
+        {
+            if (subject is null)
+            {
+                continue;
+            }
+            _session!.Unsubscribe(subject);
+            if (MqttTopics.NeedsLevelUp(subject))
+            {
+                _session.Unsubscribe(subject[..^2] + " fwc");
+            }
+        }
+        Outbound.Enqueue([MqttPackets.UnsubAck, 2, (byte)(packetId >> 8), (byte)packetId]);
+        if (!_session!.Clean)
+        {
+            _owner.SaveSession(_session);
+        }
+    }
+
+    /// <summary>Go's mqttParseSubsOrUnsubs: a filter that does not convert is kept as null and refused in SUBACK.</summary>
+    private List<(string? Subject, byte Qos)> ParseFilters(byte header, ReadOnlySpan<byte> body, bool subscribe, out ushort packetId)
+    {
+        var action = subscribe ? "" : "un";
+        if ((header & 0x0f) != 0x02)
+        {
+            throw new MqttProtocolException($"wrong {action}subscribe reserved flags: {header & 0x0f:x}");
+        }
+        var r = new MqttReader(body);
+        try
+        {
+            packetId = r.ReadUInt16("packet identifier");
+        }
+        catch (MqttProtocolException e)
+        {
+            throw new MqttProtocolException($"reading packet identifier: {e.Message}");
+        }
+        var filters = new List<(string?, byte)>();
+        while (r.HasMore)
+        {
+            var topic = r.ReadBytes("topic filter");
+            if (topic.IsEmpty)
+            {
+                throw new MqttProtocolException("topic filter cannot be empty");
+            }
+            if (!System.Text.Unicode.Utf8.IsValid(topic))
+            {
+                throw new MqttProtocolException($"invalid utf8 for topic filter {GoQuote.Quote(topic)}");
+            }
+            var subject = MqttTopics.ToSubject(topic, wildcardsAllowed: true, out var error);
+            if (subject is null)
+            {
+                _logger.LogError("{Connection} - invalid topic {Topic}: {Error}", this, GoQuote.Quote(topic), error);
+            }
+            else if (!SubjectValidation.IsValidSubject(Encoding.UTF8.GetBytes(subject)))
+            {
+                _logger.LogError("{Connection} - invalid subject {Subject}", this, subject);
+                subject = null;
+            }
+            byte qos = 0;
+            if (subscribe)
+            {
+                qos = r.ReadByte("QoS");
+                if (qos > 2)
+                {
+                    throw new MqttProtocolException($"subscribe QoS value must be 0, 1 or 2, got {qos}");
+                }
+            }
+            filters.Add((subject, qos));
+        }
+        if (filters.Count == 0)
+        {
+            throw new MqttProtocolException($"{action}subscribe protocol must contain at least 1 topic filter");
+        }
+        return filters;
+    }
+
+    private static bool PublishAllowed(CompiledPermissions permissions, ReadOnlySpan<byte> subject) =>
+        (permissions.PublishAllow is null || permissions.PublishAllow.MatchesPlain(subject))
+        && (permissions.PublishDeny is null || !permissions.PublishDeny.MatchesPlain(subject));
+
+    private bool SubscribeAllowed(string subject)
+    {
+        if (_user?.Permissions is not { } permissions)
+        {
+            return true;
+        }
+        return (permissions.SubscribeAllow is null || permissions.SubscribeAllow.MatchesPlain(subject))
+            && (permissions.SubscribeDeny is null || !permissions.SubscribeDeny.MatchesPlain(subject));
+    }
+
+    /// <summary>An authentication failure: CONNACK 5 is queued and the connection closes.</summary>
+    private sealed class ConnectionRefused() : MqttProtocolException("authentication error", 0);
+}

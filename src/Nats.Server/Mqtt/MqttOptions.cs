@@ -1,0 +1,39 @@
+namespace Nats.Server.Mqtt;
+
+/// <summary>The <c>mqtt {}</c> block (Go's MQTTOpts). Port 0 means MQTT is off, as in Go.</summary>
+public sealed class MqttOptions
+{
+    public const int DefaultMaxAckPending = 1024;
+
+    public static readonly TimeSpan DefaultAckWait = TimeSpan.FromSeconds(30);
+
+    public string Host { get; set; } = "0.0.0.0";
+
+    /// <summary>0: off; -1: any free port.</summary>
+    public int Port { get; set; }
+
+    public bool Enabled => Port != 0;
+
+    /// <summary>True when a <c>tls {}</c> block was given; we refuse to start with it (no MQTT TLS yet).</summary>
+    public bool TlsConfigured { get; set; }
+
+    public string? Username { get; set; }
+    public string? Password { get; set; }
+    public string? Token { get; set; }
+    public TimeSpan AuthTimeout { get; set; }
+    public string? NoAuthUser { get; set; }
+    public TimeSpan AckWait { get; set; }
+    public int MaxAckPending { get; set; }
+    public string? JsDomain { get; set; }
+    public int StreamReplicas { get; set; }
+    public int ConsumerReplicas { get; set; }
+    public bool ConsumerMemoryStorage { get; set; }
+    public TimeSpan ConsumerInactiveThreshold { get; set; }
+
+    /// <summary>An MQTT-only username or token replaces the server's authentication for MQTT clients (Go's authOverride).</summary>
+    public bool AuthOverride => !string.IsNullOrEmpty(Username) || !string.IsNullOrEmpty(Token);
+
+    public TimeSpan EffectiveAckWait => AckWait > TimeSpan.Zero ? AckWait : DefaultAckWait;
+
+    public int EffectiveMaxAckPending => MaxAckPending > 0 ? MaxAckPending : DefaultMaxAckPending;
+}

@@ -1,0 +1,61 @@
+using System.Buffers.Binary;
+
+namespace Nats.Server.Mqtt;
+
+/// <summary>Reads the fields of one packet's variable header and payload, with Go's error texts.</summary>
+internal ref struct MqttReader(ReadOnlySpan<byte> packet)
+{
+    private readonly ReadOnlySpan<byte> _buffer = packet;
+
+    public int Position;
+
+    public readonly bool HasMore => Position < _buffer.Length;
+
+    public readonly int Remaining => _buffer.Length - Position;
+
+    public byte ReadByte(string field)
+    {
+        if (Position >= _buffer.Length)
+        {
+            throw new MqttProtocolException($"error reading {field}: EOF");
+        }
+        return _buffer[Position++];
+    }
+
+    public ushort ReadUInt16(string field)
+    {
+        if (_buffer.Length - Position < 2)
+        {
+            throw new MqttProtocolException($"error reading {field}: unexpected EOF");
+        }
+        var value = BinaryPrimitives.ReadUInt16BigEndian(_buffer[Position..]);
+        Position += 2;
+        return value;
+    }
+
+    public ReadOnlySpan<byte> ReadBytes(string field)
+    {
+        var length = ReadUInt16(field);
+        if (Position + length > _buffer.Length)
+        {
+            throw new MqttProtocolException($"error reading {field}: unexpected EOF");
+        }
+        var value = _buffer.Slice(Position, length);
+        Position += length;
+        return value;
+    }
+
+    public ReadOnlySpan<byte> Rest()
+    {
+        var rest = _buffer[Position..];
+        Position = _buffer.Length;
+        return rest;
+    }
+}
+
+/// <summary>A protocol violation: the connection is closed and the text logged, as Go's mqttParse errors do.</summary>
+internal class MqttProtocolException(string message, byte connAckCode = 0) : Exception(message)
+{
+    /// <summary>Non-zero when a CONNACK with this code goes out before the connection is closed.</summary>
+    public byte ConnAckCode { get; } = connAckCode;
+}

@@ -1,0 +1,42 @@
+using System.Collections.Concurrent;
+using System.Text;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Mqtt;
+
+/// <summary>A retained message: the last retained PUBLISH on its topic.</summary>
+internal sealed record MqttRetainedMessage(string Subject, byte[] Topic, byte[] Payload, byte Qos);
+
+/// <summary>
+/// Retained messages of one account, keyed by subject (Go keeps them in <c>$MQTT_rmsgs</c> and an
+/// in-memory map it serves subscriptions from; this is that map).
+/// </summary>
+internal sealed class MqttRetainedStore
+{
+    private readonly ConcurrentDictionary<string, MqttRetainedMessage> _messages = new(StringComparer.Ordinal);
+
+    public int Count => _messages.Count;
+
+    /// <summary>Sets or replaces; an empty payload clears the topic's retained message, as MQTT says.</summary>
+    public void Set(string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos)
+    {
+        if (payload.IsEmpty)
+        {
+            _messages.TryRemove(subject, out _);
+            return;
+        }
+        _messages[subject] = new MqttRetainedMessage(subject, topic.ToArray(), payload.ToArray(), qos);
+    }
+
+    public IEnumerable<MqttRetainedMessage> Matching(string filter)
+    {
+        var filterBytes = Encoding.UTF8.GetBytes(filter);
+        foreach (var message in _messages.Values)
+        {
+            if (SubjectValidation.Matches(Encoding.UTF8.GetBytes(message.Subject), filterBytes))
+            {
+                yield return message;
+            }
+        }
+    }
+}

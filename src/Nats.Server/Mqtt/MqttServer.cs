@@ -1,0 +1,301 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Sockets;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.Auth;
+using Nats.Server.Clients;
+using Nats.Server.Hosting;
+using Nats.Server.Protocol;
+
+namespace Nats.Server.Mqtt;
+
+/// <summary>
+/// The MQTT listener and the server-wide MQTT state: sessions by client id (with Go's takeover and
+/// one-second flapping jail), retained messages per account and the QoS 1 redelivery tick.
+/// </summary>
+internal sealed class MqttServer : IAsyncDisposable
+{
+    private static readonly TimeSpan FlapperJail = TimeSpan.FromSeconds(1);
+
+    private readonly NatsServer _server;
+    private readonly ILogger _logger;
+    private readonly ILogger _connectionLogger;
+    private readonly Func<ulong> _nextId;
+    private readonly CancellationTokenSource _shutdown = new();
+    private readonly ConcurrentDictionary<ulong, MqttConnection> _connections = new();
+    private readonly ConcurrentDictionary<ulong, Task> _tasks = new();
+    private readonly Dictionary<string, MqttSession> _sessions = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, long> _flappers = new(StringComparer.Ordinal);
+    private readonly Lock _sessionsLock = new();
+    private readonly ConcurrentDictionary<string, MqttRetainedStore> _retained = new(StringComparer.Ordinal);
+    private readonly MqttPersistence _persistence;
+    private Socket? _listener;
+    private Task? _acceptLoop;
+    private Timer? _redelivery;
+
+    public MqttServer(NatsServer server, Func<ulong> nextId, ILoggerFactory loggerFactory)
+    {
+        _server = server;
+        _nextId = nextId;
+        _logger = loggerFactory.CreateLogger("nats-server.mqtt");
+        _connectionLogger = loggerFactory.CreateLogger("nats-server.mqtt.client");
+        Options = server.Options.Mqtt;
+        _persistence = new MqttPersistence(server, _logger);
+    }
+
+    public MqttOptions Options { get; }
+
+    public int Port { get; private set; }
+
+    public bool AuthRequired => Options.AuthOverride || _server.AuthRequired;
+
+    public IEnumerable<MqttConnection> Connections => _connections.Values;
+
+    public int ConnectionCount => _connections.Count;
+
+    public static string NewClientId() => Guid.NewGuid().ToString("N")[..22];
+
+    public void Start()
+    {
+        RestorePersistedState();
+        var address = Options.Host is "" or "0.0.0.0" ? IPAddress.Any : Options.Host is "::" ? IPAddress.IPv6Any
+            : IPAddress.TryParse(Options.Host, out var parsed) ? parsed : Dns.GetHostAddresses(Options.Host)[0];
+        var listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        try
+        {
+            listener.Bind(new IPEndPoint(address, Options.Port < 0 ? 0 : Options.Port));
+            listener.Listen(1024);
+        }
+        catch
+        {
+            listener.Dispose();
+            throw;
+        }
+        _listener = listener;
+        Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
+        _logger.LogInformation("Listening for MQTT clients on mqtt://{Host}:{Port}", Options.Host, Port);
+        var tick = TimeSpan.FromMilliseconds(Math.Clamp(Options.EffectiveAckWait.TotalMilliseconds / 4, 50, 1000));
+        _redelivery = new Timer(_ => RedeliverExpired(), null, tick, tick);
+        _acceptLoop = Task.Run(AcceptLoopAsync);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        _shutdown.Cancel();
+        _listener?.Close();
+        _redelivery?.Dispose();
+        if (_acceptLoop is not null)
+        {
+            await _acceptLoop.ConfigureAwait(false);
+        }
+        foreach (var connection in _connections.Values)
+        {
+            connection.Close(ClosedReason.ServerShutdown);
+        }
+        await Task.WhenAny(Task.WhenAll(_tasks.Values.ToArray()), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+    }
+
+    public MqttRetainedStore Retained(Account account) => _retained.GetOrAdd(account.Name, _ => new MqttRetainedStore());
+
+    /// <summary>
+    /// Go's MQTT authentication: an MQTT username or token replaces the server's users for MQTT
+    /// clients; otherwise the server's authentication runs with the MQTT username and password
+    /// (the password doubles as token), with the MQTT no_auth_user for clients without credentials.
+    /// </summary>
+    public AuthenticatedUser? Authenticate(MqttConnect connect, string remoteIp)
+    {
+        if (Options.AuthOverride)
+        {
+            if (!string.IsNullOrEmpty(Options.Token))
+            {
+                return OptionsAuthenticator.ComparePasswords(Options.Token, connect.Password) ? new AuthenticatedUser(AuthMethod.Token, null, null, null) : null;
+            }
+            return connect.Username == Options.Username && OptionsAuthenticator.ComparePasswords(Options.Password ?? "", connect.Password)
+                ? new AuthenticatedUser(AuthMethod.UserPassword, Options.Username, null, null)
+                : null;
+        }
+        var username = connect.Username;
+        var password = connect.Password;
+        if (string.IsNullOrEmpty(username) && string.IsNullOrEmpty(password) && !string.IsNullOrEmpty(Options.NoAuthUser)
+            && _server.Options.Users?.FirstOrDefault(u => u.Username == Options.NoAuthUser) is { } fallback)
+        {
+            username = fallback.Username;
+            password = fallback.Password;
+        }
+        var request = new ClientAuthRequest(new ConnectOptions { User = username, Pass = password, AuthToken = password, Jwt = password },
+            null, remoteIp, ConnectionTypes.Mqtt);
+        return _server.Authenticator.Authenticate(request);
+    }
+
+    /// <summary>
+    /// Finds or creates the client id's session and binds <paramref name="connection"/> to it, closing a
+    /// connection that held it (takeover). Returns whether CONNACK reports a present session.
+    /// </summary>
+    public (MqttSession Session, bool Present) BindSession(MqttConnection connection, MqttConnect connect, AuthenticatedUser user)
+    {
+        var account = _server.FindAccount(user.Account) ?? _server.GlobalAccount;
+        var key = account.Name + " " + connect.ClientId;
+        MqttConnection? replaced = null;
+        MqttSession session;
+        bool present;
+        bool jailed;
+        var wasPersistent = false;
+        lock (_sessionsLock)
+        {
+            jailed = _flappers.TryGetValue(key, out var since) && Environment.TickCount64 - since < FlapperJail.TotalMilliseconds;
+            if (!jailed)
+            {
+                _flappers.Remove(key);
+            }
+        }
+        if (jailed)
+        {
+            // Go holds a client that flaps between applications for a second, then closes it.
+            Thread.Sleep(FlapperJail);
+            throw new MqttProtocolException($"duplicate client ID {connect.ClientId} flapping");
+        }
+        lock (_sessionsLock)
+        {
+            if (_sessions.TryGetValue(key, out var existing))
+            {
+                session = existing;
+                replaced = existing.Connection;
+                present = !connect.CleanSession && !existing.Clean;
+                if (!present)
+                {
+                    existing.Clear();
+                }
+                wasPersistent = !existing.Clean;
+                if (replaced is not null)
+                {
+                    _flappers[key] = Environment.TickCount64;
+                }
+            }
+            else
+            {
+                var nats = ClientConnection.CreateInternal(_server, connection.Id, account, _connectionLogger);
+                session = new MqttSession(connect.ClientId, account, nats, Options);
+                _sessions[key] = session;
+                present = false;
+            }
+            session.Clean = connect.CleanSession;
+        }
+        if (replaced is not null)
+        {
+            _logger.LogWarning("{Connection} - Replacing old client {Old} since both have the same client ID {Id}", connection, replaced, connect.ClientId);
+            session.Detach(replaced);
+            replaced.CloseReplaced();
+        }
+        if (present)
+        {
+            session.RestoreSubscriptions();
+        }
+        if (!connect.CleanSession || wasPersistent)
+        {
+            SaveSession(session);
+        }
+        return (session, present);
+    }
+
+    /// <summary>Writes (or, for a clean session, deletes) the session's record in $MQTT_sess.</summary>
+    public void SaveSession(MqttSession session) => _persistence.SaveSession(session, session.Clean ? null : session.ToRecord());
+
+    public void SetRetained(Account account, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos)
+    {
+        Retained(account).Set(subject, topic, payload, qos);
+        _persistence.SaveRetained(account, subject, topic, payload, qos);
+    }
+
+    private void RestorePersistedState()
+    {
+        foreach (var account in _server.Accounts)
+        {
+            var (sessions, retained) = _persistence.Load(account);
+            foreach (var (subject, record) in retained)
+            {
+                Retained(account).Set(subject, record.Topic, record.Message, record.Qos);
+            }
+            foreach (var record in sessions)
+            {
+                var nats = ClientConnection.CreateInternal(_server, _nextId(), account, _connectionLogger);
+                var session = new MqttSession(record.Id, account, nats, Options) { Clean = false };
+                session.Restore(record);
+                lock (_sessionsLock)
+                {
+                    _sessions[account.Name + " " + record.Id] = session;
+                }
+            }
+            if (sessions.Count + retained.Count > 0)
+            {
+                _logger.LogInformation("MQTT: restored {Sessions} sessions and {Retained} retained messages of account {Account}", sessions.Count, retained.Count, account.Name);
+            }
+        }
+    }
+
+    public void RemoveSession(MqttSession session)
+    {
+        lock (_sessionsLock)
+        {
+            var key = session.Account.Name + " " + session.ClientId;
+            if (_sessions.TryGetValue(key, out var current) && current == session && session.Connection is null)
+            {
+                _sessions.Remove(key);
+            }
+        }
+    }
+
+    public void OnClosed(MqttConnection connection)
+    {
+        _connections.TryRemove(connection.Id, out _);
+        _server.OnMqttClosed(connection);
+    }
+
+    private void RedeliverExpired()
+    {
+        var now = Environment.TickCount64;
+        MqttSession[] sessions;
+        lock (_sessionsLock)
+        {
+            sessions = [.. _sessions.Values];
+        }
+        foreach (var session in sessions)
+        {
+            session.RedeliverExpired(now);
+        }
+    }
+
+    private async Task AcceptLoopAsync()
+    {
+        var listener = _listener!;
+        while (!_shutdown.IsCancellationRequested)
+        {
+            Socket socket;
+            try
+            {
+                socket = await listener.AcceptAsync(_shutdown.Token).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
+            {
+                break;
+            }
+            catch (SocketException e)
+            {
+                if (_shutdown.IsCancellationRequested)
+                {
+                    break;
+                }
+                _logger.LogError("Temporary accept error: {Error}", e.Message);
+                await Task.Delay(10).ConfigureAwait(false);
+                continue;
+            }
+            var id = _nextId();
+            var connection = new MqttConnection(this, _server, socket, id, _connectionLogger);
+            _connections[id] = connection;
+            var task = Task.Run(connection.RunAsync);
+            _tasks[id] = task;
+            _ = task.ContinueWith(_ => _tasks.TryRemove(id, out Task? _), TaskScheduler.Default);
+        }
+    }
+}

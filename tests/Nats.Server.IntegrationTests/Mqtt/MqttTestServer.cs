@@ -1,0 +1,50 @@
+using System.Text.RegularExpressions;
+using Nats.Server.IntegrationTests.Infrastructure;
+
+namespace Nats.Server.IntegrationTests.Mqtt;
+
+/// <summary>Go 2.9.10 or ours with JetStream, a server_name and an mqtt listener on a free port.</summary>
+internal sealed partial class MqttTestServer : IAsyncDisposable
+{
+    private readonly ITestServer _server;
+
+    private MqttTestServer(ITestServer server, int mqttPort)
+    {
+        _server = server;
+        MqttPort = mqttPort;
+    }
+
+    public string Kind => _server.Kind;
+
+    public string NatsUrl => _server.Url;
+
+    public int MqttPort { get; }
+
+    public ITestServer Inner => _server;
+
+    public static async Task<MqttTestServer> StartAsync(string kind, string extraMqtt = "", string? storeDir = null, params string[] extraConfig)
+    {
+        var settings = new ServerSettings { JetStream = true, StoreDir = storeDir };
+        settings.RawConfig.Add("server_name: mqtt_test");
+        settings.RawConfig.Add($"mqtt {{\n host: 127.0.0.1\n port: -1\n {extraMqtt}\n}}");
+        settings.RawConfig.AddRange(extraConfig);
+        if (kind == "go")
+        {
+            var go = await GoServerProcess.StartAsync(settings);
+            var match = MqttListening().Match(go.Log);
+            if (!match.Success)
+            {
+                await go.DisposeAsync();
+                throw new InvalidOperationException("Go did not log its MQTT port:\n" + go.Log);
+            }
+            return new MqttTestServer(go, int.Parse(match.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture));
+        }
+        var ours = await InProcessServer.StartAsync(settings);
+        return new MqttTestServer(ours, ours.Server.MqttPort);
+    }
+
+    public ValueTask DisposeAsync() => _server.DisposeAsync();
+
+    [GeneratedRegex(@"Listening for MQTT clients on mqtt://[^:]+:(\d+)")]
+    private static partial Regex MqttListening();
+}
