@@ -82,6 +82,20 @@ internal sealed partial class ClientConnection
         return delivered;
     }
 
+    /// <summary>As <see cref="PublishInternal(Account, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, bool)"/>
+    /// without flushing the receivers: a batch of publishes (a group commit round's PubAcks) ends with one
+    /// <see cref="FlushInternalBatch"/>, so each receiving client gets one write for the batch.</summary>
+    internal bool PublishInternalDeferred(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
+        ReadOnlySpan<byte> payload)
+    {
+        InMsgs++;
+        InBytes += headers.Length + payload.Length;
+        return _router.RouteInternal(account, subject, reply, headers, payload, replySet: false);
+    }
+
+    /// <summary>Flushes every client that <see cref="PublishInternalDeferred"/> wrote to.</summary>
+    internal void FlushInternalBatch() => FlushPendingClients();
+
     /// <summary>As <see cref="PublishInternal(Account, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, bool)"/>,
     /// routed by <paramref name="route"/> and shown as <paramref name="subject"/> (JetStream consumer delivery).</summary>
     internal bool PublishInternalRouted(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,

@@ -27,6 +27,14 @@ internal sealed class InternalPublisher
         ReadOnlySpan<byte> payload) =>
         _client.PublishInternal(account, subject, reply, headers, payload, replySet: false);
 
+    /// <summary>As <see cref="Publish"/> but the receivers are flushed only by <see cref="FlushBatch"/>.</summary>
+    public bool PublishDeferred(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
+        ReadOnlySpan<byte> payload) =>
+        _client.PublishInternalDeferred(account, subject, reply, headers, payload);
+
+    /// <summary>Flushes the clients that deferred publishes wrote to.</summary>
+    public void FlushBatch() => _client.FlushInternalBatch();
+
     /// <summary>Delivers to the subscribers of <paramref name="route"/> a message shown under <paramref name="subject"/>
     /// (a stored JetStream message going to a consumer's deliver subject or a pull request's inbox).</summary>
     public bool Deliver(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,

@@ -23,6 +23,8 @@ internal sealed class JetStreamTransport(InternalPublisher publisher)
     private readonly Lock _publishLock = new();
     private long _sid;
 
+    private InternalPublisher Publisher => publisher;
+
     /// <summary>Subscribes in <paramref name="account"/>; dispose the result to unsubscribe.</summary>
     public IDisposable Subscribe(Account account, string subject, JetStreamMessageHandler handler)
     {
@@ -41,6 +43,36 @@ internal sealed class JetStreamTransport(InternalPublisher publisher)
         lock (_publishLock)
         {
             return publisher.Publish(account, subject, reply, headers, payload);
+        }
+    }
+
+    /// <summary>Takes the publish lock for a batch of publishes (a sync round's PubAcks): each receiving
+    /// client is written once when the batch is disposed, instead of once per message.</summary>
+    public PublishBatch BeginBatch()
+    {
+        _publishLock.Enter();
+        return new PublishBatch(this);
+    }
+
+    public readonly ref struct PublishBatch
+    {
+        private readonly JetStreamTransport _transport;
+
+        internal PublishBatch(JetStreamTransport transport) => _transport = transport;
+
+        public bool Publish(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> payload) =>
+            _transport.Publisher.PublishDeferred(account, subject, default, default, payload);
+
+        public void Dispose()
+        {
+            try
+            {
+                _transport.Publisher.FlushBatch();
+            }
+            finally
+            {
+                _transport._publishLock.Exit();
+            }
         }
     }
 

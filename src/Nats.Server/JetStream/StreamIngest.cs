@@ -14,8 +14,17 @@ namespace Nats.Server.JetStream;
 /// Go's processJetStreamMsg for a standalone server: header checks in Go's order, the store, the
 /// duplicate window, rollups, then the PubAck once the durability policy says the message is safe.
 /// </summary>
-internal sealed class StreamIngest(JsStream stream)
+internal sealed class StreamIngest
 {
+    private readonly JsStream stream;
+    private readonly PendingAcks _pendingAcks;
+
+    public StreamIngest(JsStream stream)
+    {
+        this.stream = stream;
+        _pendingAcks = new PendingAcks(SendAcks);
+    }
+
     private static readonly JsonWriterOptions WriterOptions = new() { Encoder = Api.GoJsonEncoder.Instance };
 
     private readonly DedupWindow _dedup = new();
@@ -189,7 +198,7 @@ internal sealed class StreamIngest(JsStream stream)
             }
             else
             {
-                _ = AckWhenDurable(durable, reply.ToArray(), seq);
+                _pendingAcks.Add(durable.AsTask(), reply, seq);
             }
         }
         return seq;
@@ -212,18 +221,33 @@ internal sealed class StreamIngest(JsStream stream)
         }
     }
 
-    private async Task AckWhenDurable(DurabilityTicket durable, byte[] reply, ulong seq)
+    /// <summary>A completed sync round's PubAcks, all under one publish lock and one flush per client.</summary>
+    private void SendAcks(PendingAcks.Batch batch)
     {
-        try
+        if (!batch.Durable.IsCompletedSuccessfully)
         {
-            await durable.AsTask().ConfigureAwait(false);
-        }
-        catch (Exception e)
-        {
-            Refuse(reply, true, JsErrors.StreamStoreFailedF.WithErr(e.Message));
+            var message = batch.Durable.Exception?.GetBaseException().Message ?? "store sync failed";
+            for (var i = 0; i < batch.Count; i++)
+            {
+                Refuse(batch.Reply(i), true, JsErrors.StreamStoreFailedF.WithErr(message));
+            }
             return;
         }
-        SendAck(reply, seq, duplicate: false);
+        Span<byte> buffer = stackalloc byte[512];
+        var account = stream.Account.Account;
+        using var publish = stream.Account.Service.Transport.BeginBatch();
+        for (var i = 0; i < batch.Count; i++)
+        {
+            if (FormatAck(buffer, batch.Seq(i), duplicate: false) is var length and > 0)
+            {
+                publish.Publish(account, batch.Reply(i), buffer[..length]);
+            }
+            else
+            {
+                var text = Encoding.UTF8.GetBytes(AckText(batch.Seq(i), duplicate: false));
+                publish.Publish(account, batch.Reply(i), text);
+            }
+        }
     }
 
     // Rebuilds the duplicate window from stored messages after a restart (Go's rebuildDedupe).
@@ -278,17 +302,20 @@ internal sealed class StreamIngest(JsStream stream)
     private void SendAck(ReadOnlySpan<byte> reply, ulong seq, bool duplicate)
     {
         Span<byte> buffer = stackalloc byte[512];
+        var length = FormatAck(buffer, seq, duplicate);
+        var payload = length > 0 ? buffer[..length] : Encoding.UTF8.GetBytes(AckText(seq, duplicate));
+        stream.Account.Service.Transport.Publish(stream.Account.Account, reply, default, default, payload);
+    }
+
+    /// <summary>Formats the PubAck into <paramref name="buffer"/> (512 bytes); 0 when the names do not fit.</summary>
+    private int FormatAck(Span<byte> buffer, ulong seq, bool duplicate)
+    {
         var domain = stream.Account.Service.Options.Domain;
         var name = stream.Name;
         var length = 0;
         if (Encoding.UTF8.GetMaxByteCount(name.Length + domain.Length) + 64 > buffer.Length)
         {
-            var text = domain.Length > 0
-                ? $"{{\"stream\":\"{name}\", \"domain\":\"{domain}\", \"seq\":{seq}"
-                : $"{{\"stream\":\"{name}\", \"seq\":{seq}";
-            text += duplicate ? ",\"duplicate\": true}" : "}";
-            stream.Account.Service.Transport.Publish(stream.Account.Account, reply, default, default, Encoding.UTF8.GetBytes(text));
-            return;
+            return 0;
         }
         Append(buffer, ref length, "{\"stream\":\""u8);
         length += Encoding.UTF8.GetBytes(name, buffer[length..]);
@@ -301,7 +328,17 @@ internal sealed class StreamIngest(JsStream stream)
         Utf8Formatter.TryFormat(seq, buffer[length..], out var written);
         length += written;
         Append(buffer, ref length, duplicate ? ",\"duplicate\": true}"u8 : "}"u8);
-        stream.Account.Service.Transport.Publish(stream.Account.Account, reply, default, default, buffer[..length]);
+        return length;
+    }
+
+    private string AckText(ulong seq, bool duplicate)
+    {
+        var domain = stream.Account.Service.Options.Domain;
+        var name = stream.Name;
+        var text = domain.Length > 0
+            ? $"{{\"stream\":\"{name}\", \"domain\":\"{domain}\", \"seq\":{seq}"
+            : $"{{\"stream\":\"{name}\", \"seq\":{seq}";
+        return text + (duplicate ? ",\"duplicate\": true}" : "}");
     }
 
     private static void Append(Span<byte> buffer, ref int length, ReadOnlySpan<byte> text)

@@ -224,7 +224,12 @@ internal sealed partial class JsConsumer
         var now = DateTime.UtcNow;
         var nowNanos = (now - DateTime.UnixEpoch).Ticks * 100;
         var ackPolicy = _config.AckPolicy;
-        var reply = Encoding.UTF8.GetBytes(AckReply(dc, message.Sequence, dseq, message.Timestamp, pending));
+        var subjectBytes = Encoding.UTF8.GetMaxByteCount(message.Subject.Length);
+        var scratch = DeliveryScratch(subjectBytes + 128);
+        var replyLength = FormatAckReply(scratch, dc, message.Sequence, dseq, message.Timestamp, pending);
+        ReadOnlySpan<byte> reply = scratch.AsSpan(0, replyLength);
+        var subjectLength = Encoding.UTF8.GetBytes(message.Subject, scratch.AsSpan(replyLength));
+        ReadOnlySpan<byte> subject = scratch.AsSpan(replyLength, subjectLength);
         var header = message.Header.Span;
         var data = message.Data.Span;
         byte[]? headersOnly = null;
@@ -237,8 +242,8 @@ internal sealed partial class JsConsumer
             header = headersOnly;
             data = default;
         }
-        var to = request is not null ? request.ReplyBytes : Encoding.UTF8.GetBytes(_config.DeliverSubject!);
-        _transport.Deliver(Account, to, Encoding.UTF8.GetBytes(message.Subject), reply, header, data);
+        var to = request is not null ? request.ReplyBytes : DeliverSubjectBytes();
+        _transport.Deliver(Account, to, subject, reply, header, data);
         _lastDelivered = nowNanos;
         _lastPushSend = Environment.TickCount64;
         if (ackPolicy == AckPolicyKind.None)

@@ -1,3 +1,4 @@
+using System.Buffers.Text;
 using System.Globalization;
 using System.Text;
 using Microsoft.Extensions.Logging;
@@ -372,6 +373,55 @@ internal sealed partial class JsConsumer : IDisposable
     private void SendStatus(byte[] to, string header) =>
         _transport.Publish(Account, to, default, Encoding.ASCII.GetBytes(header), default);
 
-    private string AckReply(ulong dc, ulong sseq, ulong dseq, long ts, ulong pending) =>
-        string.Create(CultureInfo.InvariantCulture, $"$JS.ACK.{Stream.Name}.{Name}.{dc}.{sseq}.{dseq}.{ts}.{pending}");
+    // Delivery builds the ack reply and the message subject in one reused buffer (under _lock), so a
+    // delivered message allocates no strings or byte arrays.
+    private byte[] _deliveryScratch = new byte[256];
+    private byte[]? _ackPrefix;
+    private byte[]? _deliverSubjectBytes;
+    private string? _deliverSubjectOf;
+
+    private byte[] DeliveryScratch(int extra)
+    {
+        _ackPrefix ??= Encoding.UTF8.GetBytes($"$JS.ACK.{Stream.Name}.{Name}.");
+        var needed = _ackPrefix.Length + extra;
+        if (_deliveryScratch.Length < needed)
+        {
+            _deliveryScratch = new byte[Math.Max(needed, _deliveryScratch.Length * 2)];
+        }
+        return _deliveryScratch;
+    }
+
+    /// <summary><c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.&lt;dc&gt;.&lt;sseq&gt;.&lt;dseq&gt;.&lt;ts&gt;.&lt;pending&gt;</c> into
+    /// <paramref name="buffer"/> (sized by <see cref="DeliveryScratch"/>); returns its length.</summary>
+    private int FormatAckReply(Span<byte> buffer, ulong dc, ulong sseq, ulong dseq, long ts, ulong pending)
+    {
+        var prefix = _ackPrefix!;
+        prefix.CopyTo(buffer);
+        var length = prefix.Length;
+        Utf8Formatter.TryFormat(dc, buffer[length..], out var written);
+        length += written;
+        buffer[length++] = (byte)'.';
+        Utf8Formatter.TryFormat(sseq, buffer[length..], out written);
+        length += written;
+        buffer[length++] = (byte)'.';
+        Utf8Formatter.TryFormat(dseq, buffer[length..], out written);
+        length += written;
+        buffer[length++] = (byte)'.';
+        Utf8Formatter.TryFormat(ts, buffer[length..], out written);
+        length += written;
+        buffer[length++] = (byte)'.';
+        Utf8Formatter.TryFormat(pending, buffer[length..], out written);
+        return length + written;
+    }
+
+    private byte[] DeliverSubjectBytes()
+    {
+        var subject = _config.DeliverSubject!;
+        if (!ReferenceEquals(subject, _deliverSubjectOf))
+        {
+            _deliverSubjectBytes = Encoding.UTF8.GetBytes(subject);
+            _deliverSubjectOf = subject;
+        }
+        return _deliverSubjectBytes!;
+    }
 }

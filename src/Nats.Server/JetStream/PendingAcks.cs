@@ -1,0 +1,98 @@
+namespace Nats.Server.JetStream;
+
+/// <summary>
+/// PubAcks waiting for one group commit round: every publish covered by the same durability ticket
+/// joins one batch, and when the round completes a single continuation sends the whole batch under one
+/// publish lock with one write per receiving client. Reply subjects are copied into one reused buffer,
+/// so a waiting ack allocates nothing in steady state.
+/// </summary>
+internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
+{
+    private readonly Lock _lock = new();
+    private Batch? _open;
+    private Batch? _spare;
+
+    /// <summary>Queues the ack of <paramref name="seq"/> to <paramref name="reply"/> until <paramref name="durable"/> completes.</summary>
+    public void Add(Task durable, ReadOnlySpan<byte> reply, ulong seq)
+    {
+        lock (_lock)
+        {
+            var batch = _open;
+            if (batch is null || !ReferenceEquals(batch.Durable, durable))
+            {
+                batch = _spare ?? new Batch();
+                _spare = null;
+                batch.Durable = durable;
+                _open = batch;
+                batch.Owner = this;
+                batch.Add(reply, seq);
+                durable.ContinueWith(static (_, state) => ((PendingAcks.Batch)state!).Owner!.Complete((PendingAcks.Batch)state), batch,
+                    CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+                return;
+            }
+            batch.Add(reply, seq);
+        }
+    }
+
+    private void Complete(Batch batch)
+    {
+        lock (_lock)
+        {
+            // From here on no publish joins this batch: a later one with the same ticket starts a new batch.
+            if (ReferenceEquals(_open, batch))
+            {
+                _open = null;
+            }
+        }
+        try
+        {
+            send(batch);
+        }
+        finally
+        {
+            batch.Clear();
+            lock (_lock)
+            {
+                _spare = batch;
+            }
+        }
+    }
+
+    internal sealed class Batch
+    {
+        private byte[] _replies = new byte[4096];
+        private int _used;
+        private (int Offset, int Length, ulong Seq)[] _entries = new (int, int, ulong)[64];
+
+        public Task Durable = Task.CompletedTask;
+        public PendingAcks? Owner;
+
+        public int Count { get; private set; }
+
+        public ReadOnlySpan<byte> Reply(int index) => _replies.AsSpan(_entries[index].Offset, _entries[index].Length);
+
+        public ulong Seq(int index) => _entries[index].Seq;
+
+        public void Add(ReadOnlySpan<byte> reply, ulong seq)
+        {
+            if (_used + reply.Length > _replies.Length)
+            {
+                Array.Resize(ref _replies, Math.Max(_replies.Length * 2, _used + reply.Length));
+            }
+            if (Count == _entries.Length)
+            {
+                Array.Resize(ref _entries, _entries.Length * 2);
+            }
+            reply.CopyTo(_replies.AsSpan(_used));
+            _entries[Count++] = (_used, reply.Length, seq);
+            _used += reply.Length;
+        }
+
+        public void Clear()
+        {
+            _used = 0;
+            Count = 0;
+            Durable = Task.CompletedTask;
+        }
+    }
+}
