@@ -346,63 +346,8 @@ internal static class AuthConfigBinder
         return rp;
     }
 
-    /// <summary>Go's time.ParseDuration for the units configs use: "1h30m", "2m", "1.5s", "500ms", "-1s".</summary>
-    internal static bool TryParseGoDuration(string text, out TimeSpan duration)
-    {
-        duration = TimeSpan.Zero;
-        var s = text.AsSpan();
-        var negative = false;
-        if (s.Length > 0 && (s[0] == '-' || s[0] == '+'))
-        {
-            negative = s[0] == '-';
-            s = s[1..];
-        }
-        if (s.SequenceEqual("0"))
-        {
-            return true;
-        }
-        if (s.IsEmpty)
-        {
-            return false;
-        }
-        double ticks = 0;
-        while (!s.IsEmpty)
-        {
-            var n = 0;
-            while (n < s.Length && (char.IsAsciiDigit(s[n]) || s[n] == '.'))
-            {
-                n++;
-            }
-            if (n == 0 || !double.TryParse(s[..n], NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var amount))
-            {
-                return false;
-            }
-            s = s[n..];
-            var u = 0;
-            while (u < s.Length && !char.IsAsciiDigit(s[u]) && s[u] != '.')
-            {
-                u++;
-            }
-            double unit = s[..u] switch
-            {
-                "ns" => 0.01,
-                "us" or "µs" or "μs" => 10,
-                "ms" => TimeSpan.TicksPerMillisecond,
-                "s" => TimeSpan.TicksPerSecond,
-                "m" => TimeSpan.TicksPerMinute,
-                "h" => TimeSpan.TicksPerHour,
-                _ => -1,
-            };
-            if (unit < 0)
-            {
-                return false;
-            }
-            ticks += amount * unit;
-            s = s[u..];
-        }
-        duration = TimeSpan.FromTicks((long)(negative ? -ticks : ticks));
-        return true;
-    }
+    /// <summary>Go's time.ParseDuration, as every other config duration is parsed (<see cref="GoDuration"/>).</summary>
+    internal static bool TryParseGoDuration(string text, out TimeSpan duration) => GoDuration.TryParse(text, out duration, out _);
 
     private static string GoTypeName(object value) => value switch
     {
