@@ -38,6 +38,7 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
         // Connection I/O continues on the socket's completion thread instead of hopping through the
         // thread pool: the NATS read loop never blocks, and the hop per read halved WebSocket throughput.
         builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
+        builder.Services.AddSingleton<Microsoft.AspNetCore.Connections.IMemoryPoolFactory<byte>>(new LargeBlockMemoryPool.Factory());
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
