@@ -19,7 +19,7 @@ internal sealed class WebSocketStreamTransport : ClientTransport
 
     private readonly Stream _stream;
     private readonly EndPoint? _remote;
-    private readonly FrameDecoder _decoder = new();
+    private readonly FrameDecoder _decoder;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
     private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     // Plain arrays, not pooled: a read may still be pending on them when the connection is torn down.
@@ -32,8 +32,9 @@ internal sealed class WebSocketStreamTransport : ClientTransport
     private bool _closeReceived;
     private int _closeSent;
 
-    public WebSocketStreamTransport(Stream stream, EndPoint? remote)
+    public WebSocketStreamTransport(Stream stream, EndPoint? remote, bool clientMasks = true)
     {
+        _decoder = new FrameDecoder { ExpectMasked = clientMasks };
         _stream = stream;
         _remote = remote;
     }
