@@ -15,8 +15,8 @@ internal sealed class LargeBlockMemoryPool : MemoryPool<byte>
 {
     public const int BlockSize = 64 * 1024;
 
-    // Idle blocks kept for reuse; beyond this, returned blocks are left to the GC.
-    private const int MaxRetained = 256;
+    // Idle blocks kept for reuse (4 MiB); beyond this, returned blocks are left to the GC.
+    private const int MaxRetained = 64;
 
     private readonly ConcurrentQueue<Block> _free = new();
     private int _retained;
