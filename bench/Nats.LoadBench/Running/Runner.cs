@@ -141,6 +141,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     private async Task<RoundResult> MeasureAsync(Scenario sc, string label, bool isOurs, Endpoint ep, ServerProcess? server)
     {
         RoundResult result;
+        double? cpu = null;
         try
         {
             if (!options.Smoke)
@@ -151,7 +152,9 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
             var settings = options.Smoke
                 ? new RunSettings(TimeSpan.Zero, sc.SmokeCount, ++_runId)
                 : new RunSettings(options.Duration, 0, ++_runId);
+            var cpuBefore = server?.CpuSeconds();
             var m = await RunOnceAsync(sc, ep, settings, server);
+            cpu = server?.CpuSeconds() - cpuBefore;
             result = m.CountsOk
                 ? new RoundResult(Outcome.Ok, m, null)
                 : new RoundResult(Outcome.Failed, m, $"messages lost: received {m.Messages:N0} of {m.Expected:N0}");
@@ -165,7 +168,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
             result = new RoundResult(Outcome.Failed, null, Short(ex.Message));
         }
 
-        result = result with { Memory = server?.Memory() };
+        result = result with { Memory = server?.Memory(), CpuSeconds = cpu };
         Report(label, result);
         return result;
     }
@@ -202,6 +205,10 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     private void Report(string label, RoundResult result)
     {
         string mem = result.Memory is { } mm ? $"  [rss peak {mm.PeakMb:F0} MB, end {mm.ResidentMb:F0} MB]" : "";
+        if (result is { CpuSeconds: { } cpu, Measurement.Messages: > 0 })
+        {
+            mem += $"  [server cpu {cpu:F2} s, {cpu * 1e9 / result.Measurement.Messages:F0} ns/msg]";
+        }
         log.WriteLine(result.Outcome switch
         {
             Outcome.Ok => $"   {label,-5} {result.Measurement!.Messages,12:N0} msgs in {result.Measurement.Seconds,6:F2} s = {result.Measurement.MsgPerSec,12:N0} msg/s"

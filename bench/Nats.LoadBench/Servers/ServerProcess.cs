@@ -192,6 +192,26 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>Peak and current resident memory of the server process, read while it still runs.</summary>
     public ServerMemory? Memory() => _process.HasExited ? null : ServerMemory.Read(_process.Id);
 
+    /// <summary>
+    /// CPU time (user + system) the server process has used so far, from /proc/PID/stat; null if
+    /// unreadable. Per message it is a cost figure that survives a busy machine better than msg/s.
+    /// </summary>
+    public double? CpuSeconds()
+    {
+        try
+        {
+            var stat = File.ReadAllText($"/proc/{_process.Id}/stat");
+            // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+            var fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+            var ticks = long.Parse(fields[11], System.Globalization.CultureInfo.InvariantCulture) + long.Parse(fields[12], System.Globalization.CultureInfo.InvariantCulture);
+            return ticks / 100.0;
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or FormatException or IndexOutOfRangeException)
+        {
+            return null;
+        }
+    }
+
     public void Dispose()
     {
         try

@@ -27,9 +27,9 @@ internal sealed partial class ClientConnection
                 {
                     received = await _transport.ReceiveAsync(buffer.AsMemory(filled), CancellationToken.None).ConfigureAwait(false);
                 }
-                catch (Transport.TlsHandshakeFailedException)
+                catch (Transport.TlsHandshakeFailedException e)
                 {
-                    CloseConnection(ClosedReason.TlsHandshakeError);
+                    CloseConnection(e.Throttled ? ClosedReason.MaxConnectionsExceeded : ClosedReason.TlsHandshakeError);
                     break;
                 }
                 catch (Exception ex) when (ex is SocketException or ObjectDisposedException or IOException)

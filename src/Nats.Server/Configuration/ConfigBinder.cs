@@ -17,7 +17,7 @@ internal sealed class ConfigBinder
         "disable_sublist_cache", "no_sublist_cache",
         "cluster", "gateway", "leaf", "leafnodes",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "ocsp",
-        "allow_non_tls", "operator", "operators", "roots", "root",
+        "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
         "resolver_preload", "resolver_pinned_accounts", "trusted", "trusted_keys", "connect_error_reports",
         "reconnect_error_reports", "server_tags", "default_js_domain",
@@ -194,6 +194,9 @@ internal sealed class ConfigBinder
                 break;
             case "no_header_support":
                 _options.NoHeaderSupport = Bool(v);
+                break;
+            case "allow_non_tls":
+                _options.AllowNonTls = Bool(v);
                 break;
             case "authorization":
                 BindAuthorization(v);

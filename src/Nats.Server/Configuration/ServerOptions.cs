@@ -97,6 +97,9 @@ public sealed class ServerOptions
     /// <summary>The loaded certificates of <see cref="Tls"/>, set whenever <see cref="Tls"/> is.</summary>
     public Tls.TlsServerContext? TlsContext { get; set; }
 
+    /// <summary>allow_non_tls: with tls {}, plain clients are served on the same port (INFO says tls_available).</summary>
+    public bool AllowNonTls { get; set; }
+
     /// <summary>True when authorization.timeout was given; otherwise TLS raises the default, as Go's getDefaultAuthTimeout.</summary>
     public bool AuthTimeoutExplicit { get; set; }
 

@@ -356,7 +356,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
     }
 
     private void AcceptClient(Socket socket) =>
-        AdmitClient(Options.TlsContext is { } tls ? new TlsTransport(socket, tls, _clientLogger) : new SocketTransport(socket));
+        AdmitClient(Options.TlsContext is { } tls ? new TlsTransport(socket, tls, _clientLogger, Options.AllowNonTls) : new SocketTransport(socket));
 
     internal ulong NextClientId() => (ulong)Interlocked.Increment(ref _nextClientId);
 
@@ -379,7 +379,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
         Port = Port,
         Headers = !options.NoHeaderSupport,
         AuthRequired = authenticator.AdvertiseAuthRequired,
-        TlsRequired = options.TlsContext is not null,
+        // Go: with allow_non_tls, tls_required gives way to tls_available (handshake_first keeps it required).
+        TlsRequired = options.TlsContext is not null && (!options.AllowNonTls || options.TlsContext.Options.HandshakeFirst),
+        TlsAvailable = options.TlsContext is not null && options.AllowNonTls && !options.TlsContext.Options.HandshakeFirst,
         TlsVerify = options.TlsContext?.Verify == true,
         MaxPayload = options.MaxPayload,
         JetStream = options.JetStream.Enabled,

@@ -25,6 +25,9 @@ internal sealed class ServerInfo
     public bool Headers { get; init; }
     public bool AuthRequired { get; init; }
     public bool TlsRequired { get; init; }
+
+    /// <summary>allow_non_tls: TLS is offered, not required.</summary>
+    public bool TlsAvailable { get; init; }
     public bool TlsVerify { get; init; }
     public int MaxPayload { get; init; }
     public bool JetStream { get; init; }
@@ -59,6 +62,10 @@ internal sealed class ServerInfo
             if (TlsVerify)
             {
                 json.WriteBoolean("tls_verify", true);
+            }
+            if (TlsAvailable)
+            {
+                json.WriteBoolean("tls_available", true);
             }
             json.WriteNumber("max_payload", maxPayload ?? MaxPayload);
             if (JetStream)

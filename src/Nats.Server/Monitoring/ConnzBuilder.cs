@@ -151,6 +151,8 @@ internal static class ConnzBuilder
             {
                 info.AuthorizedUser = client.RawAuthUser;
                 info.Account = ConnectionSnapshot.VisibleAccount(client.Account.Name);
+                // Go fills these for open connections only (its closed records are made without auth).
+                info.TlsPeerCerts = TlsPeerCert.From(client.TlsState?.PeerCertificate);
             }
             infos.Add(info);
         }

@@ -40,6 +40,7 @@ internal sealed class ConnInfo
     [JsonPropertyName("version"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Version { get; set; }
     [JsonPropertyName("tls_version"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? TlsVersion { get; set; }
     [JsonPropertyName("tls_cipher_suite"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? TlsCipherSuite { get; set; }
+    [JsonPropertyName("tls_peer_certs"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<TlsPeerCert>? TlsPeerCerts { get; set; }
     [JsonPropertyName("authorized_user"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? AuthorizedUser { get; set; }
     [JsonPropertyName("account"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Account { get; set; }
     [JsonPropertyName("subscriptions_list"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? SubscriptionsList { get; set; }
@@ -61,4 +62,31 @@ internal sealed class SubDetail
     [JsonPropertyName("msgs")] public long Msgs { get; set; }
     [JsonPropertyName("max"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public long Max { get; set; }
     [JsonPropertyName("cid")] public ulong Cid { get; set; }
+}
+
+/// <summary>A client certificate in /connz?auth=1 (TLSPeerCert in monitor.go).</summary>
+internal sealed class TlsPeerCert
+{
+    [JsonPropertyName("subject"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Subject { get; set; }
+    [JsonPropertyName("spki_sha256"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? SpkiSha256 { get; set; }
+    [JsonPropertyName("cert_sha256"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? CertSha256 { get; set; }
+
+    /// <summary>Go's makePeerCerts for the certificate the client presented; null without one.</summary>
+    public static List<TlsPeerCert>? From(System.Security.Cryptography.X509Certificates.X509Certificate2? certificate)
+    {
+        if (certificate is null)
+        {
+            return null;
+        }
+        var subject = Tls.CertificateIdentity.From(certificate).Subject;
+        return
+        [
+            new TlsPeerCert
+            {
+                Subject = subject.Length == 0 ? null : subject,
+                SpkiSha256 = Convert.ToHexStringLower(System.Security.Cryptography.SHA256.HashData(certificate.PublicKey.ExportSubjectPublicKeyInfo())),
+                CertSha256 = Convert.ToHexStringLower(System.Security.Cryptography.SHA256.HashData(certificate.RawData)),
+            },
+        ];
+    }
 }

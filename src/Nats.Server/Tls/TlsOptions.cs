@@ -46,7 +46,7 @@ public sealed class TlsOptions
     /// <summary>pinned_certs: lower-case hex SHA-256 of the client certificate's SubjectPublicKeyInfo.</summary>
     public HashSet<string>? PinnedCerts { get; set; }
 
-    /// <summary>connection_rate_limit (accepted; not enforced yet).</summary>
+    /// <summary>connection_rate_limit: TLS handshakes allowed per second (Go's rateCounter); 0 is no limit.</summary>
     public long RateLimit { get; set; }
 
     public double EffectiveTimeoutSeconds => Timeout > 0 ? Timeout : DefaultTimeoutSeconds;

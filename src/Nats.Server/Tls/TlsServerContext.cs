@@ -37,6 +37,9 @@ public sealed class TlsServerContext
 
     public TimeSpan Timeout => TimeSpan.FromSeconds(Options.EffectiveTimeoutSeconds);
 
+    /// <summary>connection_rate_limit's counter; null without a limit.</summary>
+    internal ConnectionRateCounter? RateCounter { get; private init; }
+
     /// <summary>Loads the files; throws <see cref="InvalidOperationException"/> with Go's error text.</summary>
     public static TlsServerContext Create(TlsOptions options)
     {
@@ -109,7 +112,7 @@ public sealed class TlsServerContext
             policy = new CipherSuitesPolicy(suites.Concat(TlsNames.Tls13Suites).Distinct());
         }
         var context = SslStreamCertificateContext.Create(leaf, intermediates, offline: true);
-        return new TlsServerContext(options, context, leaf, cas, policy);
+        return new TlsServerContext(options, context, leaf, cas, policy) { RateCounter = options.RateLimit > 0 ? new ConnectionRateCounter(options.RateLimit) : null };
     }
 
     /// <summary>The SslStream options for one connection; <paramref name="verifier"/> records why a client certificate was refused.</summary>

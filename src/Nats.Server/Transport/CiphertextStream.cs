@@ -4,9 +4,9 @@ namespace Nats.Server.Transport;
 
 /// <summary>
 /// SslStream's inner stream on a TLS connection. Reads and the handshake go to the network; while
-/// <see cref="Capturing"/> is set, the records SslStream writes are kept here instead, so the
-/// transport can push them with a non-blocking send (the inline flush) and keep what the socket did
-/// not take, in order, for the next send.
+/// <see cref="Capturing"/> is set, the records SslStream writes go out with a non-blocking send
+/// straight from SslStream's buffer (the inline flush), and what the socket did not take is kept
+/// here, in order, for the next send.
 /// </summary>
 internal sealed class CiphertextStream(NetworkStream network) : Stream
 {
@@ -16,6 +16,9 @@ internal sealed class CiphertextStream(NetworkStream network) : Stream
     private int _end;
 
     public volatile bool Capturing;
+
+    // A non-blocking send in Write failed: the connection is broken, and the next send says so.
+    private bool _broken;
 
     public bool HasPending
     {
@@ -31,9 +34,13 @@ internal sealed class CiphertextStream(NetworkStream network) : Stream
     /// <summary>Sends captured ciphertext without blocking: true when all of it went out, false when the socket is full.</summary>
     public bool TrySendPending(Socket socket, out bool broken)
     {
-        broken = false;
         lock (_sync)
         {
+            broken = _broken;
+            if (broken)
+            {
+                return false;
+            }
             while (_end > _start)
             {
                 var sent = socket.Send(_pending.AsSpan(_start, _end - _start), SocketFlags.None, out var error);
@@ -61,6 +68,10 @@ internal sealed class CiphertextStream(NetworkStream network) : Stream
             ReadOnlyMemory<byte> chunk;
             lock (_sync)
             {
+                if (_broken)
+                {
+                    throw new IOException("TLS connection broken");
+                }
                 if (_end == _start)
                 {
                     _start = _end = 0;
@@ -136,6 +147,22 @@ internal sealed class CiphertextStream(NetworkStream network) : Stream
     {
         lock (_sync)
         {
+            if (_end == _start && !_broken)
+            {
+                // Nothing queued ahead: send from SslStream's own buffer and keep only what the socket refused.
+                _start = _end = 0;
+                var sent = network.Socket.Send(data, SocketFlags.None, out var error);
+                if (error is not (SocketError.Success or SocketError.WouldBlock))
+                {
+                    _broken = true;
+                    return;
+                }
+                data = data[Math.Max(sent, 0)..];
+                if (data.IsEmpty)
+                {
+                    return;
+                }
+            }
             if (_end + data.Length > _pending.Length)
             {
                 var live = _end - _start;

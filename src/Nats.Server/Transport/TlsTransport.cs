@@ -15,6 +15,10 @@ namespace Nats.Server.Transport;
 /// the tls timeout. With handshake_first the handshake comes before INFO. Sends issued before the
 /// handshake finished wait for it; each send is one SslStream write of a whole outbound chunk, so
 /// messages are encrypted in batches, never one by one.
+/// As Go's createClient: handshake_first with a fallback delay waits that long for the client's hello
+/// and sends INFO in plain text if none came; allow_non_tls looks at the first byte after INFO and
+/// serves a client that does not start a handshake in plain text; connection_rate_limit refuses
+/// handshakes over the limit with Go's -ERR.
 /// </summary>
 internal sealed class TlsTransport : ClientTransport
 {
@@ -28,11 +32,18 @@ internal sealed class TlsTransport : ClientTransport
     private readonly ClientCertificateVerifier _verifier;
     private readonly TaskCompletionSource _infoSent = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource<bool> _handshake = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    // handshake_first with a fallback delay: true once the client spoke first (TLS first), false when INFO goes first.
+    private readonly TaskCompletionSource<bool>? _tlsFirst;
+    private readonly bool _allowNonTls;
     private int _handshakeStarted;
     private int _aborted;
+    // allow_non_tls and the client did not start a handshake: the socket carries plain text.
+    private volatile bool _plain;
+    private ClosedReasonHint _failure = ClosedReasonHint.HandshakeError;
 
-    public TlsTransport(Socket socket, TlsServerContext context, ILogger logger)
+    public TlsTransport(Socket socket, TlsServerContext context, ILogger logger, bool allowNonTls = false)
     {
+        _allowNonTls = allowNonTls;
         _socket = socket;
         _socket.NoDelay = true;
         _context = context;
@@ -47,7 +58,14 @@ internal sealed class TlsTransport : ClientTransport
         _ssl = new SslStream(_cipher, leaveInnerStreamOpen: true);
         if (context.Options.HandshakeFirst)
         {
-            _infoSent.TrySetResult();
+            if (context.Options.HandshakeFirstFallback > TimeSpan.Zero)
+            {
+                _tlsFirst = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            }
+            else
+            {
+                _infoSent.TrySetResult();
+            }
         }
     }
 
@@ -66,6 +84,16 @@ internal sealed class TlsTransport : ClientTransport
         if (!Secured || Volatile.Read(ref _aborted) != 0)
         {
             return 0;
+        }
+        if (_plain)
+        {
+            var sent = _socket.Send(data, SocketFlags.None, out var error);
+            return error switch
+            {
+                SocketError.Success => sent,
+                SocketError.WouldBlock => Math.Max(sent, 0),
+                _ => -1,
+            };
         }
         try
         {
@@ -119,7 +147,7 @@ internal sealed class TlsTransport : ClientTransport
     {
         if (_handshake.Task.IsCompletedSuccessfully && _handshake.Task.Result)
         {
-            return _ssl.ReadAsync(buffer, cancellationToken);
+            return _plain ? _socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken) : _ssl.ReadAsync(buffer, cancellationToken);
         }
         return HandshakeThenReceiveAsync(buffer, cancellationToken);
     }
@@ -160,6 +188,11 @@ internal sealed class TlsTransport : ClientTransport
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<int> SendInfoAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
     {
+        if (_tlsFirst is { } tlsFirst && await tlsFirst.Task.ConfigureAwait(false))
+        {
+            // The client started TLS within the fallback delay: INFO goes out encrypted, as with handshake_first.
+            return await WriteSecureAsync(data, cancellationToken).ConfigureAwait(false);
+        }
         var total = 0;
         while (total < data.Length)
         {
@@ -180,6 +213,15 @@ internal sealed class TlsTransport : ClientTransport
         if (!_handshake.Task.Result)
         {
             return data.Length;
+        }
+        if (_plain)
+        {
+            var total = 0;
+            while (total < data.Length)
+            {
+                total += await _socket.SendAsync(data[total..], SocketFlags.None, cancellationToken).ConfigureAwait(false);
+            }
+            return total;
         }
         await _cipher.SendPendingAsync(_socket, cancellationToken).ConfigureAwait(false);
         if (data.Length == 0)
@@ -208,7 +250,11 @@ internal sealed class TlsTransport : ClientTransport
         }
         if (!await _handshake.Task.ConfigureAwait(false))
         {
-            throw new TlsHandshakeFailedException();
+            throw new TlsHandshakeFailedException(_failure == ClosedReasonHint.Throttled);
+        }
+        if (_plain)
+        {
+            return await _socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken).ConfigureAwait(false);
         }
         return await _ssl.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
     }
@@ -220,7 +266,37 @@ internal sealed class TlsTransport : ClientTransport
         var timedOut = false;
         try
         {
+            if (_tlsFirst is { } tlsFirst)
+            {
+                // Go waits this long for any byte; only a TLS-first client speaks before INFO.
+                var spoke = await PeekAsync(_context.Options.HandshakeFirstFallback).ConfigureAwait(false) > 0;
+                if (spoke)
+                {
+                    _infoSent.TrySetResult();
+                }
+                tlsFirst.TrySetResult(spoke);
+            }
             await _infoSent.Task.WaitAsync(timeout.Token).ConfigureAwait(false);
+            var tlsFirstNow = _context.Options.HandshakeFirst && (_tlsFirst is null || _tlsFirst.Task.Result);
+            if (_allowNonTls && !tlsFirstNow)
+            {
+                // Go reads up to 4 bytes within the TLS timeout: a handshake record starts with 0x16, anything else (or nothing) is plain.
+                var first = new byte[1];
+                var peeked = await PeekAsync(_context.Timeout, first).ConfigureAwait(false);
+                if (peeked == 0 || first[0] != 0x16)
+                {
+                    _plain = true;
+                    _handshake.TrySetResult(true);
+                    return;
+                }
+            }
+            if (_context.RateCounter is { } rate && !rate.Allow(_logger))
+            {
+                _failure = ClosedReasonHint.Throttled;
+                await SendPlainAsync("-ERR 'Connection throttling is active. Please try again later.'\r\n"u8.ToArray()).ConfigureAwait(false);
+                _handshake.TrySetResult(false);
+                return;
+            }
             _logger.LogDebug("{Client} - Starting TLS client connection handshake", _client);
             error = await CheckFirstRecordAsync(timeout.Token).ConfigureAwait(false);
             if (error is null)
@@ -256,6 +332,39 @@ internal sealed class TlsTransport : ClientTransport
             }
         }
         _handshake.TrySetResult(false);
+    }
+
+    /// <summary>Peeks at what the client sent within <paramref name="wait"/>; 0 when nothing came (or the connection ended).</summary>
+    private async Task<int> PeekAsync(TimeSpan wait, byte[]? into = null)
+    {
+        using var timer = new CancellationTokenSource(wait);
+        try
+        {
+            return await _socket.ReceiveAsync(into ?? new byte[1], SocketFlags.Peek, timer.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (timer.IsCancellationRequested)
+        {
+            return 0;
+        }
+        catch (SocketException)
+        {
+            return 0;
+        }
+    }
+
+    private async Task SendPlainAsync(byte[] data)
+    {
+        try
+        {
+            var total = 0;
+            while (total < data.Length)
+            {
+                total += await _socket.SendAsync(data.AsMemory(total), SocketFlags.None).ConfigureAwait(false);
+            }
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+        }
     }
 
     /// <summary>
@@ -307,8 +416,21 @@ internal sealed class TlsTransport : ClientTransport
     };
 }
 
-/// <summary>The TLS handshake failed (already logged); the client closes with Go's "TLS Handshake Failure".</summary>
-internal sealed class TlsHandshakeFailedException() : IOException("TLS handshake failed");
+/// <summary>
+/// The TLS handshake failed (already logged); the client closes with Go's "TLS Handshake Failure", or
+/// "Maximum Connections Exceeded" when connection_rate_limit refused it.
+/// </summary>
+internal sealed class TlsHandshakeFailedException(bool throttled = false) : IOException("TLS handshake failed")
+{
+    public bool Throttled { get; } = throttled;
+}
+
+/// <summary>Why a TLS transport's handshake did not happen, for the close reason.</summary>
+internal enum ClosedReasonHint
+{
+    HandshakeError,
+    Throttled,
+}
 
 /// <summary>What monitoring and authentication see of an established TLS session.</summary>
 internal sealed record TlsConnectionState(string Version, string CipherSuite, X509Certificate2? PeerCertificate);

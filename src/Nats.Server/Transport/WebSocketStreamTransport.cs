@@ -19,19 +19,22 @@ internal sealed class WebSocketStreamTransport : ClientTransport
 
     private readonly Stream _stream;
     private readonly EndPoint? _remote;
-    private readonly FrameDecoder _decoder = new();
+    private readonly FrameDecoder _decoder;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
     private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     // Plain arrays, not pooled: a read may still be pending on them when the connection is torn down.
     private readonly byte[] _receive = new byte[ReceiveBufferSize];
     private byte[] _send = new byte[16 * 1024];
+    // An inline write whose flush waits for Kestrel's output pipe; _send stays untouched until it completes.
+    private volatile Task? _pendingWrite;
     private int _start;
     private int _end;
     private bool _closeReceived;
     private int _closeSent;
 
-    public WebSocketStreamTransport(Stream stream, EndPoint? remote)
+    public WebSocketStreamTransport(Stream stream, EndPoint? remote, bool clientMasks = true)
     {
+        _decoder = new FrameDecoder { ExpectMasked = clientMasks };
         _stream = stream;
         _remote = remote;
     }
@@ -105,21 +108,68 @@ internal sealed class WebSocketStreamTransport : ClientTransport
         }
     }
 
+    /// <summary>
+    /// Kestrel's upgraded stream copies a write into its output pipe before returning, and its flush
+    /// only waits when the pipe is over its limit: so a batch can be framed and handed over from the
+    /// publisher's read loop without blocking (the inline flush), and a flush that would wait is left
+    /// pending for the write loop (<see cref="HasPendingOutput"/>).
+    /// </summary>
+    public override bool CanSendNow => true;
+
+    public override bool HasPendingOutput => _pendingWrite is not null;
+
+    public override int TrySendNow(ReadOnlySpan<byte> data)
+    {
+        if (!_writeLock.Wait(0))
+        {
+            // A control frame is going out: the write loop takes over.
+            return 0;
+        }
+        try
+        {
+            if (_pendingWrite is { } pending)
+            {
+                if (!pending.IsCompletedSuccessfully)
+                {
+                    // Still waiting for the pipe (or failed: the write loop reports it).
+                    return 0;
+                }
+                _pendingWrite = null;
+            }
+            var write = _stream.WriteAsync(Frame(data), CancellationToken.None);
+            if (!write.IsCompleted)
+            {
+                _pendingWrite = write.AsTask();
+                return data.Length;
+            }
+            write.GetAwaiter().GetResult();
+            return data.Length;
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException or OperationCanceledException or InvalidOperationException)
+        {
+            return -1;
+        }
+        finally
+        {
+            _writeLock.Release();
+        }
+    }
+
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public override async ValueTask<int> SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
     {
         await _writeLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            // Header and payload in one buffer, so a batch is one frame and one write to the connection.
-            var needed = data.Length + MaxFrameHeader;
-            if (_send.Length < needed)
+            if (_pendingWrite is { } pending)
             {
-                _send = new byte[Math.Max(needed, _send.Length * 2)];
+                _pendingWrite = null;
+                await pending.ConfigureAwait(false);
             }
-            var headerLength = FrameDecoder.WriteHeader(_send, 0x2, data.Length);
-            data.Span.CopyTo(_send.AsSpan(headerLength));
-            await _stream.WriteAsync(_send.AsMemory(0, headerLength + data.Length), cancellationToken).ConfigureAwait(false);
+            if (data.Length > 0)
+            {
+                await _stream.WriteAsync(Frame(data.Span), cancellationToken).ConfigureAwait(false);
+            }
         }
         catch (Exception e) when (e is OperationCanceledException or InvalidOperationException)
         {
@@ -130,6 +180,19 @@ internal sealed class WebSocketStreamTransport : ClientTransport
             _writeLock.Release();
         }
         return data.Length;
+    }
+
+    /// <summary>Header and payload in one buffer, so a batch is one frame and one write to the connection.</summary>
+    private ReadOnlyMemory<byte> Frame(ReadOnlySpan<byte> data)
+    {
+        var needed = data.Length + MaxFrameHeader;
+        if (_send.Length < needed)
+        {
+            _send = new byte[Math.Max(needed, _send.Length * 2)];
+        }
+        var headerLength = FrameDecoder.WriteHeader(_send, 0x2, data.Length);
+        data.CopyTo(_send.AsSpan(headerLength));
+        return _send.AsMemory(0, headerLength + data.Length);
     }
 
     /// <summary>Sends the normal close frame unless one went out already (as the SDK's CloseOutputAsync would).</summary>
@@ -156,6 +219,11 @@ internal sealed class WebSocketStreamTransport : ClientTransport
         await _writeLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
+            if (_pendingWrite is { } pending)
+            {
+                _pendingWrite = null;
+                await pending.ConfigureAwait(false);
+            }
             await _stream.WriteAsync(frame, cancellationToken).ConfigureAwait(false);
         }
         finally

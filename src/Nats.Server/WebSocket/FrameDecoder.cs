@@ -34,6 +34,12 @@ internal sealed class FrameDecoder
     private int _maskPhase;
     private bool _inFragmentedMessage;
 
+    /// <summary>
+    /// Clients must mask their frames, unless they asked for Nats-No-Masking (as Go allows): then,
+    /// as in Go's wsRead, frames carry no masking key and the mask bit is not looked at.
+    /// </summary>
+    public bool ExpectMasked { get; init; } = true;
+
     public ReadOnlySpan<byte> ControlPayload => _control.AsSpan(0, ControlLength);
 
     public int ControlLength { get; private set; }
@@ -72,17 +78,18 @@ internal sealed class FrameDecoder
             var second = header[1];
             var opcode = first & 0x0F;
             var final = (first & 0x80) != 0;
-            if ((first & 0x70) != 0 || (second & 0x80) == 0)
+            if ((first & 0x70) != 0 || (ExpectMasked && (second & 0x80) == 0))
             {
                 frameEvent = FrameEvent.ProtocolError;
                 return consumed;
             }
             var length = (long)(second & 0x7F);
-            var headerLength = length switch
+            var keyLength = ExpectMasked ? 4 : 0;
+            var headerLength = keyLength + length switch
             {
-                126 => 8,
-                127 => 14,
-                _ => 6,
+                126 => 4,
+                127 => 10,
+                _ => 2,
             };
             if (header.Length < headerLength)
             {
@@ -102,7 +109,8 @@ internal sealed class FrameDecoder
                 }
                 length = (long)wide;
             }
-            var mask = BinaryPrimitives.ReadUInt32LittleEndian(header[(headerLength - 4)..]);
+            // An unmasked frame goes through the same path with a zero mask (a plain copy).
+            var mask = ExpectMasked ? BinaryPrimitives.ReadUInt32LittleEndian(header[(headerLength - 4)..]) : 0u;
             switch (opcode)
             {
                 case 0x0 when !_inFragmentedMessage:

@@ -20,6 +20,8 @@ namespace Nats.Server.WebSocket;
 /// </summary>
 internal sealed class WebSocketListener(NatsServer server, WebSocketOptions options, ILogger logger) : IAsyncDisposable
 {
+    private const string NoMaskingHeader = "Nats-No-Masking";
+
     private readonly OriginPolicy _origins = new(options.SameOrigin, options.AllowedOrigins);
     private WebApplication? _app;
 
@@ -38,6 +40,7 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
         // Connection I/O continues on the socket's completion thread instead of hopping through the
         // thread pool: the NATS read loop never blocks, and the hop per read halved WebSocket throughput.
         builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
+        builder.Services.AddSingleton<Microsoft.AspNetCore.Connections.IMemoryPoolFactory<byte>>(new LargeBlockMemoryPool.Factory());
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
@@ -141,8 +144,14 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
         headers.Connection = "Upgrade";
         headers.Upgrade = "websocket";
         headers.SecWebSocketAccept = accept;
+        // Go's wsUpgrade: a client that asks (first value exactly "true") may send unmasked frames; the answer says so.
+        var noMasking = context.Request.Headers[NoMaskingHeader].FirstOrDefault() == "true";
+        if (noMasking)
+        {
+            headers[NoMaskingHeader] = "true";
+        }
         var stream = await upgrade.UpgradeAsync().ConfigureAwait(false);
-        var transport = new WebSocketStreamTransport(stream, remote);
+        var transport = new WebSocketStreamTransport(stream, remote, clientMasks: !noMasking);
         server.AdmitClient(transport);
         // The write loop aborts the transport when the connection ends, whoever ended it.
         await transport.Closed.ConfigureAwait(false);

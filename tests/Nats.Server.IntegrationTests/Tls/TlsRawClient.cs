@@ -109,6 +109,30 @@ internal sealed class TlsRawClient : IAsyncDisposable
         }
     }
 
+    /// <summary>What arrives until the server closes or <paramref name="quiet"/> passes without a byte.</summary>
+    public async Task<string> ReadToCloseOrTimeoutAsync(TimeSpan quiet)
+    {
+        var all = new StringBuilder(_pending.ToString());
+        _pending.Clear();
+        try
+        {
+            while (true)
+            {
+                using var cts = new CancellationTokenSource(quiet);
+                var read = await _stream.ReadAsync(_buffer, cts.Token);
+                if (read == 0)
+                {
+                    return all.ToString();
+                }
+                all.Append(Encoding.UTF8.GetString(_buffer, 0, read));
+            }
+        }
+        catch (Exception e) when (e is IOException or OperationCanceledException)
+        {
+            return all.ToString();
+        }
+    }
+
     /// <summary>Reads until the server closes; returns what arrived (raw, without TLS).</summary>
     public async Task<string> ReadToCloseAsync()
     {

@@ -71,6 +71,39 @@ public sealed class WebSocketDifferentialTests
         }
     }
 
+    [Fact]
+    public async Task Nats_No_Masking_request_is_echoed_and_unmasked_frames_are_read_as_with_go()
+    {
+        await using var pair = await WebSocketPair.StartAsync("no_tls: true");
+        var results = new List<string>();
+        foreach (var (_, port) in pair.Ports)
+        {
+            await using var ws = await RawWebSocket.ConnectAsync(port, ["Nats-No-Masking: true"]);
+            Assert.Equal(101, ws.Status);
+            await ws.ReadTextUntilAsync("\r\n");
+            await ws.SendFrameAsync(2, Encoding.ASCII.GetBytes(Connect + "SUB a 1\r\nPUB a 2\r\nhi\r\nPING\r\n"), masked: false);
+            var transcript = await ws.ReadTextUntilAsync("PONG\r\n");
+            results.Add($"{ws.Headers.GetValueOrDefault("Nats-No-Masking")}|{transcript}");
+        }
+        Assert.Equal(results[0], results[1]);
+        Assert.Equal("true|MSG a 1 2\r\nhi\r\nPONG\r\n", results[1]);
+    }
+
+    [Fact]
+    public async Task Nats_No_Masking_other_than_true_keeps_masking_required_as_with_go()
+    {
+        await using var pair = await WebSocketPair.StartAsync("no_tls: true");
+        foreach (var (kind, port) in pair.Ports)
+        {
+            await using var ws = await RawWebSocket.ConnectAsync(port, ["Nats-No-Masking: yes"]);
+            Assert.False(ws.Headers.ContainsKey("Nats-No-Masking"), kind);
+            await ws.ReadTextUntilAsync("\r\n");
+            await ws.SendFrameAsync(2, Encoding.ASCII.GetBytes(Connect + "PING\r\n"), masked: false);
+            var code = await ws.ReadCloseCodeAsync();
+            Assert.True(code is 1002 or -1, $"{kind}: close code {code}");
+        }
+    }
+
     [Theory]
     [InlineData("POST", false, "13", 405)]
     [InlineData("GET", true, "13", 400)]

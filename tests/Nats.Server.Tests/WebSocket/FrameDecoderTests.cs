@@ -108,6 +108,42 @@ public class FrameDecoderTests
     }
 
     [Theory]
+    [InlineData(1)]
+    [InlineData(3)]
+    [InlineData(4096)]
+    public void Without_masking_frames_carry_no_key_and_pings_are_still_reported(int chunk)
+    {
+        var big = new string('y', 300);
+        var wire = Concat(Frame(0x2, "PUB a 300\r\n", masked: false), Frame(0x2, big, fin: false, masked: false), Frame(0x0, "\r\n", masked: false), Frame(0x9, "hb", masked: false));
+        var decoder = new FrameDecoder { ExpectMasked = false };
+        var output = new List<byte>();
+        var outBuffer = new byte[64];
+        var pings = new List<string>();
+        var pending = new List<byte>();
+        for (var offset = 0; offset < wire.Length; offset += chunk)
+        {
+            pending.AddRange(wire.Skip(offset).Take(chunk));
+            while (true)
+            {
+                var consumed = decoder.Decode(pending.ToArray(), outBuffer, out var written, out var frameEvent);
+                pending.RemoveRange(0, consumed);
+                output.AddRange(outBuffer.Take(written));
+                Assert.NotEqual(FrameEvent.ProtocolError, frameEvent);
+                if (frameEvent == FrameEvent.Ping)
+                {
+                    pings.Add(Encoding.ASCII.GetString(decoder.ControlPayload));
+                }
+                if (consumed == 0 && written == 0 && frameEvent == FrameEvent.None)
+                {
+                    break;
+                }
+            }
+        }
+        Assert.Equal("PUB a 300\r\n" + big + "\r\n", Encoding.ASCII.GetString([.. output]));
+        Assert.Equal(["hb"], pings);
+    }
+
+    [Theory]
     [InlineData(5, 2)]
     [InlineData(300, 4)]
     [InlineData(70_000, 10)]
