@@ -565,11 +565,12 @@ internal sealed class MqttConnection
         packet[p++] = (byte)(packetId >> 8);
         packet[p++] = (byte)packetId;
         granted.CopyTo(packet.AsSpan(p));
-        Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
+        // Stored before SUBACK, so a client that got its SUBACK finds the subscription after a restart.
         if (!session.Clean)
         {
             _owner.SaveSession(session);
         }
+        Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
         var retained = _owner.Retained(session.Account);
         if (retained.Count > 0)
         {

@@ -50,9 +50,19 @@ internal sealed class MqttJetStream
     /// <summary>Go's "origin" of the records this server writes (its JetStream id).</summary>
     public string Origin { get; }
 
-    /// <summary>Go's getHash: the first 8 characters of the URL-safe base64 SHA-256 of <paramref name="value"/>.</summary>
-    public static string Hash(string value) =>
-        Convert.ToBase64String(SHA256.HashData(Encoding.UTF8.GetBytes(value))).Replace('+', '-').Replace('/', '_')[..8];
+    /// <summary>Go's getHash: the first 8 bytes of the SHA-256 of <paramref name="value"/>, each taken modulo 62 into [0-9A-Za-z].</summary>
+    public static string Hash(string value)
+    {
+        const string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        var sha = SHA256.HashData(Encoding.UTF8.GetBytes(value));
+        return string.Create(8, sha, (span, bytes) =>
+        {
+            for (var i = 0; i < span.Length; i++)
+            {
+                span[i] = digits[bytes[i] % digits.Length];
+            }
+        });
+    }
 
     /// <summary>Stores a message in one of the account's MQTT streams (through the account's writer).</summary>
     public void Store(Account account, string subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
