@@ -156,6 +156,7 @@ internal sealed class MqttConnection
             if (!_willDiscarded && _connect?.Will is { } will)
             {
                 PublishWill(session, will);
+                FlushPublished();
             }
             if (session.Detach(this) && session.Clean)
             {
@@ -205,12 +206,30 @@ internal sealed class MqttConnection
                 }
                 var buffer = result.Buffer;
                 LastActivity = DateTime.UtcNow;
+                var stalled = false;
                 while (TryReadPacket(ref buffer, out var header, out var body))
                 {
                     if (!Process(header, body))
                     {
+                        FlushPublished();
                         return ClosedReason.ClientClosed;
                     }
+                    if (_session?.Nats.StallPending == true)
+                    {
+                        stalled = true;
+                        break;
+                    }
+                }
+                FlushPublished();
+                if (stalled)
+                {
+                    // A subscriber we fed is full: the rest of the buffer waits until it has drained, as a NATS publisher's does.
+                    reader.AdvanceTo(buffer.Start);
+                    while (_session?.Nats is { StallPending: true } nats && Volatile.Read(ref _closed) == 0)
+                    {
+                        await nats.WaitForStallsAsync().ConfigureAwait(false);
+                    }
+                    continue;
                 }
                 reader.AdvanceTo(buffer.Start, buffer.End);
                 if (result.IsCompleted)
@@ -276,6 +295,18 @@ internal sealed class MqttConnection
         body = buffer.Slice(position, length);
         buffer = buffer.Slice(position + length);
         return true;
+    }
+
+    /// <summary>Publishes of one read buffer reach their receivers' sockets in one flush per receiver.</summary>
+    private void FlushPublished()
+    {
+        if (_session is { } session)
+        {
+            lock (session.Nats)
+            {
+                session.Nats.FlushInternalBatch();
+            }
+        }
     }
 
     private bool Process(byte header, ReadOnlySequence<byte> body)
@@ -501,7 +532,8 @@ internal sealed class MqttConnection
         {
             using (MqttPublishContext.Enter(qos, retain))
             {
-                session.Nats.PublishInternal(session.Account, subjectBytes, default, headers, payload, replySet: false);
+                // Flushed once per read buffer (FlushPublished), not once per message.
+                session.Nats.PublishInternalDeferred(session.Account, subjectBytes, default, headers, payload);
             }
             if (qos > 0)
             {
@@ -513,7 +545,7 @@ internal sealed class MqttConnection
                 }
                 "$MQTT.msgs."u8.CopyTo(_storeScratch);
                 subjectBytes.CopyTo(_storeScratch.AsSpan(MqttJetStream.MessagesPrefix.Length));
-                session.Nats.PublishInternal(session.Account, _storeScratch.AsSpan(0, stored), default, headers, payload, replySet: false);
+                session.Nats.PublishInternalDeferred(session.Account, _storeScratch.AsSpan(0, stored), default, headers, payload);
             }
         }
     }
