@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 using Microsoft.Extensions.Logging;
@@ -24,7 +25,7 @@ internal sealed class MqttConnection
     private readonly MqttServer _owner;
     private readonly NatsServer _server;
     private readonly Socket _socket;
-    private readonly NetworkStream _stream;
+    private Stream _stream;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _shutdown = new();
     private readonly CancellationTokenSource _readTimeout = new();
@@ -83,6 +84,15 @@ internal sealed class MqttConnection
 
     public async Task RunAsync()
     {
+        if (_owner.Options.TlsContext is { } tls && !await HandshakeAsync(tls).ConfigureAwait(false))
+        {
+            ClosedReason = ClosedReason.TlsHandshakeError;
+            Interlocked.Exchange(ref _closed, 1);
+            Outbound.Close();
+            _socket.Dispose();
+            _owner.OnClosed(this);
+            return;
+        }
         var writer = Outbound.RunAsync(_stream, _shutdown.Token);
         _ = writer.ContinueWith(t =>
         {
@@ -141,6 +151,33 @@ internal sealed class MqttConnection
         }
         _socket.Dispose();
         _owner.OnClosed(this);
+    }
+
+    /// <summary>Go requires TLS first on an MQTT port with tls {}: the handshake within the block's timeout, then MQTT inside it.</summary>
+    private async Task<bool> HandshakeAsync(Tls.TlsServerContext tls)
+    {
+        var ssl = new SslStream(_stream, leaveInnerStreamOpen: false);
+        var verifier = new Tls.ClientCertificateVerifier(tls);
+        using var timeout = new CancellationTokenSource(tls.Timeout);
+        try
+        {
+            await ssl.AuthenticateAsServerAsync(tls.CreateServerOptions(verifier), timeout.Token).ConfigureAwait(false);
+            _stream = ssl;
+            return true;
+        }
+        catch (Exception e) when (e is IOException or System.Security.Authentication.AuthenticationException or OperationCanceledException or SocketException)
+        {
+            if (timeout.IsCancellationRequested)
+            {
+                _logger.LogError("{Connection} - TLS handshake timeout", this);
+            }
+            else
+            {
+                _logger.LogError("{Connection} - TLS handshake error: {Error}", this, verifier.FailureReason ?? e.Message);
+            }
+            await ssl.DisposeAsync().ConfigureAwait(false);
+            return false;
+        }
     }
 
     /// <summary>Closes once: publishes the will unless DISCONNECT discarded it, ends the session's live part, flushes and shuts the socket.</summary>

@@ -77,7 +77,7 @@ internal sealed class MqttServer : IAsyncDisposable
         }
         _listener = listener;
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
-        _logger.LogInformation("Listening for MQTT clients on mqtt://{Host}:{Port}", Options.Host, Port);
+        _logger.LogInformation("Listening for MQTT clients on {Scheme}://{Host}:{Port}", Options.TlsContext is null ? "mqtt" : "tls", Options.Host, Port);
         _acceptLoop = Task.Run(AcceptLoopAsync);
     }
 

@@ -221,7 +221,7 @@ internal sealed class MqttSession
             }
             else
             {
-                state = new SubscriptionState(this, sid, qos) { SubjectOverride = subject };
+                state = new SubscriptionState(this, sid, qos, subject);
                 _subscriptions[sid] = state;
             }
         }
@@ -614,10 +614,12 @@ internal sealed class MqttSession
     /// <summary>One MQTT filter: its NATS subscription, and for QoS 1/2 its consumer and deliver-subject subscription.</summary>
     private sealed class SubscriptionState
     {
-        public SubscriptionState(MqttSession session, string sid, byte qos)
+        public SubscriptionState(MqttSession session, string sid, byte qos, string? subject = null)
         {
             Sid = sid;
             Qos = qos;
+            Subject = subject ?? (sid.EndsWith(" fwc", StringComparison.Ordinal) ? sid[..^4] : sid);
+            Reserved = Subject is ">" or "*" || Subject.StartsWith("*.", StringComparison.Ordinal);
             PlainReceiver = new Receiver(session, this, stored: false);
             DeliveryReceiver = new Receiver(session, this, stored: true);
         }
@@ -625,12 +627,10 @@ internal sealed class MqttSession
         public string Sid { get; }
 
         /// <summary>The subject: the sid, or for a "foo fwc" sid the parent "foo" of "foo.>".</summary>
-        public string Subject => SubjectOverride ?? (Sid.EndsWith(" fwc", StringComparison.Ordinal) ? Sid[..^4] : Sid);
-
-        public string? SubjectOverride { get; init; }
+        public string Subject { get; }
 
         /// <summary>Go's isMQTTReservedSubscription: "#", "+" and "+/..." never match "$" topics [MQTT-4.7.2-1].</summary>
-        public bool Reserved => Subject is ">" or "*" || Subject.StartsWith("*.", StringComparison.Ordinal);
+        public bool Reserved { get; }
 
         public byte Qos;
         public Subscription? Plain;
