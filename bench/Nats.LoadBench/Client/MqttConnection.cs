@@ -4,8 +4,9 @@ using System.Text;
 namespace Nats.LoadBench.Client;
 
 /// <summary>
-/// Minimal MQTT 3.1.1 client: CONNECT (clean session), SUBSCRIBE at QoS 0, PUBLISH at QoS 0,
-/// and a receive loop that counts PUBLISH packets by their remaining-length field.
+/// Minimal MQTT 3.1.1 client: CONNECT (clean session), SUBSCRIBE and PUBLISH at QoS 0 or 1, and a
+/// receive loop that counts PUBLISH packets by their remaining-length field (answering QoS 1 ones with
+/// PUBACKs, one write per socket read) and PUBACKs.
 /// </summary>
 internal sealed class MqttConnection : IDisposable
 {
@@ -27,6 +28,12 @@ internal sealed class MqttConnection : IDisposable
     public Action<int>? OnPublish { get; set; }
 
     public Action? OnBatchEnd { get; set; }
+
+    /// <summary>Called per PUBACK received (a QoS 1 publisher's acknowledgements).</summary>
+    public Action? OnPubAck { get; set; }
+
+    private byte[] _acks = new byte[4096];
+    private int _acksLength;
 
     public bool Closed { get; private set; }
 
@@ -66,12 +73,12 @@ internal sealed class MqttConnection : IDisposable
         return conn;
     }
 
-    public void Subscribe(string topic)
+    public void Subscribe(string topic, byte qos = 0)
     {
         var t = Encoding.UTF8.GetBytes(topic);
         var body = new List<byte> { 0, 1, (byte)(t.Length >> 8), (byte)t.Length };
         body.AddRange(t);
-        body.Add(0);
+        body.Add(qos);
         _stream.Write(Packet(0x82, body.ToArray()));
         var (type, payload) = ReadPacket();
         if (type != 9 || payload.Length < 3 || payload[2] == 0x80)
@@ -80,15 +87,29 @@ internal sealed class MqttConnection : IDisposable
         }
     }
 
-    public static byte[] EncodePublish(string topic, int payloadSize)
+    /// <summary>A PUBLISH; at QoS 1 its packet id (2 bytes, see <see cref="PacketIdOffset"/>) is set per send.</summary>
+    public static byte[] EncodePublish(string topic, int payloadSize, byte qos = 0)
     {
         var t = Encoding.UTF8.GetBytes(topic);
-        var body = new byte[2 + t.Length + payloadSize];
+        var idLength = qos > 0 ? 2 : 0;
+        var body = new byte[2 + t.Length + idLength + payloadSize];
         body[0] = (byte)(t.Length >> 8);
         body[1] = (byte)t.Length;
         t.CopyTo(body, 2);
-        body.AsSpan(2 + t.Length).Fill((byte)'x');
-        return Packet(0x30, body);
+        body.AsSpan(2 + t.Length + idLength).Fill((byte)'x');
+        return Packet((byte)(0x30 | (qos << 1)), body);
+    }
+
+    /// <summary>Where a QoS 1 PUBLISH made by <see cref="EncodePublish"/> holds its packet id.</summary>
+    public static int PacketIdOffset(byte[] frame, string topic)
+    {
+        int i = 1;
+        while ((frame[i] & 0x80) != 0)
+        {
+            i++;
+        }
+
+        return i + 1 + 2 + Encoding.UTF8.GetByteCount(topic);
     }
 
     public void Send(ReadOnlySpan<byte> data) => _stream.Write(data);
@@ -215,12 +236,28 @@ internal sealed class MqttConnection : IDisposable
                 {
                     if (type == 3)
                     {
-                        // QoS 0 PUBLISH: topic length prefix, topic, payload; no packet id.
+                        // PUBLISH: topic length prefix, topic, packet id (QoS 1), payload.
                         int topicLen = (_buf[bodyStart] << 8) | _buf[bodyStart + 1];
-                        OnPublish?.Invoke(bodyLen - 2 - topicLen);
+                        int qos = (_buf[_start] >> 1) & 3;
+                        if (qos > 0)
+                        {
+                            QueuePubAck(_buf[bodyStart + 2 + topicLen], _buf[bodyStart + 3 + topicLen]);
+                        }
+
+                        OnPublish?.Invoke(bodyLen - 2 - topicLen - (qos > 0 ? 2 : 0));
+                    }
+                    else if (type == 4)
+                    {
+                        OnPubAck?.Invoke();
                     }
 
                     _start = bodyStart + bodyLen;
+                }
+
+                if (_acksLength > 0)
+                {
+                    _stream.Write(_acks, 0, _acksLength);
+                    _acksLength = 0;
                 }
 
                 OnBatchEnd?.Invoke();
@@ -231,6 +268,19 @@ internal sealed class MqttConnection : IDisposable
         {
             Closed = true;
         }
+    }
+
+    private void QueuePubAck(byte high, byte low)
+    {
+        if (_acksLength + 4 > _acks.Length)
+        {
+            Array.Resize(ref _acks, _acks.Length * 2);
+        }
+
+        _acks[_acksLength++] = 0x40;
+        _acks[_acksLength++] = 2;
+        _acks[_acksLength++] = high;
+        _acks[_acksLength++] = low;
     }
 
     public void Dispose()

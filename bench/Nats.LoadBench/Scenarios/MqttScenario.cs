@@ -15,6 +15,10 @@ internal sealed class MqttScenario : Scenario
 {
     public bool NatsPublisher { get; init; }
 
+    /// <summary>QoS of the MQTT publisher and subscription: 1 puts every message through JetStream
+    /// (stored in $MQTT_msgs, delivered by the subscription's durable consumer, PUBACKed both ways).</summary>
+    public byte Qos { get; init; }
+
     public override async Task<Measurement> RunAsync(RunContext run)
     {
         var ep = run.Endpoint;
@@ -29,7 +33,7 @@ internal sealed class MqttScenario : Scenario
         try
         {
             sub = MqttConnection.Connect(ep.Host, ep.MqttPort, $"lbsub{settings.RunId}");
-            sub.Subscribe(topic);
+            sub.Subscribe(topic, Qos);
         }
         catch (Exception ex) when (ex is IOException or System.Net.Sockets.SocketException or TimeoutException or InvalidOperationException)
         {
@@ -68,9 +72,29 @@ internal sealed class MqttScenario : Scenario
             }
             else
             {
-                mqttPub = MqttConnection.Connect(ep.Host, ep.MqttPort, $"lbpub{settings.RunId}");
-                frame = MqttConnection.EncodePublish(topic, PayloadSize);
-                send = mqttPub.Send;
+                var pub = mqttPub = MqttConnection.Connect(ep.Host, ep.MqttPort, $"lbpub{settings.RunId}");
+                frame = MqttConnection.EncodePublish(topic, PayloadSize, Qos);
+                send = pub.Send;
+                if (Qos > 0)
+                {
+                    // PUBACKs are read (and dropped) so they never back up; each PUBLISH gets its own packet id.
+                    pub.StartReader();
+                    var idOffset = MqttConnection.PacketIdOffset(frame, topic);
+                    var frameLength = frame.Length;
+                    ushort nextId = 0;
+                    send = chunk =>
+                    {
+                        var ids = chunk.ToArray();
+                        for (int at = 0; at + frameLength <= ids.Length; at += frameLength)
+                        {
+                            nextId = nextId == ushort.MaxValue ? (ushort)1 : (ushort)(nextId + 1);
+                            ids[at + idOffset] = (byte)(nextId >> 8);
+                            ids[at + idOffset + 1] = (byte)nextId;
+                        }
+
+                        pub.Send(ids);
+                    };
+                }
             }
 
             long window = Math.Max(64, (8L << 20) / frame.Length);

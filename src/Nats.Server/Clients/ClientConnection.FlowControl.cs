@@ -40,8 +40,8 @@ internal sealed partial class ClientConnection
     /// <summary>True when this read loop must wait for a subscriber before parsing further.</summary>
     private bool MustStall => _stalledOnCount > 0;
 
-    /// <summary>Only a client's own read loop can be paused; the server's internal publisher and self-delivery never are.</summary>
-    private bool CanStall(ClientConnection publisher) => publisher != this && !publisher._isInternal;
+    /// <summary>Only a client's own read loop (or an MQTT connection's, through its stallable internal client) can be paused; the server's internal publishers and self-delivery never are.</summary>
+    private bool CanStall(ClientConnection publisher) => publisher != this && (!publisher._isInternal || publisher._stallable);
 
     private void AddStall(ClientConnection subscriber)
     {

@@ -27,6 +27,22 @@ internal sealed partial class ClientConnection
         return client;
     }
 
+    /// <summary>An internal client publishing for a connection that reads a socket of its own (an MQTT
+    /// connection): flow control may pause it, and that connection awaits <see cref="WaitForStallsAsync"/>.</summary>
+    private bool _stallable;
+
+    internal static ClientConnection CreateStallableInternal(NatsServer server, ulong id, Account account, ILogger logger)
+    {
+        var client = CreateInternal(server, id, account, logger);
+        client._stallable = true;
+        return client;
+    }
+
+    /// <summary>A subscriber this client fed is full: its publishing connection must await <see cref="WaitForStallsAsync"/> before reading on.</summary>
+    internal bool StallPending => MustStall;
+
+    internal ValueTask WaitForStallsAsync() => WaitForStalledSubscribersAsync();
+
     /// <summary>Adds a subscription whose messages go to <paramref name="handler"/> instead of a socket.</summary>
     internal Subscription SubscribeInternal(string subject, string sid, InternalMessageHandler handler)
     {

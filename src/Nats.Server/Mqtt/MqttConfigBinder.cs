@@ -125,10 +125,6 @@ internal static class MqttConfigBinder
         {
             return "mqtt requires JetStream to be enabled if running in standalone mode";
         }
-        if (mqtt.TlsConfigured)
-        {
-            return "mqtt: tls is not supported by this server yet";
-        }
         if (mqtt.ConsumerReplicas > 0 && mqtt.StreamReplicas > 0 && mqtt.ConsumerReplicas > mqtt.StreamReplicas)
         {
             return $"mqtt: consumer_replicas ({mqtt.ConsumerReplicas}) cannot be higher than stream_replicas ({mqtt.StreamReplicas})";
@@ -155,23 +151,21 @@ internal static class MqttConfigBinder
         }
     }
 
-    /// <summary>Go checks the certificate pair at parse time; we keep its texts for that and refuse MQTT TLS at start-up.</summary>
+    /// <summary>The server's tls {} parser (Go's parseTLS texts, the certificate pair checked at parse time).</summary>
     private static void BindTls(ConfigValue v, MqttOptions mqtt, List<string> errors)
     {
-        var map = v.AsMap ?? throw Mismatch(v, "map[string]interface {}");
-        var cert = map.TryGetValue("cert_file", out var c) ? c.Value as string : null;
-        var key = map.TryGetValue("key_file", out var k) ? k.Value as string : null;
-        if (!string.IsNullOrEmpty(cert) && string.IsNullOrEmpty(key))
+        if (Tls.TlsConfigBinder.Bind(v, errors) is not { } tls)
         {
-            errors.Add($"{v.Source}: missing 'key_file' in TLS configuration");
             return;
         }
-        if (string.IsNullOrEmpty(cert) && !string.IsNullOrEmpty(key))
+        try
         {
-            errors.Add($"{v.Source}: missing 'cert_file' in TLS configuration");
-            return;
+            mqtt.TlsContext = Tls.TlsServerContext.Create(tls);
         }
-        mqtt.TlsConfigured = true;
+        catch (InvalidOperationException e)
+        {
+            errors.Add($"{v.Source}: {e.Message}");
+        }
     }
 
     /// <summary>Go's parseSimpleAuth: user/pass, token and timeout; users lists are not allowed here.</summary>

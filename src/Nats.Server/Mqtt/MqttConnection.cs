@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 using Microsoft.Extensions.Logging;
@@ -24,7 +25,7 @@ internal sealed class MqttConnection
     private readonly MqttServer _owner;
     private readonly NatsServer _server;
     private readonly Socket _socket;
-    private readonly NetworkStream _stream;
+    private Stream _stream;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _shutdown = new();
     private readonly CancellationTokenSource _readTimeout = new();
@@ -33,6 +34,7 @@ internal sealed class MqttConnection
     private AuthenticatedUser? _user;
     private TimeSpan _readDeadline;
     private byte[] _subjectScratch = new byte[256];
+    private byte[] _storeScratch = new byte[256];
     private int _closed;
     private volatile bool _willDiscarded;
 
@@ -70,7 +72,7 @@ internal sealed class MqttConnection
     public long OutMsgs;
     public long OutBytes;
 
-    public int SubscriptionCount => _session?.Filters.Count ?? 0;
+    public int SubscriptionCount => _session?.FilterCount ?? 0;
 
     public void CountOut(int bytes)
     {
@@ -82,6 +84,15 @@ internal sealed class MqttConnection
 
     public async Task RunAsync()
     {
+        if (_owner.Options.TlsContext is { } tls && !await HandshakeAsync(tls).ConfigureAwait(false))
+        {
+            ClosedReason = ClosedReason.TlsHandshakeError;
+            Interlocked.Exchange(ref _closed, 1);
+            Outbound.Close();
+            _socket.Dispose();
+            _owner.OnClosed(this);
+            return;
+        }
         var writer = Outbound.RunAsync(_stream, _shutdown.Token);
         _ = writer.ContinueWith(t =>
         {
@@ -142,6 +153,33 @@ internal sealed class MqttConnection
         _owner.OnClosed(this);
     }
 
+    /// <summary>Go requires TLS first on an MQTT port with tls {}: the handshake within the block's timeout, then MQTT inside it.</summary>
+    private async Task<bool> HandshakeAsync(Tls.TlsServerContext tls)
+    {
+        var ssl = new SslStream(_stream, leaveInnerStreamOpen: false);
+        var verifier = new Tls.ClientCertificateVerifier(tls);
+        using var timeout = new CancellationTokenSource(tls.Timeout);
+        try
+        {
+            await ssl.AuthenticateAsServerAsync(tls.CreateServerOptions(verifier), timeout.Token).ConfigureAwait(false);
+            _stream = ssl;
+            return true;
+        }
+        catch (Exception e) when (e is IOException or System.Security.Authentication.AuthenticationException or OperationCanceledException or SocketException)
+        {
+            if (timeout.IsCancellationRequested)
+            {
+                _logger.LogError("{Connection} - TLS handshake timeout", this);
+            }
+            else
+            {
+                _logger.LogError("{Connection} - TLS handshake error: {Error}", this, verifier.FailureReason ?? e.Message);
+            }
+            await ssl.DisposeAsync().ConfigureAwait(false);
+            return false;
+        }
+    }
+
     /// <summary>Closes once: publishes the will unless DISCONNECT discarded it, ends the session's live part, flushes and shuts the socket.</summary>
     public void Close(ClosedReason reason)
     {
@@ -155,6 +193,7 @@ internal sealed class MqttConnection
             if (!_willDiscarded && _connect?.Will is { } will)
             {
                 PublishWill(session, will);
+                FlushPublished();
             }
             if (session.Detach(this) && session.Clean)
             {
@@ -204,12 +243,30 @@ internal sealed class MqttConnection
                 }
                 var buffer = result.Buffer;
                 LastActivity = DateTime.UtcNow;
+                var stalled = false;
                 while (TryReadPacket(ref buffer, out var header, out var body))
                 {
                     if (!Process(header, body))
                     {
+                        FlushPublished();
                         return ClosedReason.ClientClosed;
                     }
+                    if (_session?.Nats.StallPending == true)
+                    {
+                        stalled = true;
+                        break;
+                    }
+                }
+                FlushPublished();
+                if (stalled)
+                {
+                    // A subscriber we fed is full: the rest of the buffer waits until it has drained, as a NATS publisher's does.
+                    reader.AdvanceTo(buffer.Start);
+                    while (_session?.Nats is { StallPending: true } nats && Volatile.Read(ref _closed) == 0)
+                    {
+                        await nats.WaitForStallsAsync().ConfigureAwait(false);
+                    }
+                    continue;
                 }
                 reader.AdvanceTo(buffer.Start, buffer.End);
                 if (result.IsCompleted)
@@ -277,6 +334,18 @@ internal sealed class MqttConnection
         return true;
     }
 
+    /// <summary>Publishes of one read buffer reach their receivers' sockets in one flush per receiver.</summary>
+    private void FlushPublished()
+    {
+        if (_session is { } session)
+        {
+            lock (session.Nats)
+            {
+                session.Nats.FlushInternalBatch();
+            }
+        }
+    }
+
     private bool Process(byte header, ReadOnlySequence<byte> body)
     {
         byte[]? rented = null;
@@ -313,8 +382,10 @@ internal sealed class MqttConnection
                 HandlePublish((byte)(header & 0x0f), body);
                 return true;
             case MqttPackets.PubAck:
-                var reader = new MqttReader(body);
-                _session!.Acknowledge(reader.ReadUInt16("packet identifier"));
+                if (_session!.PubAck(new MqttReader(body).ReadUInt16("packet identifier")) is { } acked)
+                {
+                    _session.Ack(acked);
+                }
                 return true;
             case MqttPackets.Subscribe:
                 HandleSubscribe(header, body);
@@ -337,13 +408,16 @@ internal sealed class MqttConnection
                 _willDiscarded = true;
                 return false;
             case MqttPackets.PubRec:
-                _session!.Received(new MqttReader(body).ReadUInt16("packet identifier"));
+                HandlePubRec(new MqttReader(body).ReadUInt16("packet identifier"));
                 return true;
             case MqttPackets.PubRel:
                 HandlePubRel(body);
                 return true;
             case MqttPackets.PubComp:
-                _session!.Acknowledge(new MqttReader(body).ReadUInt16("packet identifier"));
+                if (_session!.PubComp(new MqttReader(body).ReadUInt16("packet identifier")) is { } completed)
+                {
+                    _session.Ack(completed);
+                }
                 return true;
             default:
                 throw new MqttProtocolException($"received unknown packet type {type >> 4}");
@@ -406,8 +480,8 @@ internal sealed class MqttConnection
         var retain = (flags & MqttPackets.PubFlagRetain) != 0;
         if (qos == 2)
         {
-            // Go 2.10: held until PUBREL, so a resent PUBLISH (same packet id) is delivered once.
-            _session!.HoldInbound(packetId, new MqttSession.InboundQos2(Encoding.UTF8.GetString(subject), topic.ToArray(), payload.ToArray(), retain));
+            // Go 2.10: held in $MQTT_qos2in until PUBREL, once per packet id, so a resent PUBLISH is delivered once.
+            StoreQos2(packetId, subject, payload, retain);
             Outbound.Enqueue([MqttPackets.PubRec, 2, (byte)(packetId >> 8), (byte)packetId]);
             return;
         }
@@ -419,14 +493,56 @@ internal sealed class MqttConnection
         }
     }
 
+    private string Qos2Subject(ushort packetId) =>
+        MqttJetStream.Qos2InPrefix + _connect!.ClientId + "." + packetId.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <summary>Go's mqttStoreQoS2MsgOnce: the message with Nmqtt-Pub:2 and Nmqtt-Subject headers (and retain in ours), once per packet id.</summary>
+    private void StoreQos2(ushort packetId, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> payload, bool retain)
+    {
+        var js = _owner.JetStream;
+        var session = _session!;
+        var storeSubject = Qos2Subject(packetId);
+        if (js.LoadLast(session.Account, MqttJetStream.Qos2InStream, storeSubject) is not null)
+        {
+            return;
+        }
+        var headers = $"NATS/1.0\r\nNmqtt-Pub:2\r\nNmqtt-Subject:{Encoding.UTF8.GetString(subject)}\r\n{(retain ? "Nmqtt-Retain:1\r\n" : "")}\r\n";
+        js.Store(session.Account, storeSubject, Encoding.UTF8.GetBytes(headers), payload);
+    }
+
+    /// <summary>Go's mqttProcessPubRel: the held message is removed from $MQTT_qos2in and published; PUBCOMP either way.</summary>
     private void HandlePubRel(ReadOnlySpan<byte> body)
     {
         var packetId = new MqttReader(body).ReadUInt16("packet identifier");
-        if (_session!.ReleaseInbound(packetId) is { } message)
+        var session = _session!;
+        var js = _owner.JetStream;
+        if (js.LoadLast(session.Account, MqttJetStream.Qos2InStream, Qos2Subject(packetId)) is { } stored)
         {
-            Publish(_session, Encoding.UTF8.GetBytes(message.Subject), message.Topic, message.Payload, 2, message.Retain);
+            js.Delete(session.Account, MqttJetStream.Qos2InStream, stored.Sequence);
+            var headers = stored.Header.Span;
+            if (Nats.Server.JetStream.NatsHeaders.Get(headers, "Nmqtt-Subject") is { Length: > 0 } subject)
+            {
+                var subjectBytes = Encoding.UTF8.GetBytes(subject);
+                var topic = new byte[subjectBytes.Length * 2 + 1];
+                var topicLength = MqttTopics.ToTopic(subjectBytes, topic);
+                var retain = Nats.Server.JetStream.NatsHeaders.Get(headers, "Nmqtt-Retain") == "1";
+                Publish(session, subjectBytes, topic.AsSpan(0, topicLength), stored.Data.Span, 2, retain);
+            }
         }
         Outbound.Enqueue([MqttPackets.PubComp, 2, (byte)(packetId >> 8), (byte)packetId]);
+    }
+
+    /// <summary>Go's mqttProcessPubRec: the PUBREL is stored in $MQTT_out (delivered, and redelivered, by the PUBREL consumer), then the PUBLISH is acked.</summary>
+    private void HandlePubRec(ushort packetId)
+    {
+        var session = _session!;
+        var acked = session.PubRec(packetId);
+        var headers = Encoding.ASCII.GetBytes($"NATS/1.0\r\nNmqtt-PubRel:{packetId}\r\n\r\n");
+        _owner.JetStream.Store(session.Account, session.PubRelSubject, headers, default);
+        if (acked is not null)
+        {
+            session.Ack(acked);
+        }
     }
 
     /// <summary>Publishes into the account (no allocation for QoS 0/1 without retain).</summary>
@@ -449,11 +565,24 @@ internal sealed class MqttConnection
             1 => "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n"u8,
             _ => "NATS/1.0\r\nNmqtt-Pub:2\r\n\r\n"u8,
         };
-        using (MqttPublishContext.Enter(qos, retain))
+        lock (session.Nats)
         {
-            lock (session.Nats)
+            using (MqttPublishContext.Enter(qos, retain))
             {
-                session.Nats.PublishInternal(session.Account, subjectBytes, default, headers, payload, replySet: false);
+                // Flushed once per read buffer (FlushPublished), not once per message.
+                session.Nats.PublishInternalDeferred(session.Account, subjectBytes, default, headers, payload);
+            }
+            if (qos > 0)
+            {
+                // Go's mqttInitiateMsgDelivery: QoS 1/2 also go to $MQTT_msgs for the subscriptions' consumers.
+                var stored = MqttJetStream.MessagesPrefix.Length + subjectBytes.Length;
+                if (_storeScratch.Length < stored)
+                {
+                    _storeScratch = new byte[stored * 2];
+                }
+                "$MQTT.msgs."u8.CopyTo(_storeScratch);
+                subjectBytes.CopyTo(_storeScratch.AsSpan(MqttJetStream.MessagesPrefix.Length));
+                session.Nats.PublishInternalDeferred(session.Account, _storeScratch.AsSpan(0, stored), default, headers, payload);
             }
         }
     }
@@ -505,11 +634,12 @@ internal sealed class MqttConnection
         packet[p++] = (byte)(packetId >> 8);
         packet[p++] = (byte)packetId;
         granted.CopyTo(packet.AsSpan(p));
-        Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
+        // Stored before SUBACK, so a client that got its SUBACK finds the subscription after a restart.
         if (!session.Clean)
         {
             _owner.SaveSession(session);
         }
+        Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
         var retained = _owner.Retained(session.Account);
         if (retained.Count > 0)
         {

@@ -14,8 +14,10 @@ public sealed class MqttOptions
 
     public bool Enabled => Port != 0;
 
-    /// <summary>True when a <c>tls {}</c> block was given; we refuse to start with it (no MQTT TLS yet).</summary>
-    public bool TlsConfigured { get; set; }
+    /// <summary>The <c>tls {}</c> block: MQTT clients then handshake TLS first, as Go requires.</summary>
+    public Tls.TlsServerContext? TlsContext { get; set; }
+
+    public bool TlsConfigured => TlsContext is not null;
 
     public string? Username { get; set; }
     public string? Password { get; set; }

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
+using System.Text;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
 using Nats.Server.Auth;
@@ -29,10 +30,8 @@ internal sealed class MqttServer : IAsyncDisposable
     private readonly Dictionary<string, long> _flappers = new(StringComparer.Ordinal);
     private readonly Lock _sessionsLock = new();
     private readonly ConcurrentDictionary<string, MqttRetainedStore> _retained = new(StringComparer.Ordinal);
-    private readonly MqttPersistence _persistence;
     private Socket? _listener;
     private Task? _acceptLoop;
-    private Timer? _redelivery;
 
     public MqttServer(NatsServer server, Func<ulong> nextId, ILoggerFactory loggerFactory)
     {
@@ -41,10 +40,13 @@ internal sealed class MqttServer : IAsyncDisposable
         _logger = loggerFactory.CreateLogger("nats-server.mqtt");
         _connectionLogger = loggerFactory.CreateLogger("nats-server.mqtt.client");
         Options = server.Options.Mqtt;
-        _persistence = new MqttPersistence(server, _logger);
+        JetStream = new MqttJetStream(server, _logger);
     }
 
     public MqttOptions Options { get; }
+
+    /// <summary>The MQTT streams and consumers in JetStream.</summary>
+    public MqttJetStream JetStream { get; }
 
     public int Port { get; private set; }
 
@@ -75,9 +77,7 @@ internal sealed class MqttServer : IAsyncDisposable
         }
         _listener = listener;
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
-        _logger.LogInformation("Listening for MQTT clients on mqtt://{Host}:{Port}", Options.Host, Port);
-        var tick = TimeSpan.FromMilliseconds(Math.Clamp(Options.EffectiveAckWait.TotalMilliseconds / 4, 50, 1000));
-        _redelivery = new Timer(_ => RedeliverExpired(), null, tick, tick);
+        _logger.LogInformation("Listening for MQTT clients on {Scheme}://{Host}:{Port}", Options.TlsContext is null ? "mqtt" : "tls", Options.Host, Port);
         _acceptLoop = Task.Run(AcceptLoopAsync);
     }
 
@@ -85,7 +85,6 @@ internal sealed class MqttServer : IAsyncDisposable
     {
         _shutdown.Cancel();
         _listener?.Close();
-        _redelivery?.Dispose();
         if (_acceptLoop is not null)
         {
             await _acceptLoop.ConfigureAwait(false);
@@ -175,10 +174,21 @@ internal sealed class MqttServer : IAsyncDisposable
             }
             else
             {
-                var nats = ClientConnection.CreateInternal(_server, connection.Id, account, _connectionLogger);
-                session = new MqttSession(connect.ClientId, account, nats, Options);
+                var nats = ClientConnection.CreateStallableInternal(_server, connection.Id, account, _connectionLogger);
+                session = new MqttSession(connect.ClientId, account, nats, Options, JetStream);
                 _sessions[key] = session;
+                // Go's createOrRestoreSession: a session stored in $MQTT_sess (by us or by Go) comes back.
                 present = false;
+                if (JetStream.LoadSession(account, session.IdHash) is { } record)
+                {
+                    session.Restore(record);
+                    present = !connect.CleanSession;
+                    if (connect.CleanSession)
+                    {
+                        session.Clear();
+                        wasPersistent = true;
+                    }
+                }
             }
             session.Clean = connect.CleanSession;
         }
@@ -188,10 +198,6 @@ internal sealed class MqttServer : IAsyncDisposable
             session.Detach(replaced);
             replaced.CloseReplaced();
         }
-        if (present)
-        {
-            session.RestoreSubscriptions();
-        }
         if (!connect.CleanSession || wasPersistent)
         {
             SaveSession(session);
@@ -200,36 +206,41 @@ internal sealed class MqttServer : IAsyncDisposable
     }
 
     /// <summary>Writes (or, for a clean session, deletes) the session's record in $MQTT_sess.</summary>
-    public void SaveSession(MqttSession session) => _persistence.SaveSession(session, session.Clean ? null : session.ToRecord());
+    public void SaveSession(MqttSession session)
+    {
+        if (session.Clean)
+        {
+            JetStream.DeleteSession(session.Account, session.IdHash);
+        }
+        else
+        {
+            JetStream.SaveSession(session.Account, session.IdHash, session.ToRecord());
+        }
+    }
 
     public void SetRetained(Account account, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos)
     {
         Retained(account).Set(subject, topic, payload, qos);
-        _persistence.SaveRetained(account, subject, topic, payload, qos);
+        JetStream.SaveRetained(account, subject, topic, payload, qos);
     }
 
+    /// <summary>Retained messages are read when the server starts (as Go loads them); sessions when their client connects.</summary>
     private void RestorePersistedState()
     {
         foreach (var account in _server.Accounts)
         {
-            var (sessions, retained) = _persistence.Load(account);
-            foreach (var (subject, record) in retained)
+            if (_server.JetStream?.FindAccount(account) is null)
             {
-                Retained(account).Set(subject, record.Topic, record.Message, record.Qos);
+                continue;
             }
-            foreach (var record in sessions)
+            var retained = JetStream.LoadRetained(account);
+            foreach (var record in retained)
             {
-                var nats = ClientConnection.CreateInternal(_server, _nextId(), account, _connectionLogger);
-                var session = new MqttSession(record.Id, account, nats, Options) { Clean = false };
-                session.Restore(record);
-                lock (_sessionsLock)
-                {
-                    _sessions[account.Name + " " + record.Id] = session;
-                }
+                Retained(account).Set(record.Subject!, Encoding.UTF8.GetBytes(record.Topic ?? ""), record.Message ?? [], record.Qos);
             }
-            if (sessions.Count + retained.Count > 0)
+            if (retained.Count > 0)
             {
-                _logger.LogInformation("MQTT: restored {Sessions} sessions and {Retained} retained messages of account {Account}", sessions.Count, retained.Count, account.Name);
+                _logger.LogInformation("MQTT: restored {Retained} retained messages of account {Account}", retained.Count, account.Name);
             }
         }
     }
@@ -250,20 +261,6 @@ internal sealed class MqttServer : IAsyncDisposable
     {
         _connections.TryRemove(connection.Id, out _);
         _server.OnMqttClosed(connection);
-    }
-
-    private void RedeliverExpired()
-    {
-        var now = Environment.TickCount64;
-        MqttSession[] sessions;
-        lock (_sessionsLock)
-        {
-            sessions = [.. _sessions.Values];
-        }
-        foreach (var session in sessions)
-        {
-            session.RedeliverExpired(now);
-        }
     }
 
     private async Task AcceptLoopAsync()

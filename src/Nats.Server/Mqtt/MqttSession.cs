@@ -1,43 +1,49 @@
-using System.Buffers.Binary;
 using System.Text;
 using Nats.Server.Accounts;
 using Nats.Server.Clients;
 using Nats.Server.Delivery;
+using Nats.Server.JetStream.Consumers;
 using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Mqtt;
 
 /// <summary>
-/// The state of one MQTT client id: its subscriptions (NATS subscriptions whose receiver encodes
-/// PUBLISH packets) and QoS 1 messages awaiting PUBACK. A clean_session=false session outlives its
-/// connection: its QoS 1 subscriptions keep collecting messages while the client is away and resend
-/// them (DUP set) when it reconnects, as Go's durable JetStream consumers do.
+/// The state of one MQTT client id, laid out as Go's mqttSession: each filter is a NATS subscription
+/// (QoS 0 deliveries and NATS publishers' messages) and, for QoS 1/2, a durable JetStream consumer on
+/// <c>$MQTT_msgs</c> whose deliveries carry the ack subject a PUBACK settles, so what the client has
+/// not acknowledged survives a disconnect and a server restart and comes back with DUP. A QoS 2
+/// subscriber's PUBRELs wait in <c>$MQTT_out</c> for PUBCOMP through one more consumer.
 /// </summary>
 internal sealed class MqttSession
 {
     private readonly Lock _lock = new();
     private readonly Dictionary<string, SubscriptionState> _subscriptions = new(StringComparer.Ordinal);
-    private readonly SortedDictionary<ushort, PendingMessage> _pending = new();
-    private readonly Queue<PendingMessage> _backlog = new();
-    private readonly int _maxAckPending;
-    private readonly long _ackWaitTicks;
+    private readonly MqttInflight _inflight;
+    private readonly MqttJetStream _js;
+    private readonly MqttOptions _options;
     private volatile MqttConnection? _connection;
-    private ushort _lastPacketId;
+    private ConsumerConfig? _pubRelConsumer;
+    private Subscription? _pubRelSubscription;
     private long _nextSid;
 
     [ThreadStatic]
     private static byte[]? t_scratch;
 
-    public MqttSession(string clientId, Account account, ClientConnection nats, MqttOptions options)
+    public MqttSession(string clientId, Account account, ClientConnection nats, MqttOptions options, MqttJetStream js)
     {
         ClientId = clientId;
+        IdHash = MqttJetStream.Hash(clientId);
         Account = account;
         Nats = nats;
-        _maxAckPending = options.EffectiveMaxAckPending;
-        _ackWaitTicks = (long)options.EffectiveAckWait.TotalMilliseconds;
+        _options = options;
+        _js = js;
+        _inflight = new MqttInflight(options.EffectiveMaxAckPending);
     }
 
     public string ClientId { get; }
+
+    /// <summary>Go's idHash: names the session's record, its consumers and its PUBREL subjects.</summary>
+    public string IdHash { get; }
 
     public Account Account { get; }
 
@@ -50,46 +56,90 @@ internal sealed class MqttSession
     /// <summary>Read without the lock on the QoS 0 path: a delivery racing a detach may still reach the closing socket.</summary>
     public MqttConnection? Connection => _connection;
 
-    public int PendingCount
+    public int FilterCount
     {
         get
         {
             lock (_lock)
             {
-                return _pending.Count + _backlog.Count;
+                return _subscriptions.Keys.Count(k => !k.EndsWith(" fwc", StringComparison.Ordinal));
             }
         }
     }
 
-    /// <summary>The filters to restore, topic → QoS (what Go's session record holds).</summary>
-    public IReadOnlyList<(string Filter, byte Qos)> Filters
+    /// <summary>A session read back from <c>$MQTT_sess</c>: its filters and consumers, subscribed when a client attaches.</summary>
+    public void Restore(MqttPersistedSession record)
     {
-        get
+        lock (_lock)
         {
-            lock (_lock)
+            foreach (var (sid, qos) in record.Subs ?? [])
             {
-                return _subscriptions.Where(s => !s.Key.EndsWith(" fwc", StringComparison.Ordinal))
-                    .Select(s => (s.Key, s.Value.Qos)).ToList();
+                _subscriptions[sid] = new SubscriptionState(this, sid, qos);
             }
+            foreach (var (sid, consumer) in record.Cons ?? [])
+            {
+                if (!_subscriptions.TryGetValue(sid, out var state))
+                {
+                    // Go keys a "foo/#" filter's second subscription ("foo fwc") in cons only.
+                    var qos = record.Subs?.GetValueOrDefault(sid.EndsWith(" fwc", StringComparison.Ordinal) ? sid[..^4] + ".>" : sid) ?? 1;
+                    _subscriptions[sid] = state = new SubscriptionState(this, sid, qos);
+                }
+                state.Consumer = consumer;
+            }
+            _pubRelConsumer = record.PubRel;
         }
     }
 
-    /// <summary>Binds a connection and resends unacknowledged QoS 1 messages with DUP, then the backlog.</summary>
+    /// <summary>Go's mqttPersistedSession for this session.</summary>
+    public MqttPersistedSession ToRecord()
+    {
+        lock (_lock)
+        {
+            var record = new MqttPersistedSession { Origin = _js.Origin, Id = ClientId, Clean = Clean, Subs = [], Cons = [], PubRel = _pubRelConsumer };
+            foreach (var (sid, state) in _subscriptions)
+            {
+                if (!sid.EndsWith(" fwc", StringComparison.Ordinal))
+                {
+                    record.Subs[sid] = state.Qos;
+                }
+                if (state.Consumer is { } consumer)
+                {
+                    record.Cons[sid] = consumer;
+                }
+            }
+            if (record.Subs.Count == 0)
+            {
+                record.Subs = null;
+            }
+            if (record.Cons.Count == 0)
+            {
+                record.Cons = null;
+            }
+            return record;
+        }
+    }
+
+    /// <summary>Binds a connection: every filter and consumer is subscribed again (the consumers then deliver what is waiting).</summary>
     public void Attach(MqttConnection connection)
     {
         lock (_lock)
         {
             _connection = connection;
-            foreach (var pending in _pending.Values)
+            foreach (var state in _subscriptions.Values)
             {
-                pending.SentAt = Environment.TickCount64;
-                Resend(connection, pending);
+                SubscribeLocked(state);
             }
-            DrainBacklogLocked();
+            if (_pubRelConsumer is not null)
+            {
+                SubscribePubRelLocked();
+            }
         }
     }
 
-    /// <summary>Unbinds <paramref name="connection"/> if it is still the session's (returns whether it was); QoS 0 subscriptions end with it.</summary>
+    /// <summary>
+    /// Unbinds <paramref name="connection"/> if it is still the session's (returns whether it was): its
+    /// subscriptions end with it, as Go's do with the client; a persistent session's consumers stay.
+    /// </summary>
     public bool Detach(MqttConnection connection)
     {
         lock (_lock)
@@ -99,262 +149,438 @@ internal sealed class MqttSession
                 return false;
             }
             _connection = null;
-            foreach (var (sid, state) in _subscriptions.ToList())
+            foreach (var state in _subscriptions.Values)
             {
-                if (Clean || state.Qos == 0)
-                {
-                    Account.SubList.Remove(state.Subscription);
-                    state.Subscription.Closed = true;
-                    if (Clean)
-                    {
-                        _subscriptions.Remove(sid);
-                    }
-                }
+                UnsubscribeLocked(state);
+            }
+            if (_pubRelSubscription is not null)
+            {
+                Account.SubList.Remove(_pubRelSubscription);
+                _pubRelSubscription.Closed = true;
+                _pubRelSubscription = null;
             }
             return true;
         }
     }
 
-    /// <summary>The record persisted for a clean_session=false session.</summary>
-    public MqttSessionRecord ToRecord()
+    /// <summary>Removes every subscription, consumer and in-flight message (clean session, or a clean reconnect).</summary>
+    public void Clear()
     {
+        List<string> durables = [];
+        string? pubRel;
         lock (_lock)
         {
-            var record = new MqttSessionRecord { Id = ClientId };
-            foreach (var (sid, state) in _subscriptions)
+            foreach (var state in _subscriptions.Values)
             {
-                record.Subscriptions[sid] = new MqttSubscriptionRecord { Subject = state.Subscription.SubjectString, Qos = state.Qos };
+                UnsubscribeLocked(state);
+                if (state.Consumer is { } consumer)
+                {
+                    durables.Add(consumer.Durable!);
+                }
             }
-            return record;
+            _subscriptions.Clear();
+            _inflight.Clear();
+            pubRel = _pubRelConsumer?.Durable;
+            _pubRelConsumer = null;
+            if (_pubRelSubscription is not null)
+            {
+                Account.SubList.Remove(_pubRelSubscription);
+                _pubRelSubscription.Closed = true;
+                _pubRelSubscription = null;
+            }
+        }
+        foreach (var durable in durables)
+        {
+            _js.DeleteConsumer(Account, MqttJetStream.MessagesStream, durable);
+        }
+        if (pubRel is not null)
+        {
+            _js.DeleteConsumer(Account, MqttJetStream.OutStream, pubRel);
         }
     }
 
     /// <summary>
-    /// A session read back at start-up: QoS 1 subscriptions listen at once (messages wait for the
-    /// client, as Go's durable consumers keep them); QoS 0 ones come back when the client does.
+    /// Adds or updates (QoS) the subscription <paramref name="sid"/> on <paramref name="subject"/>, with a
+    /// durable consumer for QoS 1/2 (Go's processJSConsumer); false when the subject or the consumer is refused.
     /// </summary>
-    public void Restore(MqttSessionRecord record)
+    public bool Subscribe(string subject, string sid, byte qos)
     {
-        foreach (var (sid, subscription) in record.Subscriptions)
+        SubscriptionState? state;
+        ConsumerConfig? dropConsumer = null;
+        lock (_lock)
         {
-            if (!Subscribe(subscription.Subject, sid, subscription.Qos) || subscription.Qos > 0)
+            if (_subscriptions.TryGetValue(sid, out state))
             {
-                continue;
+                state.Qos = qos;
+                if (qos == 0 && state.Consumer is not null)
+                {
+                    dropConsumer = state.Consumer;
+                    state.Consumer = null;
+                    RemoveDelivery(state);
+                }
+            }
+            else
+            {
+                state = new SubscriptionState(this, sid, qos, subject);
+                _subscriptions[sid] = state;
+            }
+        }
+        if (dropConsumer is not null)
+        {
+            _js.DeleteConsumer(Account, MqttJetStream.MessagesStream, dropConsumer.Durable!);
+        }
+        if (qos > 0 && state.Consumer is null)
+        {
+            var config = _js.CreateConsumer(Account, MqttJetStream.MessagesStream, new ConsumerConfig
+            {
+                DeliverSubject = MqttJetStream.SubPrefix + Nuid(),
+                Durable = IdHash + "_" + Nuid(),
+                AckPolicy = AckPolicyKind.Explicit,
+                DeliverPolicy = DeliverPolicy.New,
+                FilterSubject = MqttJetStream.MessagesPrefix + subject,
+                AckWait = (long)_options.EffectiveAckWait.TotalNanoseconds,
+                MaxAckPending = _options.EffectiveMaxAckPending,
+                MemoryStorage = _options.ConsumerMemoryStorage,
+                InactiveThreshold = (long)_options.ConsumerInactiveThreshold.TotalNanoseconds,
+            });
+            if (config is null)
+            {
+                Unsubscribe(sid);
+                return false;
             }
             lock (_lock)
             {
-                var state = _subscriptions[sid];
-                Account.SubList.Remove(state.Subscription);
-                state.Subscription.Closed = true;
+                state.Consumer = config;
             }
         }
-    }
-
-    /// <summary>A resumed session: subscriptions that ended with the last connection (QoS 0) come back.</summary>
-    public void RestoreSubscriptions()
-    {
-        lock (_lock)
+        if (qos == 2 && !EnsurePubRelConsumer())
         {
-            foreach (var state in _subscriptions.Values)
-            {
-                if (state.Subscription.Closed)
-                {
-                    state.Subscription = NewSubscription(state.Subscription.SubjectString, state);
-                    Account.SubList.Insert(state.Subscription);
-                }
-            }
+            Unsubscribe(sid);
+            return false;
         }
-    }
-
-    /// <summary>Removes every subscription and pending message (clean session, or a clean reconnect).</summary>
-    public void Clear()
-    {
         lock (_lock)
         {
-            foreach (var state in _subscriptions.Values)
-            {
-                Account.SubList.Remove(state.Subscription);
-                state.Subscription.Closed = true;
-            }
-            _subscriptions.Clear();
-            _pending.Clear();
-            _backlog.Clear();
-        }
-    }
-
-    /// <summary>Adds or updates (QoS) a subscription under <paramref name="sid"/>; false when the subject is refused.</summary>
-    public bool Subscribe(string subject, string sid, byte qos)
-    {
-        lock (_lock)
-        {
-            if (_subscriptions.TryGetValue(sid, out var existing))
-            {
-                existing.Qos = qos;
-                if (existing.Subscription.Closed)
-                {
-                    // A QoS 0 subscription of a persistent session ended with the last connection.
-                    existing.Subscription = NewSubscription(subject, existing);
-                    return Account.SubList.Insert(existing.Subscription);
-                }
-                return true;
-            }
-            var state = new SubscriptionState(this) { Qos = qos };
-            state.Subscription = NewSubscription(subject, state);
-            if (!Account.SubList.Insert(state.Subscription))
-            {
-                return false;
-            }
-            _subscriptions[sid] = state;
-            return true;
+            return _connection is null || SubscribeLocked(state);
         }
     }
 
     public void Unsubscribe(string sid)
     {
+        ConsumerConfig? consumer;
         lock (_lock)
         {
-            if (_subscriptions.Remove(sid, out var state))
+            if (!_subscriptions.Remove(sid, out var state))
             {
-                Account.SubList.Remove(state.Subscription);
-                state.Subscription.Closed = true;
+                return;
             }
+            UnsubscribeLocked(state);
+            consumer = state.Consumer;
+        }
+        if (consumer is not null)
+        {
+            _js.DeleteConsumer(Account, MqttJetStream.MessagesStream, consumer.Durable!);
         }
     }
 
     /// <summary>Delivers a retained message to a new subscription (retain flag set).</summary>
     public void DeliverRetained(MqttRetainedMessage message, byte subscriptionQos)
     {
-        var qos = Math.Min(subscriptionQos, message.Qos);
-        Send(message.Topic, message.Payload, (byte)qos, retain: true);
-    }
-
-    /// <summary>A PUBACK (QoS 1) or PUBCOMP (QoS 2): the message is done; the next held-back one goes out.</summary>
-    public void Acknowledge(ushort packetId)
-    {
-        lock (_lock)
+        var qos = (byte)Math.Min(subscriptionQos, message.Qos);
+        ushort pi = 0;
+        if (qos > 0)
         {
-            if (_pending.Remove(packetId))
+            lock (_lock)
             {
-                DrainBacklogLocked();
+                pi = _inflight.TrackRetained();
             }
-        }
-    }
-
-    /// <summary>Resends, with DUP, QoS 1 messages not acknowledged within ack_wait.</summary>
-    public void RedeliverExpired(long now)
-    {
-        lock (_lock)
-        {
-            if (_connection is not { } connection)
+            if (pi == 0)
             {
                 return;
             }
-            foreach (var pending in _pending.Values)
+        }
+        Send(message.Topic, message.Payload, qos, pi, dup: false, retain: true);
+    }
+
+    /// <summary>PUBACK: the ack subject that settles the message in JetStream (null when nothing is to be acked).</summary>
+    public string? PubAck(ushort pi)
+    {
+        lock (_lock)
+        {
+            return _inflight.UntrackPublish(pi);
+        }
+    }
+
+    /// <summary>PUBREC: from now on the PUBREL is what is in flight for <paramref name="pi"/> (Go's mqttProcessPubRec).</summary>
+    public string? PubRec(ushort pi)
+    {
+        lock (_lock)
+        {
+            if (_pubRelConsumer is { } consumer)
             {
-                if (now - pending.SentAt >= _ackWaitTicks)
+                _inflight.TrackPubRel(pi, consumer.Durable!, 0, null);
+            }
+            return _inflight.UntrackPublish(pi);
+        }
+    }
+
+    /// <summary>PUBCOMP: the ack subject of the stored PUBREL.</summary>
+    public string? PubComp(ushort pi)
+    {
+        lock (_lock)
+        {
+            return _inflight.UntrackPubRel(pi);
+        }
+    }
+
+    public string PubRelSubject => MqttJetStream.PubRelPrefix + IdHash;
+
+    /// <summary>Settles a JetStream delivery (an empty message to its ack subject), from the session's client.</summary>
+    public void Ack(string ackSubject) => Ack(Encoding.ASCII.GetBytes(ackSubject));
+
+    private void Ack(ReadOnlySpan<byte> ackSubject)
+    {
+        lock (Nats)
+        {
+            Nats.PublishInternal(Account, ackSubject, default, default, default, replySet: false);
+        }
+    }
+
+    private bool EnsurePubRelConsumer()
+    {
+        lock (_lock)
+        {
+            if (_pubRelConsumer is not null)
+            {
+                if (_connection is not null)
                 {
-                    pending.SentAt = now;
-                    Resend(connection, pending);
+                    SubscribePubRelLocked();
                 }
+                return true;
             }
         }
-    }
-
-    private Subscription NewSubscription(string subject, SubscriptionState state)
-    {
-        var sid = Encoding.ASCII.GetBytes((++_nextSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
-        // Owned by the session's internal client (sid, /connz, removal); matches go to the state's receiver.
-        return new Subscription(Nats, Encoding.UTF8.GetBytes(subject), null, sid, state);
-    }
-
-    /// <summary>The receiver: runs on the publisher's thread, encodes the PUBLISH and queues it.</summary>
-    private bool Deliver(SubscriptionState state, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> body)
-    {
-        byte messageQos;
-        bool retain;
-        if (!MqttPublishContext.TryGet(out messageQos, out retain))
+        var config = _js.CreateConsumer(Account, MqttJetStream.OutStream, new ConsumerConfig
         {
-            messageQos = QosFromHeaders(headers);
-            retain = false;
-        }
-        var qos = Math.Min(state.Qos, messageQos);
-        if (qos == 0 && _connection is null)
+            DeliverSubject = MqttJetStream.PubRelDeliveryPrefix + IdHash,
+            Durable = MqttJetStream.PubRelDurablePrefix + IdHash,
+            AckPolicy = AckPolicyKind.Explicit,
+            DeliverPolicy = DeliverPolicy.New,
+            FilterSubject = PubRelSubject,
+            AckWait = (long)_options.EffectiveAckWait.TotalNanoseconds,
+            MaxAckPending = _options.EffectiveMaxAckPending,
+            MemoryStorage = _options.ConsumerMemoryStorage,
+            InactiveThreshold = (long)_options.ConsumerInactiveThreshold.TotalNanoseconds,
+        });
+        if (config is null)
         {
-            return true;
+            return false;
         }
-        var scratch = t_scratch ??= new byte[1024];
-        if (scratch.Length < subject.Length)
+        lock (_lock)
         {
-            scratch = t_scratch = new byte[subject.Length * 2];
+            _pubRelConsumer = config;
+            if (_connection is not null)
+            {
+                SubscribePubRelLocked();
+            }
         }
-        var topicLength = MqttTopics.ToTopic(subject, scratch);
-        Send(scratch.AsSpan(0, topicLength), body, (byte)qos, retain);
         return true;
     }
 
-    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain)
+    private bool SubscribeLocked(SubscriptionState state)
     {
+        if (state.Plain is null)
+        {
+            var plain = NewSubscription(state.Subject, state.PlainReceiver);
+            if (!Account.SubList.Insert(plain))
+            {
+                return false;
+            }
+            state.Plain = plain;
+        }
+        if (state.Consumer is { } consumer && state.Delivery is null)
+        {
+            var delivery = NewSubscription(consumer.DeliverSubject!, state.DeliveryReceiver);
+            if (Account.SubList.Insert(delivery))
+            {
+                state.Delivery = delivery;
+            }
+        }
+        return true;
+    }
+
+    private void UnsubscribeLocked(SubscriptionState state)
+    {
+        if (state.Plain is { } plain)
+        {
+            Account.SubList.Remove(plain);
+            plain.Closed = true;
+            state.Plain = null;
+        }
+        RemoveDelivery(state);
+    }
+
+    private void RemoveDelivery(SubscriptionState state)
+    {
+        if (state.Delivery is { } delivery)
+        {
+            Account.SubList.Remove(delivery);
+            delivery.Closed = true;
+            state.Delivery = null;
+        }
+    }
+
+    private void SubscribePubRelLocked()
+    {
+        if (_pubRelSubscription is null && _pubRelConsumer is { } consumer)
+        {
+            var subscription = NewSubscription(consumer.DeliverSubject!, new PubRelReceiver(this));
+            if (Account.SubList.Insert(subscription))
+            {
+                _pubRelSubscription = subscription;
+            }
+        }
+    }
+
+    private Subscription NewSubscription(string subject, IMessageReceiver receiver)
+    {
+        var sid = Encoding.ASCII.GetBytes(Interlocked.Increment(ref _nextSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
+        // Owned by the session's internal client (sid, /connz, removal); matches go to the receiver.
+        return new Subscription(Nats, Encoding.UTF8.GetBytes(subject), null, sid, receiver);
+    }
+
+    private static string Nuid() => Guid.NewGuid().ToString("N")[..22];
+
+    /// <summary>
+    /// Go's mqttDeliverMsgCbQoS0: QoS 0 messages, NATS publishers' messages, and QoS 1/2 ones for a QoS 0
+    /// subscription. Messages an MQTT publisher sent with QoS 1/2 reach a QoS 1/2 subscription through its consumer instead.
+    /// </summary>
+    private bool DeliverPlain(SubscriptionState state, in Message message)
+    {
+        if (state.Reserved && message.Subject.Length > 0 && message.Subject[0] == (byte)'$')
+        {
+            return true;
+        }
+        if (message.Reply.StartsWith("$JS.ACK."u8))
+        {
+            return true;
+        }
+        byte messageQos;
+        if (!MqttPublishContext.TryGet(out messageQos, out var retain))
+        {
+            messageQos = QosFromHeaders(message.Headers);
+            retain = false;
+        }
+        if (state.Qos > 0 && messageQos > 0)
+        {
+            return true;
+        }
+        if (_connection is null)
+        {
+            return true;
+        }
+        var scratch = TopicScratch(message.Subject.Length);
+        var topicLength = MqttTopics.ToTopic(message.Subject, scratch);
+        Send(scratch.AsSpan(0, topicLength), message.Payload, 0, 0, dup: false, retain);
+        return true;
+    }
+
+    /// <summary>Go's mqttDeliverMsgCbQoS12: a consumer's delivery of <c>$MQTT.msgs.&lt;subject&gt;</c>, sent with a tracked packet id.</summary>
+    private bool DeliverStored(SubscriptionState state, in Message message)
+    {
+        var subject = message.Subject;
+        if (subject.Length <= MqttJetStream.MessagesPrefix.Length || !MqttInflight.TryParseAck(message.Reply, out var sseq, out var delivered))
+        {
+            return true;
+        }
+        var qos = Math.Min(QosFromHeaders(message.Headers), state.Qos);
         if (qos == 0)
         {
-            if (Connection is not { } connection)
-            {
-                return;
-            }
-            var size = MqttPackets.PublishSize(topic.Length, payload.Length, 0);
-            if (size <= 512)
-            {
-                Span<byte> small = stackalloc byte[size];
-                MqttPackets.WritePublish(small, topic, payload, 0, 0, false, retain);
-                connection.Outbound.Enqueue(small);
-                connection.CountOut(payload.Length);
-                return;
-            }
-            var packet = new byte[size];
-            MqttPackets.WritePublish(packet, topic, payload, 0, 0, false, retain);
-            connection.Outbound.Enqueue(packet);
-            connection.CountOut(payload.Length);
-            return;
+            return true;
         }
-        var qos1 = new byte[MqttPackets.PublishSize(topic.Length, payload.Length, qos)];
-        MqttPackets.WritePublish(qos1, topic, payload, qos, 0, false, retain);
-        var remaining = 2 + topic.Length + payload.Length + 2;
-        var pending = new PendingMessage(qos1, 1 + MqttPackets.VarIntSize(remaining) + 2 + topic.Length, payload.Length);
+        var stripped = subject[MqttJetStream.MessagesPrefix.Length..];
+        ushort pi;
         lock (_lock)
         {
-            _backlog.Enqueue(pending);
-            DrainBacklogLocked();
+            if (_connection is null || state.Consumer is not { } consumer)
+            {
+                return false;
+            }
+            if (state.Reserved && stripped[0] == (byte)'$')
+            {
+                pi = 0;
+            }
+            else
+            {
+                pi = _inflight.TrackPublish(consumer.Durable!, sseq, Encoding.ASCII.GetString(message.Reply));
+                if (pi == 0)
+                {
+                    // At max_ack_pending: JetStream redelivers after ack_wait.
+                    return true;
+                }
+            }
         }
+        if (pi == 0)
+        {
+            Ack(message.Reply);
+            return true;
+        }
+        var scratch = TopicScratch(stripped.Length);
+        var topicLength = MqttTopics.ToTopic(stripped, scratch);
+        Send(scratch.AsSpan(0, topicLength), message.Payload, (byte)qos, pi, dup: delivered > 1, retain: false);
+        return true;
     }
 
-    private void DrainBacklogLocked()
+    /// <summary>Go's mqttDeliverPubRelCb: a stored PUBREL comes back (again) for its client.</summary>
+    private bool DeliverPubRel(in Message message)
     {
-        if (_connection is not { } connection)
+        var pi = PubRelId(message.Headers);
+        if (pi == 0 || !MqttInflight.TryParseAck(message.Reply, out var sseq, out _))
+        {
+            return true;
+        }
+        MqttConnection? connection;
+        lock (_lock)
+        {
+            connection = _connection;
+            if (connection is null || _pubRelConsumer is not { } consumer)
+            {
+                return false;
+            }
+            _inflight.TrackPubRel(pi, consumer.Durable!, sseq, Encoding.ASCII.GetString(message.Reply));
+        }
+        connection.Outbound.Enqueue([MqttPackets.PubRel | 0x02, 2, (byte)(pi >> 8), (byte)pi]);
+        return true;
+    }
+
+    private static byte[] TopicScratch(int subjectLength)
+    {
+        var scratch = t_scratch ??= new byte[1024];
+        if (scratch.Length < subjectLength)
+        {
+            scratch = t_scratch = new byte[subjectLength * 2];
+        }
+        return scratch;
+    }
+
+    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain)
+    {
+        if (Connection is not { } connection)
         {
             return;
         }
-        while (_backlog.Count > 0 && _pending.Count < _maxAckPending)
+        var size = MqttPackets.PublishSize(topic.Length, payload.Length, qos);
+        if (size <= 512)
         {
-            var pending = _backlog.Dequeue();
-            var id = NextPacketIdLocked();
-            BinaryPrimitives.WriteUInt16BigEndian(pending.Packet.AsSpan(pending.PacketIdOffset), id);
-            pending.PacketId = id;
-            pending.SentAt = Environment.TickCount64;
-            _pending[id] = pending;
-            connection.Outbound.Enqueue(pending.Packet);
-            connection.CountOut(pending.PayloadLength);
+            Span<byte> small = stackalloc byte[size];
+            MqttPackets.WritePublish(small, topic, payload, qos, pi, dup, retain);
+            connection.Outbound.Enqueue(small);
         }
-    }
-
-    private ushort NextPacketIdLocked()
-    {
-        while (true)
+        else
         {
-            _lastPacketId = _lastPacketId == ushort.MaxValue ? (ushort)1 : (ushort)(_lastPacketId + 1);
-            if (!_pending.ContainsKey(_lastPacketId))
-            {
-                return _lastPacketId;
-            }
+            var packet = new byte[size];
+            MqttPackets.WritePublish(packet, topic, payload, qos, pi, dup, retain);
+            connection.Outbound.Enqueue(packet);
         }
+        connection.CountOut(payload.Length);
     }
 
     /// <summary>The QoS a NATS-side message carries in Go's "Nmqtt-Pub" header (0 without it).</summary>
@@ -373,74 +599,55 @@ internal sealed class MqttSession
         return rest.Length > 0 && rest[0] is (byte)'1' or (byte)'2' ? (byte)(rest[0] - '0') : (byte)0;
     }
 
-    /// <summary>One MQTT subscription and its receiver: encodes matches as PUBLISH packets for the session.</summary>
-    private sealed class SubscriptionState(MqttSession session) : IMessageReceiver
+    /// <summary>The packet id in Go's "Nmqtt-PubRel" header (0 without it).</summary>
+    private static ushort PubRelId(ReadOnlySpan<byte> headers)
     {
-        public bool Deliver(Subscription subscription, in Message message) =>
-            session.Deliver(this, message.Subject, message.Headers, message.Payload);
+        var index = headers.IndexOf("Nmqtt-PubRel:"u8);
+        if (index < 0)
+        {
+            return 0;
+        }
+        var rest = headers[(index + 13)..].TrimStart((byte)' ');
+        return System.Buffers.Text.Utf8Parser.TryParse(rest, out ushort pi, out _) ? pi : (ushort)0;
+    }
+
+    /// <summary>One MQTT filter: its NATS subscription, and for QoS 1/2 its consumer and deliver-subject subscription.</summary>
+    private sealed class SubscriptionState
+    {
+        public SubscriptionState(MqttSession session, string sid, byte qos, string? subject = null)
+        {
+            Sid = sid;
+            Qos = qos;
+            Subject = subject ?? (sid.EndsWith(" fwc", StringComparison.Ordinal) ? sid[..^4] : sid);
+            Reserved = Subject is ">" or "*" || Subject.StartsWith("*.", StringComparison.Ordinal);
+            PlainReceiver = new Receiver(session, this, stored: false);
+            DeliveryReceiver = new Receiver(session, this, stored: true);
+        }
+
+        public string Sid { get; }
+
+        /// <summary>The subject: the sid, or for a "foo fwc" sid the parent "foo" of "foo.>".</summary>
+        public string Subject { get; }
+
+        /// <summary>Go's isMQTTReservedSubscription: "#", "+" and "+/..." never match "$" topics [MQTT-4.7.2-1].</summary>
+        public bool Reserved { get; }
 
         public byte Qos;
-        public Subscription Subscription = null!;
+        public Subscription? Plain;
+        public ConsumerConfig? Consumer;
+        public Subscription? Delivery;
+        public IMessageReceiver PlainReceiver { get; }
+        public IMessageReceiver DeliveryReceiver { get; }
     }
 
-    private sealed class PendingMessage(byte[] packet, int packetIdOffset, int payloadLength)
+    private sealed class Receiver(MqttSession session, SubscriptionState state, bool stored) : IMessageReceiver
     {
-        public byte[] Packet { get; } = packet;
-        public int PacketIdOffset { get; } = packetIdOffset;
-        public int PayloadLength { get; } = payloadLength;
-        public long SentAt { get; set; }
-
-        /// <summary>QoS 2: PUBREC came back, so PUBREL (not the PUBLISH) is what is resent until PUBCOMP.</summary>
-        public bool Received { get; set; }
-
-        public ushort PacketId { get; set; }
+        public bool Deliver(Subscription subscription, in Message message) =>
+            stored ? session.DeliverStored(state, message) : session.DeliverPlain(state, message);
     }
 
-    /// <summary>An inbound QoS 2 message held between PUBREC and PUBREL (Go 2.10 keeps it in $MQTT_qos2in).</summary>
-    public sealed record InboundQos2(string Subject, byte[] Topic, byte[] Payload, bool Retain);
-
-    private readonly Dictionary<ushort, InboundQos2> _inboundQos2 = [];
-
-    /// <summary>Holds a QoS 2 PUBLISH until its PUBREL; a duplicate (same packet id) is not stored again.</summary>
-    public void HoldInbound(ushort packetId, InboundQos2 message)
+    private sealed class PubRelReceiver(MqttSession session) : IMessageReceiver
     {
-        lock (_lock)
-        {
-            _inboundQos2.TryAdd(packetId, message);
-        }
-    }
-
-    /// <summary>PUBREL: the held message, released once (null when already released).</summary>
-    public InboundQos2? ReleaseInbound(ushort packetId)
-    {
-        lock (_lock)
-        {
-            return _inboundQos2.Remove(packetId, out var message) ? message : null;
-        }
-    }
-
-    /// <summary>PUBREC from the subscriber: answer PUBREL and resend only that until PUBCOMP.</summary>
-    public void Received(ushort packetId)
-    {
-        lock (_lock)
-        {
-            if (_pending.TryGetValue(packetId, out var pending))
-            {
-                pending.Received = true;
-                pending.SentAt = Environment.TickCount64;
-            }
-            _connection?.Outbound.Enqueue([MqttPackets.PubRel | 0x02, 2, (byte)(packetId >> 8), (byte)packetId]);
-        }
-    }
-
-    private static void Resend(MqttConnection connection, PendingMessage pending)
-    {
-        if (pending.Received)
-        {
-            connection.Outbound.Enqueue([MqttPackets.PubRel | 0x02, 2, (byte)(pending.PacketId >> 8), (byte)pending.PacketId]);
-            return;
-        }
-        pending.Packet[0] |= MqttPackets.PubFlagDup;
-        connection.Outbound.Enqueue(pending.Packet);
+        public bool Deliver(Subscription subscription, in Message message) => session.DeliverPubRel(message);
     }
 }

@@ -45,6 +45,6 @@ internal sealed partial class MqttTestServer : IAsyncDisposable
 
     public ValueTask DisposeAsync() => _server.DisposeAsync();
 
-    [GeneratedRegex(@"Listening for MQTT clients on mqtt://[^:]+:(\d+)")]
+    [GeneratedRegex(@"Listening for MQTT clients on (?:mqtt|tls)://[^:]+:(\d+)")]
     private static partial Regex MqttListening();
 }

@@ -40,6 +40,7 @@ internal sealed partial class JsConsumer
                 return (0, true);
             }
             var pending = NumPending();
+            var delivered = false;
             while (!_stopped)
             {
                 PullRequest? request = null;
@@ -84,6 +85,7 @@ internal sealed partial class JsConsumer
                     pending--;
                 }
                 Deliver(message, dc, request, pending, acked);
+                delivered = true;
                 if (request is not null)
                 {
                     request.Remaining--;
@@ -125,6 +127,10 @@ internal sealed partial class JsConsumer
             if (InactiveMillis > 0)
             {
                 wait = Math.Min(wait, Math.Max(1, InactiveMillis - (now - _lastActive) + 1));
+            }            if (delivered && _config.AckPolicy != AckPolicyKind.None)
+            {
+                // What was just sent is due for redelivery one ack_wait from now, not at the next unrelated wake-up.
+                wait = Math.Min(wait, Math.Max(1, AckWaitFor(0) / 1_000_000 + 1));
             }
         }
         if (acked.Count > 0)

@@ -81,7 +81,10 @@ internal sealed partial class JsConsumer : IDisposable
     {
         lock (_lock)
         {
-            if (recovered && _store is not null && _store.HasState())
+            // A recovered durable resumes from its store even with nothing delivered yet: its starting point
+            // was stored when it was created (0 on an empty stream), and selecting it again would skip what
+            // arrived since (messages kept for an offline MQTT session, for one).
+            if (recovered && _store is not null)
             {
                 var state = _store.State();
                 _sseq = state.Delivered.Stream + 1;

@@ -1,0 +1,44 @@
+using System.Text.Json.Serialization;
+using Nats.Server.JetStream.Consumers;
+
+namespace Nats.Server.Mqtt;
+
+/// <summary>
+/// Go's mqttPersistedSession, the JSON of a session in <c>$MQTT_sess</c>: the filters (subject → QoS),
+/// the durable consumer of each QoS 1/2 subscription (by subscription id) and the PUBREL consumer.
+/// </summary>
+internal sealed class MqttPersistedSession
+{
+    [JsonPropertyName("origin")] public string? Origin { get; set; }
+    [JsonPropertyName("id")] public string? Id { get; set; }
+
+    [JsonPropertyName("clean")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool Clean { get; set; }
+
+    [JsonPropertyName("subs")] public Dictionary<string, byte>? Subs { get; set; }
+    [JsonPropertyName("cons")] public Dictionary<string, ConsumerConfig>? Cons { get; set; }
+    [JsonPropertyName("pubrel")] public ConsumerConfig? PubRel { get; set; }
+}
+
+/// <summary>Go 2.10's mqttRetainedMsg, the JSON of a retained message in <c>$MQTT_rmsgs</c>.</summary>
+internal sealed class MqttRetainedRecord
+{
+    [JsonPropertyName("origin")] public string? Origin { get; set; }
+    [JsonPropertyName("subject")] public string? Subject { get; set; }
+    [JsonPropertyName("topic")] public string? Topic { get; set; }
+    [JsonPropertyName("msg")] public byte[]? Message { get; set; }
+
+    [JsonPropertyName("flags")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public byte Flags { get; set; }
+
+    [JsonPropertyName("source")] public string? Source { get; set; }
+
+    [JsonIgnore] public byte Qos => (byte)((Flags & MqttPackets.PubFlagQos) >> 1);
+}
+
+[JsonSourceGenerationOptions(DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull, PropertyNameCaseInsensitive = true)]
+[JsonSerializable(typeof(MqttPersistedSession))]
+[JsonSerializable(typeof(MqttRetainedRecord))]
+internal sealed partial class MqttJsonContext : JsonSerializerContext;
