@@ -9,6 +9,7 @@ internal sealed partial class FileStore
     private bool _flushArmed;
     private bool _dirDirty;
     private bool _metaWanted;
+    private bool _metaInFlight;
     private bool _appendedMessage; // the current mutating call appended a message record
     private ulong _durableReserved;
     private ulong _reserveStep;
@@ -151,10 +152,13 @@ internal sealed partial class FileStore
         if (Closed)
             return; // Stop synced everything itself
         _active.WritePending();
-        if (_metaWanted)
+        // One meta write in flight at a time: a second write before the first is durable would go into
+        // the same slot (the one not holding the durable state) while a round is still syncing it.
+        if (_metaWanted && !_metaInFlight)
         {
             // Reserve well ahead so sequences keep flowing while this round's fsync runs.
             _metaWanted = false;
+            _metaInFlight = true;
             _meta.Write(LastSeq + _reserveStep, _meta.CleanLast, clean: false, sync: false);
             batch.Meta = _meta.Latest;
             batch.MetaReserved = _meta.Reserved;
@@ -177,10 +181,15 @@ internal sealed partial class FileStore
 
     private void OnSynced(SyncBatch batch)
     {
-        if (batch.Meta.Generation == 0 || Closed)
+        if (batch.Meta.Generation == 0)
+            return;
+        _metaInFlight = false;
+        if (Closed)
             return;
         _meta.MarkDurable(batch.Meta);
         _durableReserved = Math.Max(_durableReserved, batch.MetaReserved);
+        if (_metaWanted && _opts.SyncMode != FileSyncMode.Always)
+            _commit.Enlist(); // asked for while this one was in flight
     }
 
     /// <summary>Sync-always mode: the whole round inline, under the lock, before the call returns.</summary>
