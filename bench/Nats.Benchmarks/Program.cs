@@ -13,6 +13,13 @@ if (args.Length > 0 && args[0] == "alloc-probe")
     return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 && args[2] == "mapped");
 }
 
+if (args.Length > 0 && args[0] == "alloc-probe-js")
+{
+    // "alloc-probe-js N [file|memory] [gosync]": the JetStream publish path with PubAcks (100 in flight).
+    return await JetStreamAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 200_000,
+        args.Length > 2 ? args[2] : "file", args.Length > 3 && args[3] == "gosync");
+}
+
 if (args.Length > 0 && args[0] == "startup-probe")
 {
     // "startup-probe N [monitoring]": embedded server start-to-ready over N start/stop cycles.

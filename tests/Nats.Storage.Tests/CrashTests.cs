@@ -14,6 +14,7 @@ public sealed class CrashTests
     [Theory]
     [InlineData(File.FileWriteMode.WriteThrough)]
     [InlineData(File.FileWriteMode.Buffered)]
+    [InlineData(File.FileWriteMode.BufferedMessages)]
     public void EveryAcknowledgedSequenceSurvivesKillNine(File.FileWriteMode mode)
     {
         using var dir = new TempDir();

@@ -6,8 +6,8 @@ namespace Nats.Storage.Tests;
 /// can tell a whole line from one cut off by the kill.</summary>
 internal static class CrashWriter
 {
-    /// <param name="mode">WriteThrough: announce after each call. Buffered: store a batch, flush once,
-    /// then announce the batch (the pattern a stream uses to ack a socket read's publishes).</param>
+    /// <param name="mode">WriteThrough: announce after each call. Buffered and BufferedMessages: store a
+    /// batch, flush once, then announce the batch (the pattern a stream uses to ack a socket read's publishes).</param>
     public static int Run(string dir, int blockSize, FileWriteMode mode)
     {
         using var store = StreamStores.OpenFile(new StoreConfig { Name = "CRASH" }, new FileStoreOptions
@@ -38,9 +38,10 @@ internal static class CrashWriter
                 stored.Add(seq);
                 pending.Add($"S {seq} {token} .");
             }
-            if (mode == FileWriteMode.Buffered && pending.Count < batch)
+            var batched = mode is FileWriteMode.Buffered or FileWriteMode.BufferedMessages;
+            if (batched && pending.Count < batch)
                 continue;
-            if (mode == FileWriteMode.Buffered)
+            if (batched)
             {
                 store.FlushAllPending();
                 batch = rng.Next(1, 64);

@@ -79,6 +79,8 @@ public sealed class FileStoreTests
     [InlineData(FileWriteMode.WriteThrough, FileSyncMode.Interval)]
     [InlineData(FileWriteMode.Buffered, FileSyncMode.Interval)]
     [InlineData(FileWriteMode.WriteThrough, FileSyncMode.Always)]
+    [InlineData(FileWriteMode.BufferedMessages, FileSyncMode.GroupCommit)]
+    [InlineData(FileWriteMode.BufferedMessages, FileSyncMode.Interval)]
     public void WriteModesPersist(FileWriteMode mode, FileSyncMode sync)
     {
         using var dir = new TempDir();
@@ -92,6 +94,33 @@ public sealed class FileStoreTests
         store.Stop();
         store = StreamStores.OpenFile(new StoreConfig(), opts);
         Assert.Equal(300UL, store.State().Msgs);
+        store.Stop();
+    }
+
+    [Fact]
+    public void BufferedMessagesHoldAppendsUntilAFlushButWriteRemovalsThrough()
+    {
+        using var dir = new TempDir();
+        var opts = new FileStoreOptions
+        {
+            Directory = dir.Path,
+            WriteMode = FileWriteMode.BufferedMessages,
+            SyncMode = FileSyncMode.Interval,
+            FlushDelay = TimeSpan.FromHours(1), // only explicit flushes in this test
+        };
+        var store = StreamStores.OpenFile(new StoreConfig(), opts);
+        for (var i = 0; i < 20; i++)
+            store.StoreMsg("b", default, Payload);
+        Assert.Equal(0, BlockBytes(dir.Path));
+        store.FlushAllPending();
+        var flushed = BlockBytes(dir.Path);
+        Assert.True(flushed >= 20 * Payload.Length);
+        Assert.True(store.RemoveMsg(5));
+        Assert.True(BlockBytes(dir.Path) > flushed, "a removal is written through");
+        store.Stop();
+        store = StreamStores.OpenFile(new StoreConfig(), opts);
+        Assert.Equal(19UL, store.State().Msgs);
+        Assert.Null(store.LoadMsg(5));
         store.Stop();
     }
 

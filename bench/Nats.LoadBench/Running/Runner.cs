@@ -109,7 +109,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         ServerProcess server;
         try
         {
-            server = ServerProcess.Start(spec, sc.Features, sc.ServerConfig);
+            server = ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null);
         }
         catch (SetupException ex)
         {

@@ -26,6 +26,10 @@ internal abstract class Scenario
     /// <summary>Extra server configuration for this row, the same text for both servers (e.g. "max_pending: 1MB").</summary>
     public string? ServerConfig { get; init; }
 
+    /// <summary>Lines added inside our server's <c>jetstream {}</c> block only, for options Go 2.9.10 does not
+    /// parse but has as a fixed behaviour (e.g. <c>sync_interval: "2m"</c>, Go's built-in sync policy).</summary>
+    public string? OursJetStreamConfig { get; init; }
+
     public bool HasLatency { get; init; }
 
     /// <summary>Runs against the in-process loopback sink instead of the two servers.</summary>

@@ -7,7 +7,7 @@ namespace Nats.LoadBench.Servers;
 
 /// <summary>
 /// One server process on free loopback ports, with a config file holding the feature blocks
-/// (identical text for Go and ours). Stopped through its own process handle only.
+/// (identical text for Go and ours, except a row's ours-only JetStream options). Stopped through its own process handle only.
 /// </summary>
 internal sealed class ServerProcess : IDisposable
 {
@@ -25,7 +25,7 @@ internal sealed class ServerProcess : IDisposable
 
     public Endpoint Endpoint { get; }
 
-    public static ServerProcess Start(ServerSpec spec, Features features, string? extraConfig = null, int startTimeoutMs = 20_000)
+    public static ServerProcess Start(ServerSpec spec, Features features, string? extraConfig = null, string? jetStreamConfig = null, int startTimeoutMs = 20_000)
     {
         var dir = Path.Combine(Path.GetTempPath(), "loadbench-" + Guid.NewGuid().ToString("N")[..12]);
         Directory.CreateDirectory(dir);
@@ -36,7 +36,7 @@ internal sealed class ServerProcess : IDisposable
         if (features != Features.None || extraConfig != null)
         {
             var conf = Path.Combine(dir, "server.conf");
-            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort) + extraConfig);
+            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort, jetStreamConfig) + extraConfig);
             args.Add("-c");
             args.Add(conf);
         }
@@ -91,7 +91,7 @@ internal sealed class ServerProcess : IDisposable
         return server;
     }
 
-    private static string ConfigText(Features f, string dir, int mqttPort, int wsPort)
+    private static string ConfigText(Features f, string dir, int mqttPort, int wsPort, string? jetStreamConfig)
     {
         var sb = new StringBuilder();
         if (f.HasFlag(Features.JetStream) || f.HasFlag(Features.Mqtt))
@@ -99,7 +99,7 @@ internal sealed class ServerProcess : IDisposable
             // Go's MQTT requires JetStream and a server name.
             sb.AppendLine("server_name: loadbench");
             var store = Path.Combine(dir, "jetstream").Replace("\\", "/");
-            sb.AppendLine($"jetstream {{\n  store_dir: \"{store}\"\n  max_memory_store: 2147483648\n  max_file_store: 17179869184\n}}");
+            sb.AppendLine($"jetstream {{\n  store_dir: \"{store}\"\n  max_memory_store: 2147483648\n  max_file_store: 17179869184\n{jetStreamConfig}}}");
         }
 
         if (f.HasFlag(Features.Mqtt))

@@ -107,6 +107,8 @@ internal sealed partial class ClientConnection
     /// <summary>Runs every complete command in the buffer; returns the bytes consumed.</summary>
     internal int ProcessBuffer(ReadOnlySpan<byte> buffer, out int needed)
     {
+        // Answers that receivers collect per message (JetStream PubAcks) go out together at the end.
+        using var batch = Delivery.ReadBatch.Open();
         var offset = 0;
         needed = 0;
         while (offset < buffer.Length && !IsClosed && !MustStall)

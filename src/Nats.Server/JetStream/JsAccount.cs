@@ -228,6 +228,9 @@ internal sealed class JsAccount
                 : Service.Options.SyncInterval is not null ? FileSyncMode.Interval
                 : FileSyncMode.GroupCommit,
             SyncInterval = Service.Options.SyncInterval ?? TimeSpan.FromMinutes(2),
+            // A read batch of publishes is one write: StreamIngest flushes before any ack it sends
+            // without waiting for a group commit round (which writes before it syncs).
+            WriteMode = FileWriteMode.BufferedMessages,
             Warn = text => Service.Logger.LogWarning("JetStream stream '{Account} > {Stream}': {Text}", Account.Name, cfg.Name, text),
         };
         var store = StreamStores.OpenFile(storeConfig, options);

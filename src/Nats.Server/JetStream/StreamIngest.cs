@@ -233,20 +233,13 @@ internal sealed class StreamIngest
             }
             return;
         }
-        Span<byte> buffer = stackalloc byte[512];
+        var prefix = AckPrefix();
+        var buffer = prefix.Length + MaxAckTail <= 256 ? stackalloc byte[256] : new byte[prefix.Length + MaxAckTail];
         var account = stream.Account.Account;
         using var publish = stream.Account.Service.Transport.BeginBatch();
         for (var i = 0; i < batch.Count; i++)
         {
-            if (FormatAck(buffer, batch.Seq(i), duplicate: false) is var length and > 0)
-            {
-                publish.Publish(account, batch.Reply(i), buffer[..length]);
-            }
-            else
-            {
-                var text = Encoding.UTF8.GetBytes(AckText(batch.Seq(i), duplicate: false));
-                publish.Publish(account, batch.Reply(i), text);
-            }
+            publish.Publish(account, batch.Reply(i), buffer[..FormatAck(buffer, prefix, batch.Seq(i), duplicate: false)]);
         }
     }
 
@@ -293,52 +286,78 @@ internal sealed class StreamIngest
                 json.WriteNumber("seq", 0);
                 json.WriteEndObject();
             }
-            stream.Account.Service.Transport.Publish(stream.Account.Account, reply, default, default, buffer.WrittenSpan);
+            Send(reply, buffer.WrittenSpan);
         }
         return 0;
+    }
+
+    /// <summary>An answer to a publish: with the publisher's read batch (in order with the batch's other acks), else at once.
+    /// Either way the store's buffered appends reach the operating system first, so a killed process never
+    /// loses what it acknowledged.</summary>
+    private void Send(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> payload)
+    {
+        var transport = stream.Account.Service.Transport;
+        if (AckOutbox.Current is { } outbox)
+        {
+            outbox.FlushBefore(stream.Store);
+            outbox.Add(transport, stream.Account.Account, reply, payload);
+            return;
+        }
+        stream.Store.FlushAllPending();
+        transport.Publish(stream.Account.Account, reply, default, default, payload);
     }
 
     /// <summary>Go's hand-built PubAck: <c>{"stream":"S", "seq":N}</c> (with its spaces), domain and duplicate when set.</summary>
     private void SendAck(ReadOnlySpan<byte> reply, ulong seq, bool duplicate)
     {
-        Span<byte> buffer = stackalloc byte[512];
-        var length = FormatAck(buffer, seq, duplicate);
-        var payload = length > 0 ? buffer[..length] : Encoding.UTF8.GetBytes(AckText(seq, duplicate));
-        stream.Account.Service.Transport.Publish(stream.Account.Account, reply, default, default, payload);
+        var prefix = AckPrefix();
+        var max = prefix.Length + MaxAckTail;
+        if (AckOutbox.Current is { } outbox)
+        {
+            // Formatted straight into the outbox.
+            outbox.FlushBefore(stream.Store);
+            var length = FormatAck(outbox.Begin(reply, max), prefix, seq, duplicate);
+            outbox.Commit(stream.Account.Service.Transport, stream.Account.Account, reply.Length, length);
+            return;
+        }
+        var buffer = max <= 256 ? stackalloc byte[256] : new byte[max];
+        Send(reply, buffer[..FormatAck(buffer, prefix, seq, duplicate)]);
     }
 
-    /// <summary>Formats the PubAck into <paramref name="buffer"/> (512 bytes); 0 when the names do not fit.</summary>
-    private int FormatAck(Span<byte> buffer, ulong seq, bool duplicate)
+    // Digits of a ulong and the duplicate suffix.
+    private const int MaxAckTail = 20 + 20;
+
+    private sealed record AckPrefixCache(string Domain, byte[] Bytes);
+
+    private AckPrefixCache? _ackPrefix;
+
+    /// <summary>The constant part of this stream's PubAck, <c>{"stream":"S", "seq":</c> (with Go's spaces, and the
+    /// domain when set), built once: an ack is then a copy and the sequence digits.</summary>
+    private byte[] AckPrefix()
     {
         var domain = stream.Account.Service.Options.Domain;
-        var name = stream.Name;
-        var length = 0;
-        if (Encoding.UTF8.GetMaxByteCount(name.Length + domain.Length) + 64 > buffer.Length)
+        var cached = _ackPrefix;
+        if (cached is not null && ReferenceEquals(cached.Domain, domain))
         {
-            return 0;
+            return cached.Bytes;
         }
-        Append(buffer, ref length, "{\"stream\":\""u8);
-        length += Encoding.UTF8.GetBytes(name, buffer[length..]);
-        if (domain.Length > 0)
-        {
-            Append(buffer, ref length, "\", \"domain\":\""u8);
-            length += Encoding.UTF8.GetBytes(domain, buffer[length..]);
-        }
-        Append(buffer, ref length, "\", \"seq\":"u8);
+        var text = domain.Length > 0
+            ? $"{{\"stream\":\"{stream.Name}\", \"domain\":\"{domain}\", \"seq\":"
+            : $"{{\"stream\":\"{stream.Name}\", \"seq\":";
+        cached = new AckPrefixCache(domain, Encoding.UTF8.GetBytes(text));
+        _ackPrefix = cached;
+        return cached.Bytes;
+    }
+
+    /// <summary>Go's hand-built PubAck: the prefix, the sequence, <c>,"duplicate": true</c> when set.</summary>
+    private static int FormatAck(Span<byte> buffer, byte[] prefix, ulong seq, bool duplicate)
+    {
+        prefix.CopyTo(buffer);
+        var length = prefix.Length;
         Utf8Formatter.TryFormat(seq, buffer[length..], out var written);
         length += written;
         Append(buffer, ref length, duplicate ? ",\"duplicate\": true}"u8 : "}"u8);
         return length;
-    }
-
-    private string AckText(ulong seq, bool duplicate)
-    {
-        var domain = stream.Account.Service.Options.Domain;
-        var name = stream.Name;
-        var text = domain.Length > 0
-            ? $"{{\"stream\":\"{name}\", \"domain\":\"{domain}\", \"seq\":{seq}"
-            : $"{{\"stream\":\"{name}\", \"seq\":{seq}";
-        return text + (duplicate ? ",\"duplicate\": true}" : "}");
     }
 
     private static void Append(Span<byte> buffer, ref int length, ReadOnlySpan<byte> text)

@@ -9,7 +9,14 @@ internal sealed partial class FileStore
     private bool _flushArmed;
     private bool _dirDirty;
     private bool _metaWanted;
+    private bool _metaInFlight;
+    private bool _appendedMessage; // the current mutating call appended a message record
     private ulong _durableReserved;
+    private ulong _reserveStep;
+
+    /// <summary>How far ahead a reservation may reach (the step doubles from SequenceReserve each time a
+    /// writer outruns the sync rounds); also how far a store with a damaged meta file skips.</summary>
+    private ulong MaxReserveStep => _opts.SequenceReserve * 64;
     private DurabilityTicket _ticket;
     private GroupCommit _commit = null!;
     private readonly SyncBatch _inlineBatch = new();
@@ -55,9 +62,12 @@ internal sealed partial class FileStore
     protected override void OnCommit()
     {
         _ticket = DurabilityTicket.Completed;
+        var appended = _appendedMessage;
+        _appendedMessage = false;
         if (_recovering)
             return;
-        if (_opts.WriteMode == FileWriteMode.WriteThrough || _opts.SyncMode == FileSyncMode.Always)
+        if (_opts.WriteMode == FileWriteMode.WriteThrough || _opts.SyncMode == FileSyncMode.Always
+            || (_opts.WriteMode == FileWriteMode.BufferedMessages && !appended))
             _active.WritePending();
         else if (_active.HasPending)
             ArmFlush();
@@ -142,11 +152,14 @@ internal sealed partial class FileStore
         if (Closed)
             return; // Stop synced everything itself
         _active.WritePending();
-        if (_metaWanted)
+        // One meta write in flight at a time: a second write before the first is durable would go into
+        // the same slot (the one not holding the durable state) while a round is still syncing it.
+        if (_metaWanted && !_metaInFlight)
         {
             // Reserve well ahead so sequences keep flowing while this round's fsync runs.
             _metaWanted = false;
-            _meta.Write(LastSeq + _opts.SequenceReserve, _meta.CleanLast, clean: false, sync: false);
+            _metaInFlight = true;
+            _meta.Write(LastSeq + _reserveStep, _meta.CleanLast, clean: false, sync: false);
             batch.Meta = _meta.Latest;
             batch.MetaReserved = _meta.Reserved;
             batch.Files.Add(_meta.File);
@@ -168,10 +181,15 @@ internal sealed partial class FileStore
 
     private void OnSynced(SyncBatch batch)
     {
-        if (batch.Meta.Generation == 0 || Closed)
+        if (batch.Meta.Generation == 0)
+            return;
+        _metaInFlight = false;
+        if (Closed)
             return;
         _meta.MarkDurable(batch.Meta);
         _durableReserved = Math.Max(_durableReserved, batch.MetaReserved);
+        if (_metaWanted && _opts.SyncMode != FileSyncMode.Always)
+            _commit.Enlist(); // asked for while this one was in flight
     }
 
     /// <summary>Sync-always mode: the whole round inline, under the lock, before the call returns.</summary>
@@ -191,11 +209,14 @@ internal sealed partial class FileStore
     /// </summary>
     private void ReserveUpTo(ulong seq)
     {
-        if (seq + _opts.SequenceReserve / 2 < _meta.Reserved && seq <= _durableReserved)
+        if (seq + _reserveStep / 2 < _meta.Reserved && seq <= _durableReserved)
             return;
         if (seq > _durableReserved)
         {
-            _meta.Write(seq + _opts.SequenceReserve, _meta.CleanLast, clean: false, sync: true);
+            // The writer outran a sync round (fast publishing, slow fsyncs): reserve further ahead from
+            // now on, so this inline fsync under the lock stays rare at any rate.
+            _reserveStep = Math.Min(_reserveStep * 2, MaxReserveStep);
+            _meta.Write(seq + _reserveStep, _meta.CleanLast, clean: false, sync: true);
             _durableReserved = _meta.Reserved;
             _metaWanted = false;
             return;

@@ -74,7 +74,7 @@ internal sealed partial class FileStore
         if (_meta.Existed && !_meta.Valid)
         {
             Warn?.Invoke("stream meta file is damaged; skipping ahead so no sequence can be reused");
-            target = Math.Max(target, LastSeq + _opts.SequenceReserve);
+            target = Math.Max(target, LastSeq + MaxReserveStep);
         }
 
         _recovering = false;

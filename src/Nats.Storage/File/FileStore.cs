@@ -35,6 +35,7 @@ internal sealed partial class FileStore : StoreCore
         _fs.CreateDirectory(_dir);
         _meta = new StoreMeta(_fs, Path.Combine(options.Directory, "meta.dat"));
         _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced);
+        _reserveStep = Math.Max(1, options.SequenceReserve);
         lock (Sync)
         {
             Recover();
@@ -74,6 +75,7 @@ internal sealed partial class FileStore : StoreCore
         RecordCodec.Write(block.Reserve(size), RecordKind.Message, seq, timestamp, ttlExpiry, subject, subjectBytes, header, data);
         block.Length += size;
         block.NoteMessage(seq, MessageSize(subject, header.Length, data.Length));
+        _appendedMessage = true;
         slot.A = block.Id;
         slot.B = offset;
         ReserveUpTo(seq);

@@ -28,6 +28,13 @@ public enum FileWriteMode
     /// <see cref="IStreamStore.FlushAllPending"/>) writes batches. Faster; a killed process loses what
     /// was not flushed, so callers flush before acknowledging.</summary>
     Buffered,
+
+    /// <summary>Message appends (<see cref="IStreamStore.StoreMsg"/>, <see cref="IStreamStore.StoreRawMsg"/>)
+    /// stay in the block buffer until <see cref="IStreamStore.FlushAllPending"/>, a sync round or the
+    /// flush delay, so a burst of publishes costs one write system call; every other mutating call
+    /// (removals, purges, skips) is written through. A caller that acknowledges a stored message
+    /// without waiting for its durability ticket flushes first (JetStream does, once per read batch).</summary>
+    BufferedMessages,
 }
 
 public sealed record FileStoreOptions

@@ -22,28 +22,34 @@ internal sealed class SyncBatch
 }
 
 /// <summary>
-/// Group commit: writers join the open round (under the store lock) and get its ticket; one loop at a
-/// time takes the open round, collects everything written so far (under the lock, cheap), fsyncs it
-/// outside the lock while new writes join the next round, then completes every waiter of the round
-/// at once. With N writers in flight one fsync acknowledges up to N calls. The loop runs on the thread
-/// pool only while rounds are pending, so an idle store costs no thread.
+/// Group commit: writers join the open round (under the store lock) and get its ticket. A round starts
+/// as soon as it has work and fewer than <see cref="MaxInFlight"/> rounds are syncing: it collects
+/// everything written so far (under the lock, cheap), fsyncs it outside the lock on a sync thread,
+/// and its waiters are released once it and every earlier round are durable, in order. Writes that
+/// arrive while fsyncs are in flight coalesce into the open round; a new fsync overlaps the running
+/// ones instead of queueing behind them (the kernel and the device merge overlapping flushes, so a
+/// message waits about one fsync, not one and a half). Nothing waits on a timer: an idle store costs
+/// no thread and a lone write is synced at once.
 /// </summary>
 internal sealed class GroupCommit
 {
+    /// <summary>Sync rounds of one store that may be in flight at once.</summary>
+    public const int MaxInFlight = 2;
+
     private readonly Lock _storeLock;
     private readonly IStoreFileSystem _fs;
     private readonly Action<SyncBatch> _collect;
     private readonly Action<SyncBatch> _synced;
-    private readonly SyncBatch _batch = new();
+    private readonly Queue<Round> _inFlight = new(); // in start order
     private Round _open = new();
-    private Round? _inFlight;
-    private bool _running;
+    private bool _startQueued;
     private Exception? _fault;
     private long _rounds;
 
     /// <param name="collect">Called under <paramref name="storeLock"/>: hands pending bytes to the OS
     /// and adds every file and directory with unsynced changes to the batch (clearing their flags).</param>
-    /// <param name="synced">Called under the store lock after the batch is durable, before its waiters are released.</param>
+    /// <param name="synced">Called under the store lock after the batch is durable, before its waiters
+    /// are released; rounds report in the order they started.</param>
     public GroupCommit(Lock storeLock, IStoreFileSystem fs, Action<SyncBatch> collect, Action<SyncBatch> synced)
     {
         _synced = synced;
@@ -62,11 +68,7 @@ internal sealed class GroupCommit
         if (_fault is not null)
             return new DurabilityTicket(Task.FromException(_fault));
         _open.HasWork = true;
-        if (!_running)
-        {
-            _running = true;
-            ThreadPool.UnsafeQueueUserWorkItem(static s => ((GroupCommit)s!).Run(), this);
-        }
+        StartIfRoom();
         return new DurabilityTicket(_open.Task);
     }
 
@@ -77,51 +79,85 @@ internal sealed class GroupCommit
             return new DurabilityTicket(Task.FromException(_fault));
         if (_open.HasWork)
             return new DurabilityTicket(_open.Task);
-        return _inFlight is { } r ? new DurabilityTicket(r.Task) : DurabilityTicket.Completed;
+        // Rounds complete in order, so the newest in flight covers every earlier one.
+        Round? newest = null;
+        foreach (var r in _inFlight)
+            newest = r;
+        return newest is not null ? new DurabilityTicket(newest.Task) : DurabilityTicket.Completed;
     }
 
-    /// <summary>Runs rounds until none is pending. Only one instance runs at a time (<c>_running</c>),
-    /// so the batch is never shared between two rounds.</summary>
-    private void Run()
+    private void StartIfRoom()
     {
-        while (true)
+        if (_startQueued || !_open.HasWork || _inFlight.Count >= MaxInFlight || _fault is not null)
+            return;
+        _startQueued = true;
+        SyncThreads.Run(this);
+    }
+
+    /// <summary>On a sync thread: takes the open round, collects and syncs it, then completes what is done, in order.</summary>
+    internal void RunRound()
+    {
+        Round round;
+        lock (_storeLock)
         {
-            Round round;
-            lock (_storeLock)
-            {
-                if (!_open.HasWork || _fault is not null)
-                {
-                    _running = false;
-                    _inFlight = null;
-                    return;
-                }
-                round = _open;
-                _open = new Round();
-                _inFlight = round;
-                _batch.Clear();
-                try
-                {
-                    _collect(_batch);
-                }
-                catch (Exception e)
-                {
-                    Fail(round, e);
-                    continue;
-                }
-            }
+            _startQueued = false;
+            if (!_open.HasWork || _fault is not null || _inFlight.Count >= MaxInFlight)
+                return;
+            round = _open;
+            _open = new Round();
+            _inFlight.Enqueue(round);
             try
             {
-                SyncAll(_batch);
-                lock (_storeLock)
-                    _synced(_batch);
-                Interlocked.Increment(ref _rounds);
-                round.Complete();
+                _collect(round.Batch);
             }
             catch (Exception e)
             {
-                lock (_storeLock)
-                    Fail(round, e);
+                round.Finish(e);
+                CompleteInOrder();
+                return;
             }
+            // The next writes start their own fsync now, beside this one.
+            StartIfRoom();
+        }
+        Exception? error = null;
+        try
+        {
+            SyncAll(round.Batch);
+        }
+        catch (Exception e)
+        {
+            error = e;
+        }
+        lock (_storeLock)
+        {
+            round.Finish(error);
+            CompleteInOrder();
+            StartIfRoom();
+        }
+    }
+
+    /// <summary>Under the store lock: releases every finished round at the head of the queue.</summary>
+    private void CompleteInOrder()
+    {
+        while (_inFlight.TryPeek(out var head) && head.Finished)
+        {
+            _inFlight.Dequeue();
+            if (head.Error is not null || _fault is not null)
+            {
+                Fail(head, head.Error ?? _fault!);
+                continue;
+            }
+            try
+            {
+                _synced(head.Batch);
+            }
+            catch (Exception e)
+            {
+                Fail(head, e);
+                continue;
+            }
+            Interlocked.Increment(ref _rounds);
+            head.Complete();
         }
     }
 
@@ -157,12 +193,63 @@ internal sealed class GroupCommit
     {
         private readonly TaskCompletionSource _tcs = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
+        public readonly SyncBatch Batch = new();
+
         public bool HasWork;
+        public bool Finished;
+        public Exception? Error;
 
         public Task Task => _tcs.Task;
+
+        public void Finish(Exception? error)
+        {
+            Finished = true;
+            Error = error;
+        }
 
         public void Complete() => _tcs.TrySetResult();
 
         public void Fail(Exception e) => _tcs.TrySetException(e);
+    }
+}
+
+/// <summary>
+/// The threads that run sync rounds, shared by every store in the process. An fsync blocks its thread
+/// for as long as the device takes; on dedicated threads that never holds up the thread pool, which
+/// sends the acknowledgements the rounds release.
+/// </summary>
+internal static class SyncThreads
+{
+    private const int Count = 4;
+    private static readonly System.Collections.Concurrent.BlockingCollection<GroupCommit> Queue = Start();
+
+    public static void Run(GroupCommit commit) => Queue.Add(commit);
+
+    private static System.Collections.Concurrent.BlockingCollection<GroupCommit> Start()
+    {
+        var queue = new System.Collections.Concurrent.BlockingCollection<GroupCommit>();
+        for (var i = 0; i < Count; i++)
+        {
+            var thread = new Thread(() =>
+            {
+                foreach (var commit in queue.GetConsumingEnumerable())
+                {
+                    try
+                    {
+                        commit.RunRound();
+                    }
+                    catch (Exception)
+                    {
+                        // RunRound fails its round's waiters itself; one store's bug must not stop every store's syncing.
+                    }
+                }
+            })
+            {
+                IsBackground = true,
+                Name = "store sync " + i,
+            };
+            thread.Start();
+        }
+        return queue;
     }
 }

@@ -11,6 +11,7 @@ public sealed class ConcurrentPowerLossTests
     [Theory]
     [InlineData(FileWriteMode.WriteThrough)]
     [InlineData(FileWriteMode.Buffered)]
+    [InlineData(FileWriteMode.BufferedMessages)]
     public async Task AcknowledgedAppendsOfConcurrentWritersSurvive(FileWriteMode mode)
     {
         for (var seed = 0; seed < 12; seed++)
