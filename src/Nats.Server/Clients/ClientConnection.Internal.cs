@@ -31,16 +31,8 @@ internal sealed partial class ClientConnection
     internal Subscription SubscribeInternal(string subject, string sid, InternalMessageHandler handler)
     {
         var subscription = new Subscription(this, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid), new Delivery.HandlerReceiver(handler));
-        lock (_subscriptionsLock)
+        if (!_subscriptions.Add(subscription, Account.SubList))
         {
-            _subscriptions[subscription.Sid] = subscription;
-        }
-        if (!Account.SubList.Insert(subscription))
-        {
-            lock (_subscriptionsLock)
-            {
-                _subscriptions.Remove(subscription.Sid);
-            }
             throw new ArgumentException($"invalid internal subscription subject {subject}", nameof(subject));
         }
         return subscription;
@@ -78,7 +70,7 @@ internal sealed partial class ClientConnection
         InMsgs++;
         InBytes += headers.Length + payload.Length;
         var delivered = _router.RouteInternal(account, subject, reply, headers, payload, replySet);
-        FlushPendingClients();
+        _flushBatch.FlushAll();
         return delivered;
     }
 
@@ -94,7 +86,7 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>Flushes every client that <see cref="PublishInternalDeferred"/> wrote to.</summary>
-    internal void FlushInternalBatch() => FlushPendingClients();
+    internal void FlushInternalBatch() => _flushBatch.FlushAll();
 
     /// <summary>As <see cref="PublishInternal(Account, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, bool)"/>,
     /// routed by <paramref name="route"/> and shown as <paramref name="subject"/> (JetStream consumer delivery).</summary>
@@ -104,7 +96,7 @@ internal sealed partial class ClientConnection
         InMsgs++;
         InBytes += headers.Length + payload.Length;
         var delivered = _router.RouteInternal(account, route, subject, reply, headers, payload, replySet: false);
-        FlushPendingClients();
+        _flushBatch.FlushAll();
         return delivered;
     }
 }
