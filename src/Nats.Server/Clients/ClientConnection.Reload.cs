@@ -16,7 +16,6 @@ internal sealed partial class ClientConnection
     // may be sent async INFO updates, if it declared protocol 1.
     private volatile bool _firstPongSent;
 
-    /// <summary>Called from the read loop when a PING is answered.</summary>
     /// <summary>Takes the reloaded options (limits, timers) and, with a logging change, the trace level.</summary>
     internal void ApplyReloadedOptions(ServerOptions options, bool refreshTrace)
     {
