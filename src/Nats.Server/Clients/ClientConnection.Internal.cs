@@ -39,24 +39,16 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>A subscriber this client fed is full: its publishing connection must await <see cref="WaitForStallsAsync"/> before reading on.</summary>
-    internal bool StallPending => MustStall;
+    internal bool StallPending => _stalledOn.MustStall;
 
-    internal ValueTask WaitForStallsAsync() => WaitForStalledSubscribersAsync();
+    internal ValueTask WaitForStallsAsync() => _stalledOn.WaitAllAsync();
 
     /// <summary>Adds a subscription whose messages go to <paramref name="handler"/> instead of a socket.</summary>
     internal Subscription SubscribeInternal(string subject, string sid, InternalMessageHandler handler)
     {
         var subscription = new Subscription(this, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid), new Delivery.HandlerReceiver(handler));
-        lock (_subscriptionsLock)
+        if (!_subscriptions.Add(subscription, Account.SubList))
         {
-            _subscriptions[subscription.Sid] = subscription;
-        }
-        if (!Account.SubList.Insert(subscription))
-        {
-            lock (_subscriptionsLock)
-            {
-                _subscriptions.Remove(subscription.Sid);
-            }
             throw new ArgumentException($"invalid internal subscription subject {subject}", nameof(subject));
         }
         return subscription;
@@ -94,7 +86,7 @@ internal sealed partial class ClientConnection
         InMsgs++;
         InBytes += headers.Length + payload.Length;
         var delivered = _router.RouteInternal(account, subject, reply, headers, payload, replySet);
-        FlushPendingClients();
+        _flushBatch.FlushAll();
         return delivered;
     }
 
@@ -110,7 +102,7 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>Flushes every client that <see cref="PublishInternalDeferred"/> wrote to.</summary>
-    internal void FlushInternalBatch() => FlushPendingClients();
+    internal void FlushInternalBatch() => _flushBatch.FlushAll();
 
     /// <summary>As <see cref="PublishInternal(Account, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte}, bool)"/>,
     /// routed by <paramref name="route"/> and shown as <paramref name="subject"/> (JetStream consumer delivery).</summary>
@@ -120,7 +112,7 @@ internal sealed partial class ClientConnection
         InMsgs++;
         InBytes += headers.Length + payload.Length;
         var delivered = _router.RouteInternal(account, route, subject, reply, headers, payload, replySet: false);
-        FlushPendingClients();
+        _flushBatch.FlushAll();
         return delivered;
     }
 }

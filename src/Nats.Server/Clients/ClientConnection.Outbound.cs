@@ -9,11 +9,15 @@ internal sealed partial class ClientConnection
 {
     private readonly OutboundQueue _outbound;
 
-    // Clients that received something during the current read batch (Go's pcd): each is signalled
-    // once when the batch is done instead of once per message.
-    private ClientConnection[] _pendingClients = new ClientConnection[16];
-    private int _pendingClientCount;
-    private long _batchId;
+    private static readonly TimeSpan MaxStuckTime = TimeSpan.FromSeconds(1);
+
+    // Clients that received something during the current read batch, flushed once when it ends.
+    private readonly FlushBatch _flushBatch;
+
+    // Subscribers this publisher must wait for before it parses on (owned by its read loop).
+    private readonly StallList _stalledOn = new();
+    private long _stalls;
+    private long _fastProducerDrops;
 
     /// <summary>Id of the publisher batch that last queued to this client; dedupes the pending set.</summary>
     internal long FlushMark;
@@ -31,12 +35,20 @@ internal sealed partial class ClientConnection
 
     public long OutBytes => Volatile.Read(ref _outbound.OutBytes);
 
+    /// <summary>Times this client's full queue paused a publisher.</summary>
+    public long Stalls => Interlocked.Read(ref _stalls);
+
+    /// <summary>Messages dropped for this client under no_fast_producer_stall.</summary>
+    public long FastProducerDrops => Interlocked.Read(ref _fastProducerDrops);
+
+    internal OutboundQueue Outbound => _outbound;
+
     /// <summary>Queues a protocol line from this client's own read loop; flushed at the end of the batch.</summary>
     internal void EnqueueProtocol(ReadOnlySpan<byte> line)
     {
         if (_outbound.Write(line))
         {
-            AddPendingClient(this);
+            _flushBatch.Add(this);
         }
     }
 
@@ -52,7 +64,7 @@ internal sealed partial class ClientConnection
     internal void SignalFlush() => _outbound.SignalFlush();
 
     /// <summary>The write side made progress: counts as activity for the ping timer.</summary>
-    internal void NoteWriteActivity() => Volatile.Write(ref _lastActivityTicks, Environment.TickCount64);
+    internal void NoteWriteActivity() => _ping.NoteActivity(Environment.TickCount64);
 
     internal void OnWriteLoopFailed(Exception ex)
     {
@@ -78,7 +90,7 @@ internal sealed partial class ClientConnection
         {
             return false;
         }
-        if (_permissions is not null && !_permissions.AllowDelivery(subject, reply))
+        if (_auth.Permissions is { } permissions && !permissions.AllowDelivery(subject, reply))
         {
             return false;
         }
@@ -122,9 +134,9 @@ internal sealed partial class ClientConnection
         }
         if (stall)
         {
-            publisher.AddStall(this);
+            publisher._stalledOn.Add(this);
         }
-        publisher.AddPendingClient(this);
+        publisher._flushBatch.Add(this);
         return true;
     }
 
@@ -143,23 +155,28 @@ internal sealed partial class ClientConnection
         return delivered;
     }
 
-    /// <summary>Adds a destination to this read loop's pending-flush set, once per batch.</summary>
-    internal void AddPendingClient(ClientConnection destination)
+    /// <summary>Only a client's own read loop can be paused; the server's internal publisher and self-delivery never are.</summary>
+    private bool CanStall(ClientConnection publisher) => publisher != this && (!publisher._isInternal || publisher._stallable);
+
+    private TimeSpan StuckBound => _options.WriteDeadline < MaxStuckTime ? _options.WriteDeadline : MaxStuckTime;
+
+    /// <summary>
+    /// A publisher waits for this subscriber to drain (see <see cref="StallList"/>); the subscriber is
+    /// cut as a slow consumer when it writes nothing for <see cref="StuckBound"/>.
+    /// </summary>
+    internal async ValueTask WaitUntilDrainedAsync()
     {
-        if (_batchId == 0)
-        {
-            _batchId = _server.NextBatchId();
-        }
-        if (destination.FlushMark == _batchId)
+        Interlocked.Increment(ref _stalls);
+        _server.RecordStall();
+        var bound = StuckBound;
+        if (await _outbound.WaitUntilDrainedAsync(bound).ConfigureAwait(false) || IsClosed)
         {
             return;
         }
-        destination.FlushMark = _batchId;
-        if (_pendingClientCount == _pendingClients.Length)
-        {
-            Array.Resize(ref _pendingClients, _pendingClients.Length * 2);
-        }
-        _pendingClients[_pendingClientCount++] = destination;
+        _server.RecordSlowConsumer();
+        _logger.LogInformation("{Client} - Slow Consumer Detected: no write progress for {Bound} with {Pending} bytes pending",
+            this, bound, _outbound.PendingAndInFlight);
+        CloseConnection(ClosedReason.SlowConsumerPendingBytes);
     }
 
     /// <summary>
@@ -188,7 +205,7 @@ internal sealed partial class ClientConnection
         }
         // Publishers waiting for this client to drain go back to full speed.
         _outbound.ReleaseStallIfDrained();
-        RemoveAllSubscriptions();
+        _subscriptions.RemoveAll(Account);
         _server.OnClientClosed(this);
         _outbound.SignalFlush();
     }

@@ -42,7 +42,7 @@ internal sealed partial class ClientConnection
                     CloseConnection(ClosedReason.ClientClosed);
                     break;
                 }
-                _lastActivityTicks = Environment.TickCount64;
+                _ping.NoteActivity(Environment.TickCount64);
                 var readFilledBuffer = filled + received == buffer.Length;
                 filled += received;
 
@@ -53,13 +53,13 @@ internal sealed partial class ClientConnection
                     await Task.Yield();
                 }
                 var consumed = ProcessBuffer(buffer.AsSpan(0, filled), out var needed);
-                FlushPendingClients();
-                while (MustStall && !IsClosed)
+                _flushBatch.FlushAll();
+                while (_stalledOn.MustStall && !IsClosed)
                 {
                     // A subscriber we fed is full: wait for it to drain, then parse the rest of the buffer.
-                    await WaitForStalledSubscribersAsync().ConfigureAwait(false);
+                    await _stalledOn.WaitAllAsync().ConfigureAwait(false);
                     consumed += ProcessBuffer(buffer.AsSpan(consumed, filled - consumed), out needed);
-                    FlushPendingClients();
+                    _flushBatch.FlushAll();
                 }
                 if (IsClosed)
                 {
@@ -111,7 +111,7 @@ internal sealed partial class ClientConnection
         using var batch = Delivery.ReadBatch.Open();
         var offset = 0;
         needed = 0;
-        while (offset < buffer.Length && !IsClosed && !MustStall)
+        while (offset < buffer.Length && !IsClosed && !_stalledOn.MustStall)
         {
             var limits = new ParserLimits(_options.MaxControlLine, _maxPayload, _headers, _awaitingAuth);
             var slice = buffer[offset..];
@@ -142,7 +142,7 @@ internal sealed partial class ClientConnection
                 {
                     Trace("<<-", command.Kind == CommandKind.Pub ? "PUB"u8 : "HPUB"u8, buffer[command.ControlArgs]);
                 }
-                ProcessPublish(buffer, command);
+                _publish.Process(buffer, command, _trace);
                 break;
             case CommandKind.Sub:
                 if (_trace)
@@ -163,7 +163,7 @@ internal sealed partial class ClientConnection
                 {
                     Trace("<<-", "PING"u8, default);
                 }
-                Volatile.Write(ref _lastPingReceivedTicks, Environment.TickCount64);
+                _ping.OnPingReceived(Environment.TickCount64);
                 EnqueueProtocol("PONG\r\n"u8);
                 // Marks the first PONG (lame duck INFO goes only to clients past it) and sends the
                 // account-limited INFO if one is due.
@@ -174,8 +174,7 @@ internal sealed partial class ClientConnection
                 {
                     Trace("<<-", "PONG"u8, default);
                 }
-                Volatile.Write(ref _pingsOut, 0);
-                MeasureRttOnPong();
+                _ping.OnPong();
                 break;
             case CommandKind.Connect:
                 if (_trace)
@@ -183,7 +182,7 @@ internal sealed partial class ClientConnection
                     Trace("<<-", "CONNECT"u8, buffer[command.Argument]);
                 }
                 ProcessConnect(buffer[command.Argument]);
-                EstimateRttAtConnect();
+                _ping.EstimateRttAtConnect(StartTime);
                 break;
             case CommandKind.Info:
                 // Clients may send INFO; the Go server only checks that it is JSON.

@@ -1,4 +1,3 @@
-using System.Text;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Auth;
 using Nats.Server.Configuration;
@@ -17,7 +16,6 @@ internal sealed partial class ClientConnection
     // may be sent async INFO updates, if it declared protocol 1.
     private volatile bool _firstPongSent;
 
-    /// <summary>Called from the read loop when a PING is answered.</summary>
     /// <summary>Takes the reloaded options (limits, timers) and, with a logging change, the trace level.</summary>
     internal void ApplyReloadedOptions(ServerOptions options, bool refreshTrace)
     {
@@ -37,39 +35,8 @@ internal sealed partial class ClientConnection
         }
     }
 
-    /// <summary>
-    /// Go's clientHasMovedToDifferentAccount: a client that authenticated with an nkey or a user name
-    /// whose entry is gone from the new options, or now belongs to another account. With only a single
-    /// configured user (no users list) Go finds no entry either, so such clients count as moved too.
-    /// </summary>
-    internal bool HasMovedToDifferentAccount(ServerOptions options)
-    {
-        string? newAccount;
-        if (!string.IsNullOrEmpty(_connect.Nkey))
-        {
-            var nkey = options.Nkeys?.FirstOrDefault(n => n.Nkey == _connect.Nkey);
-            if (nkey is null)
-            {
-                return true;
-            }
-            newAccount = nkey.Account;
-        }
-        else if (!string.IsNullOrEmpty(_connect.User))
-        {
-            var user = options.Users?.FirstOrDefault(u => u.Username == _connect.User);
-            if (user is null)
-            {
-                return true;
-            }
-            newAccount = user.Account;
-        }
-        else
-        {
-            return false;
-        }
-        var current = AuthUser?.Account ?? Accounts.Account.GlobalAccountName;
-        return current != (string.IsNullOrEmpty(newAccount) ? Accounts.Account.GlobalAccountName : newAccount);
-    }
+    /// <summary>Go's clientHasMovedToDifferentAccount (see <see cref="Auth.ConnectionAuth.HasMovedToDifferentAccount"/>).</summary>
+    internal bool HasMovedToDifferentAccount(ServerOptions options) => _auth.HasMovedToDifferentAccount(_connect, options);
 
     /// <summary>
     /// Authenticates the original CONNECT against the new configuration. On failure the client gets
@@ -78,55 +45,30 @@ internal sealed partial class ClientConnection
     /// </summary>
     internal bool ReauthorizeAfterReload(IClientAuthenticator authenticator, ServerOptions options)
     {
-        if (!authenticator.AuthRequired)
+        if (_auth.Reauthenticate(authenticator, _connect, RemoteIp, options))
         {
-            // Go skips authentication entirely then, leaving the client's permissions as they were.
             return true;
         }
-        var user = authenticator.Authenticate(new ClientAuthRequest(_connect, Nonce, RemoteIp));
-        if (user is null)
-        {
-            if (options.Nkeys is not null)
-            {
-                _logger.LogError("{Client} - authentication error - Nkey \"{Nkey}\"", this, _connect.Nkey);
-            }
-            else if (options.Users is not null)
-            {
-                _logger.LogError("{Client} - authentication error - User \"{User}\"", this, _connect.User);
-            }
-            else
-            {
-                _logger.LogError("{Client} - authentication error", this);
-            }
-            SendProtocolNow(ErrorTexts.AuthorizationViolation);
-            CloseConnection(ClosedReason.AuthenticationViolation);
-            return false;
-        }
-        AuthUser = user;
-        _permissions = user.Permissions is null ? null : new ClientPermissions(user.Permissions);
-        return true;
+        SendProtocolNow(ErrorTexts.AuthorizationViolation);
+        CloseConnection(ClosedReason.AuthenticationViolation);
+        return false;
     }
 
     /// <summary>Go's processSubsOnConfigReload: subscriptions the new permissions refuse are removed and reported.</summary>
     internal void RemoveUnauthorizedSubscriptions()
     {
-        var permissions = _permissions;
-        if (permissions is null)
+        if (_auth.Permissions is null)
         {
             return;
         }
         foreach (var subscription in SnapshotSubscriptions())
         {
-            var subject = subscription.SubjectString;
-            var queue = subscription.QueueString;
-            if (permissions.CanSubscribe(subject, null) || (queue is not null && permissions.CanSubscribe(subject, queue)))
+            if (_auth.ExistingSubscriptionViolation(subscription, out var quotedSubject, out var quotedSid) is not { } violation)
             {
                 continue;
             }
             RemoveSubscription(subscription);
-            var quotedSubject = GoQuote.Quote(subscription.Subject);
-            var quotedSid = GoQuote.Quote(subscription.Sid);
-            SendProtocolNow(Encoding.UTF8.GetBytes($"-ERR 'Permissions Violation for Subscription to {quotedSubject} (sid {quotedSid})'\r\n"));
+            SendProtocolNow(violation);
             _server.LogRemovedSubscription(quotedSubject, quotedSid, AuthUser?.Description ?? "User \"\"");
         }
     }

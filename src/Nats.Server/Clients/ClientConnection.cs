@@ -11,11 +11,15 @@ using Nats.Server.Transport;
 namespace Nats.Server.Clients;
 
 /// <summary>
-/// One client connection, the coordinator of its parts: the read loop parses commands in place
-/// (Read, Commands, Publish), a <see cref="Delivery.MessageRouter"/> routes what it publishes, an
-/// <see cref="OutboundQueue"/> holds and writes what it receives, FlowControl pauses the read loop
-/// behind full subscribers, and Timers run ping, auth timeout and write deadline. It is admitted by
-/// <see cref="Hosting.ClientAdmission"/>.
+/// One client connection, a coordinator of single-concept parts (docs/ARCHITECTURE.md lists them):
+/// it wires them together and decides policy between them (which -ERR to send, when to close). The
+/// read loop (Read) parses in place and dispatches; a <see cref="PublishHandler"/> handles PUB and a
+/// <see cref="Delivery.MessageRouter"/> routes it; <see cref="ClientSubscriptions"/> holds SUB state;
+/// an <see cref="OutboundQueue"/> holds and writes what the client receives (Outbound); a
+/// <see cref="FlushBatch"/> flushes the clients a read batch fed and a <see cref="StallList"/> pauses
+/// the read loop behind full subscribers; <see cref="PingTimer"/>, <see cref="Auth.ConnectionAuth"/>,
+/// <see cref="AccountMembership"/> and <see cref="ClientLimits"/> keep keepalive, identity, account and
+/// limits. It is admitted by <see cref="Hosting.ClientAdmission"/>.
 /// </summary>
 internal sealed partial class ClientConnection
 {
@@ -26,20 +30,29 @@ internal sealed partial class ClientConnection
     private readonly ILogger _logger;
     private readonly ConnectOptions _connect = new();
     private readonly string _remoteAddress;
+    private readonly PingTimer _ping;
+    private readonly Auth.ConnectionAuth _auth;
+    private readonly AccountMembership _membership;
+    // Routes what this client (or the server, for the internal client) publishes.
+    private readonly Delivery.MessageRouter _router;
+    private readonly PublishHandler _publish;
+    // Tick by which CONNECT must have authenticated; 0 once it has (or when no auth is required).
+    private long _authDeadlineTicks;
 
     public ClientConnection(NatsServer server, ClientTransport transport, ulong id, Account account, ILogger logger)
     {
         _server = server;
         _transport = transport;
         _outbound = new OutboundQueue(this, transport);
+        _flushBatch = new FlushBatch(server);
         _router = new Delivery.MessageRouter(this);
         _options = server.Options;
         _logger = logger;
         Id = id;
-        Account = account;
+        _membership = new AccountMembership(account);
+        _auth = new Auth.ConnectionAuth(logger, this);
         StartTime = DateTime.UtcNow;
-        var now = Environment.TickCount64;
-        _lastActivityTicks = now;
+        _ping = new PingTimer(Environment.TickCount64);
         var remote = transport.RemoteEndPoint as IPEndPoint;
         RemoteIp = remote?.Address.ToString() ?? "";
         RemotePort = remote?.Port ?? 0;
@@ -47,11 +60,11 @@ internal sealed partial class ClientConnection
         _trace = logger.IsEnabled(LogLevel.Trace);
         _awaitingAuth = server.AuthenticatorFor(transport).AuthRequired;
         _maxPayload = _options.MaxPayload;
-        _resultCacheLookup = _resultCache.GetAlternateLookup<ReadOnlySpan<byte>>();
+        _publish = new PublishHandler(this, _connect, _auth, _router);
     }
 
     public ulong Id { get; }
-    public Account Account { get; private set; }
+    public Account Account => _membership.Account;
     public DateTime StartTime { get; }
     public string RemoteIp { get; }
     public int RemotePort { get; }
@@ -63,6 +76,47 @@ internal sealed partial class ClientConnection
     /// <summary>Messages and bytes received from this client (owned by its read loop).</summary>
     public long InMsgs;
     public long InBytes;
+
+    public long LastActivityTicks => _ping.LastActivityTicks;
+    public int PingsOut => _ping.PingsOut;
+
+    /// <summary>Latest round-trip estimate; zero until CONNECT.</summary>
+    public TimeSpan Rtt => _ping.Rtt;
+
+    /// <summary>The nonce sent in this client's INFO (nkey challenge), if any.</summary>
+    internal string? Nonce
+    {
+        get => _auth.Nonce;
+        set => _auth.Nonce = value;
+    }
+
+    /// <summary>Who the client authenticated as (null before CONNECT).</summary>
+    internal Auth.AuthenticatedUser? AuthUser => _auth.User;
+
+    /// <summary>The credential Go reports as authorized_user (getRawAuthUser): nkey, user, or token.</summary>
+    public string? RawAuthUser => Auth.ConnectionAuth.RawAuthUser(_connect);
+
+    /// <summary>Leaves the account's connection count once, when the connection is gone.</summary>
+    internal void ReleaseAccount() => _membership.Release();
+
+    /// <summary>Wall-clock time of the last read or write (the core keeps a cheap millisecond tick).</summary>
+    public DateTime LastActivity
+    {
+        get
+        {
+            var idle = Environment.TickCount64 - LastActivityTicks;
+            var last = DateTime.UtcNow - TimeSpan.FromMilliseconds(Math.Max(0, idle));
+            return last < StartTime ? StartTime : last;
+        }
+    }
+
+    /// <summary>Go's ClientInfo for a service request through an import of <paramref name="account"/>.</summary>
+    internal byte[] RequestInfoJson(string account, bool share) =>
+        new RequestInfo(account, share, StartTime, RemoteIp, Id, _connect.User ?? AuthUser?.Name, _connect.Name, _connect.Lang,
+            _connect.Version, Rtt, _server.ServerName).ToJson();
+
+    /// <summary>The TLS session for /connz (null on plain connections and before the handshake).</summary>
+    internal Transport.TlsConnectionState? TlsState => _transport.Tls;
 
     public override string ToString() => $"{_remoteAddress} - cid:{Id}";
 
@@ -80,7 +134,7 @@ internal sealed partial class ClientConnection
         }
         else
         {
-            ScheduleFirstPing(Environment.TickCount64);
+            _ping.ScheduleFirstPing(Environment.TickCount64, _options.PingInterval);
             if (_awaitingAuth)
             {
                 _authDeadlineTicks = Environment.TickCount64 + (long)_options.AuthTimeout.TotalMilliseconds;
@@ -90,9 +144,268 @@ internal sealed partial class ClientConnection
         await writer.ConfigureAwait(false);
     }
 
-    private void Trace(string direction, ReadOnlySpan<byte> op, ReadOnlySpan<byte> args)
+    internal void Trace(string direction, ReadOnlySpan<byte> op, ReadOnlySpan<byte> args)
     {
         _logger.LogTrace("{Client} - {Direction} [{Op}{Space}{Args}]", this, direction, Encoding.UTF8.GetString(op),
             args.IsEmpty ? "" : " ", Encoding.UTF8.GetString(args));
+    }
+
+    /// <summary>
+    /// Time-driven checks, run by the server's single heartbeat rather than a timer per connection:
+    /// authentication timeout, the write deadline, and server PINGs with stale-connection detection.
+    /// </summary>
+    internal void OnHeartbeat(long now)
+    {
+        if (IsClosed)
+        {
+            return;
+        }
+        var authDeadline = Volatile.Read(ref _authDeadlineTicks);
+        if (authDeadline != 0 && _awaitingAuth && now >= authDeadline)
+        {
+            _logger.LogError("{Client} - Authentication Timeout", this);
+            SendProtocolNow(ErrorTexts.AuthenticationTimeout);
+            CloseConnection(ClosedReason.AuthenticationTimeout);
+            return;
+        }
+
+        var writeStarted = _outbound.WriteStartedTicks;
+        if (writeStarted != 0 && now - writeStarted > (long)_options.WriteDeadline.TotalMilliseconds)
+        {
+            _server.RecordSlowConsumer();
+            _logger.LogInformation("{Client} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, _options.WriteDeadline);
+            CloseConnection(ClosedReason.SlowConsumerWriteDeadline);
+            return;
+        }
+
+        switch (_ping.Check(now, _options.PingInterval, _options.MaxPingsOut))
+        {
+            case PingAction.Stale:
+                _logger.LogDebug("{Client} - Stale Client Connection - Closing", this);
+                SendProtocolNow(ErrorTexts.StaleConnection);
+                CloseConnection(ClosedReason.StaleConnection);
+                break;
+            case PingAction.SendPing:
+                if (_trace)
+                {
+                    Trace("->>", "PING"u8, default);
+                }
+                SendProtocolNow("PING\r\n"u8);
+                break;
+        }
+    }
+
+    private readonly ClientSubscriptions _subscriptions = new();
+    private bool _headers;
+    private bool _echo = true;
+    private bool _connectReceived;
+    // -1: no limit. Owned by the read loop (set at CONNECT, read by SUB).
+    private int _maxSubscriptions = -1;
+
+    public int SubscriptionCount => _subscriptions.Count;
+
+    internal List<Subscription> SnapshotSubscriptions() => _subscriptions.Snapshot();
+
+    /// <summary>Subscriptions removed when the connection closed, kept for the closed-connections list.</summary>
+    internal IReadOnlyList<Subscription> SubscriptionsAtClose => _subscriptions.AtClose;
+
+    public bool ConnectReceived => _connectReceived;
+
+    /// <summary>CONNECT {json} — mirrors processConnect in the Go server's client.go.</summary>
+    private void ProcessConnect(ReadOnlySpan<byte> json)
+    {
+        // Like Go's clearAuthTimer at the top of processConnect: a slow credential check (bcrypt)
+        // must not be overtaken by the authentication timeout.
+        Volatile.Write(ref _authDeadlineTicks, 0);
+        if (!_connect.TryApply(json))
+        {
+            _logger.LogError("{Client} - invalid CONNECT: not a valid JSON object", this);
+            CloseConnection(ClosedReason.ProtocolViolation);
+            return;
+        }
+        _connectReceived = true;
+        _echo = _connect.Echo;
+        _headers = !_options.NoHeaderSupport && _connect.Headers;
+
+        var request = new Auth.ClientAuthRequest(_connect, _auth.Nonce, RemoteIp, _transport.ConnectionType)
+        {
+            PeerCertificate = _transport.Tls?.PeerCertificate,
+        };
+        if (!_auth.Authenticate(_server.AuthenticatorFor(_transport), request, _server.Options) || _connect.NewAccount || !string.IsNullOrEmpty(_connect.Account))
+        {
+            _logger.LogError("{Client} - authentication error - User \"{User}\"", this, _connect.User);
+            EnqueueProtocol(ErrorTexts.AuthorizationViolation);
+            CloseConnection(ClosedReason.AuthenticationViolation);
+            _server.SystemEvents?.AuthenticationFailed(this);
+            return;
+        }
+        if (!BindAccount(_auth.User!.Account))
+        {
+            return;
+        }
+        ApplyAccountLimits();
+        // Go sends the connect advisory from isClientAuthorized, before the remaining CONNECT checks.
+        _server.SystemEvents?.ClientConnected(this);
+        _awaitingAuth = false;
+        _authDeadlineTicks = 0;
+
+        if (_connect.Protocol is < 0 or > 1)
+        {
+            EnqueueProtocol(ErrorTexts.InvalidClientProtocol);
+            CloseConnection(ClosedReason.BadClientProtocolVersion);
+            return;
+        }
+        if (_connect.NoResponders && !_headers)
+        {
+            EnqueueProtocol(ErrorTexts.NoRespondersRequiresHeaders);
+            CloseConnection(ClosedReason.NoRespondersRequiresHeaders);
+            return;
+        }
+        // The first ping is re-armed from CONNECT, as the Go server does.
+        _ping.ScheduleFirstPing(Environment.TickCount64, _options.PingInterval);
+        if (_connect.Verbose)
+        {
+            EnqueueProtocol("+OK\r\n"u8);
+        }
+    }
+
+    /// <summary>SUB subject [queue] sid — mirrors processSubEx.</summary>
+    private void ProcessSubscribe(ReadOnlySpan<byte> buffer, in ClientCommand command)
+    {
+        var sid = buffer[command.Sid];
+        if (_auth.SubscribeViolation(buffer[command.Subject], command.HasQueue ? buffer[command.Queue] : default, command.HasQueue, sid) is { } violation)
+        {
+            EnqueueProtocol(violation);
+            return;
+        }
+        var count = _subscriptions.CountAndFind(sid, out var exists);
+        if (_maxSubscriptions >= 0 && count >= _maxSubscriptions)
+        {
+            _logger.LogError("{Client} - maximum subscriptions exceeded", this);
+            EnqueueProtocol(ErrorTexts.MaxSubscriptionsExceeded);
+            return;
+        }
+        if (!exists)
+        {
+            var subscription = new Subscription(
+                this,
+                buffer[command.Subject].ToArray(),
+                command.HasQueue ? buffer[command.Queue].ToArray() : null,
+                sid.ToArray());
+            if (!_subscriptions.Add(subscription, Account.SubList))
+            {
+                EnqueueProtocol(ErrorTexts.InvalidSubject);
+                return;
+            }
+            if (IsClosed)
+            {
+                // Lost a race with close: make sure nothing is left behind in the index.
+                Account.SubList.Remove(subscription);
+            }
+        }
+        if (_connect.Verbose)
+        {
+            EnqueueProtocol("+OK\r\n"u8);
+        }
+    }
+
+    /// <summary>UNSUB sid [max] — mirrors processUnsub: a max not above what was delivered removes at once.</summary>
+    private void ProcessUnsubscribe(ReadOnlySpan<byte> buffer, in ClientCommand command)
+    {
+        var sid = buffer[command.Sid];
+        var subscription = _subscriptions.Find(sid);
+        if (subscription is not null)
+        {
+            var removeNow = true;
+            lock (_outbound.Sync)
+            {
+                if (command.UnsubMax > 0 && command.UnsubMax > subscription.Delivered)
+                {
+                    subscription.Max = command.UnsubMax;
+                    removeNow = false;
+                }
+                else
+                {
+                    subscription.Max = 0;
+                }
+            }
+            if (removeNow)
+            {
+                RemoveSubscription(subscription);
+            }
+        }
+        if (_connect.Verbose)
+        {
+            EnqueueProtocol("+OK\r\n"u8);
+        }
+    }
+
+    /// <summary>Takes a subscription out of this client and the index (UNSUB, auto-unsubscribe).</summary>
+    internal void RemoveSubscription(Subscription subscription) => _subscriptions.Remove(subscription, Account);
+
+    /// <summary>
+    /// Go's registerWithAccount: moves the client from $G to the account it authenticated into; false
+    /// (after sending the error and closing) when that account is missing or at its connection limit.
+    /// </summary>
+    private bool BindAccount(string accountName)
+    {
+        var target = _server.FindAccount(accountName);
+        if (target is null)
+        {
+            _logger.LogError("{Client} - Problem registering with account \"{Account}\": account missing", this, accountName);
+            EnqueueProtocol("-ERR 'Failed Account Registration'\r\n"u8);
+            CloseConnection(ClosedReason.MissingAccount);
+            return false;
+        }
+        switch (_membership.MoveTo(target))
+        {
+            case AccountMove.AlreadyThere:
+                return true;
+            case AccountMove.Released:
+                return false;
+            case AccountMove.TargetFull:
+                // Still counted in the old account, which the close path releases.
+                _logger.LogError("{Client} - maximum account active connections exceeded", this);
+                EnqueueProtocol("-ERR 'maximum account active connections exceeded'\r\n"u8);
+                CloseConnection(ClosedReason.MaxAccountConnectionsExceeded);
+                return false;
+        }
+        // The per-client match cache belongs to the old account's index.
+        _publish.OnAccountChanged();
+        _server.SystemEvents?.ClientJoinedAccount(target);
+        return true;
+    }
+
+    /// <summary>The smaller of the server's and the account's limits apply (see <see cref="ClientLimits"/>).</summary>
+    private void ApplyAccountLimits()
+    {
+        var limits = ClientLimits.Compute(Account.Options.Limits, _options);
+        if (limits.ServerOverridesPayload)
+        {
+            _logger.LogError("{Client} - Max Payload set to {Max} from server overrides account or user config", this, _options.MaxPayload);
+        }
+        if (limits.ServerOverridesSubscriptions)
+        {
+            _logger.LogError("{Client} - Max Subscriptions set to {Max} from server overrides account or user config", this, _options.MaxSubscriptions);
+        }
+        _maxPayload = limits.MaxPayload;
+        _maxSubscriptions = limits.MaxSubscriptions;
+    }
+
+    /// <summary>
+    /// Go's processPing: a client speaking protocol 1 that sends its first PING after CONNECT gets a
+    /// fresh INFO (right after that PONG, as Go writes it) when its max_payload differs from the server's (an account limit lowered it).
+    /// </summary>
+    private void CheckInfoOnFirstPing()
+    {
+        if (_firstPongSent || !_connectReceived)
+        {
+            return;
+        }
+        _firstPongSent = true;
+        if (_connect.Protocol >= 1 && _maxPayload != _options.MaxPayload)
+        {
+            EnqueueProtocol(_server.RenderClientInfo(Id, RemoteIp, _maxPayload));
+        }
     }
 }

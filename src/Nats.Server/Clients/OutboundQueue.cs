@@ -27,7 +27,7 @@ internal enum AppendResult
 /// <summary>
 /// One connection's outbound side: the queue every producer appends to under its lock, the writing
 /// of it (a write loop, or a publisher's non-blocking inline send), and the stall gate publishers
-/// wait on when the queue is full (see ClientConnection.FlowControl). Only the holder of the
+/// wait on when the queue is full (see <see cref="StallList"/>). Only the holder of the
 /// sending flag touches the transport's send side. The connection decides policy (permissions,
 /// slow-consumer cuts, logging); this type only moves bytes and measures progress.
 /// </summary>

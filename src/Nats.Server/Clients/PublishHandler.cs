@@ -1,43 +1,59 @@
 using System.Text;
+using Nats.Server.Auth;
 using Nats.Server.Protocol;
 using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Clients;
 
-internal sealed partial class ClientConnection
+/// <summary>
+/// A client's PUB and HPUB (Go's processInboundClientMsg): mapping, the reserved-prefix and permission
+/// checks, the match (through the connection's <see cref="MatchCache"/>), routing by the connection's
+/// <see cref="Delivery.MessageRouter"/>, and the no-responders status. Runs on the client's read loop
+/// only; the per-message path allocates nothing.
+/// </summary>
+internal sealed class PublishHandler
 {
-    private const int MaxCachedResults = 512;
-
-    // Per-connection match cache (Go's c.in.results): no lock on a hit, dropped whenever the
-    // account's subscription index changes.
-    private readonly Dictionary<byte[], SubListResult> _resultCache = new(ByteKeyComparer.Instance);
-    private readonly Dictionary<byte[], SubListResult>.AlternateLookup<ReadOnlySpan<byte>> _resultCacheLookup;
-    private long _resultCacheGeneration = -1;
-
+    private readonly ClientConnection _client;
+    private readonly ConnectOptions _connect;
+    private readonly ConnectionAuth _auth;
     private readonly Delivery.MessageRouter _router;
+    private readonly MatchCache _matches = new();
 
     // Where a mapped subject is written; reused so mapping does not allocate per message.
     private byte[] _mappedSubject = [];
 
-    /// <summary>PUB/HPUB — mirrors processInboundClientMsg and processMsgResults.</summary>
-    private void ProcessPublish(ReadOnlySpan<byte> buffer, in ClientCommand command)
+    public PublishHandler(ClientConnection client, ConnectOptions connect, ConnectionAuth auth, Delivery.MessageRouter router)
     {
+        _client = client;
+        _connect = connect;
+        _auth = auth;
+        _router = router;
+    }
+
+    /// <summary>The match cache belongs to one account's index: dropped when the client moves.</summary>
+    public void OnAccountChanged() => _matches.Clear();
+
+    /// <summary>PUB/HPUB — mirrors processInboundClientMsg and processMsgResults.</summary>
+    public void Process(ReadOnlySpan<byte> buffer, in ClientCommand command, bool trace)
+    {
+        var client = _client;
         var subject = buffer[command.Subject];
         var reply = command.HasReply ? buffer[command.Reply] : default;
-        InMsgs++;
-        InBytes += command.PayloadSize;
+        client.InMsgs++;
+        client.InBytes += command.PayloadSize;
 
         if (_connect.Pedantic && !SubjectValidation.IsValidLiteralSubject(subject))
         {
-            EnqueueProtocol(ErrorTexts.InvalidPublishSubject);
+            client.EnqueueProtocol(ErrorTexts.InvalidPublishSubject);
         }
+        var account = client.Account;
         // Go maps in the parser, before processInboundClientMsg: permissions, the reserved-prefix check,
         // the match cache and the delivered MSG all see the mapped subject; the reply is unchanged.
-        var mappings = Account.Mappings;
+        var mappings = account.Mappings;
         if (mappings is not null && mappings.TryMap(subject, ref _mappedSubject, out var mappedLength))
         {
             var mapped = _mappedSubject.AsSpan(0, mappedLength);
-            if (_trace)
+            if (trace)
             {
                 TraceMapping(subject, mapped);
             }
@@ -45,41 +61,42 @@ internal sealed partial class ClientConnection
         }
         if (subject.Length > 5 && subject.StartsWith("_GR_."u8))
         {
-            EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublish(Encoding.UTF8.GetString(subject))));
+            client.EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublish(Encoding.UTF8.GetString(subject))));
             return;
         }
-        if (_permissions is not null && !CheckPublishPermission(subject))
+        if (_auth.Permissions is not null && _auth.PublishViolation(subject) is { } violation)
         {
+            client.EnqueueProtocol(violation);
             return;
         }
         if (!reply.IsEmpty && IsReservedReply(reply))
         {
-            EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublishReply(Encoding.UTF8.GetString(reply))));
+            client.EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublishReply(Encoding.UTF8.GetString(reply))));
             return;
         }
         if (_connect.Verbose)
         {
-            EnqueueProtocol("+OK\r\n"u8);
+            client.EnqueueProtocol("+OK\r\n"u8);
         }
 
-        var result = Lookup(subject);
+        var result = _matches.Lookup(account.SubList, subject);
         var delivered = false;
         if (!result.IsEmpty)
         {
             var message = buffer.Slice(command.PayloadStart, command.PayloadSize + 2);
             var headerSizeToken = command.HeaderSize > 0 ? buffer[command.HeaderSizeToken] : default;
-            delivered = _router.Route(result, Account, subject, reply, command.HeaderSize, headerSizeToken, buffer[command.SizeToken], message);
+            delivered = _router.Route(result, account, subject, reply, command.HeaderSize, headerSizeToken, buffer[command.SizeToken], message);
         }
         if (!delivered && !reply.IsEmpty && _connect.NoResponders)
         {
-            SendNoResponders(reply);
+            SendNoResponders(account.SubList, reply);
         }
     }
 
     private void TraceMapping(ReadOnlySpan<byte> original, ReadOnlySpan<byte> mapped)
     {
         var text = $"{Encoding.UTF8.GetString(original)} -> {Encoding.UTF8.GetString(mapped)}";
-        Trace("<<-", "MAPPING"u8, Encoding.UTF8.GetBytes(text));
+        _client.Trace("<<-", "MAPPING"u8, Encoding.UTF8.GetBytes(text));
     }
 
     private static bool IsReservedReply(ReadOnlySpan<byte> reply) =>
@@ -87,35 +104,13 @@ internal sealed partial class ClientConnection
         || (reply.Length > 8 && reply.StartsWith("$JS.ACK."u8))
         || (reply.Length > 5 && reply.StartsWith("_GR_."u8));
 
-    private SubListResult Lookup(ReadOnlySpan<byte> subject)
-    {
-        var subList = Account.SubList;
-        var generation = subList.GenerationId;
-        if (generation != _resultCacheGeneration)
-        {
-            _resultCache.Clear();
-            _resultCacheGeneration = generation;
-        }
-        else if (_resultCacheLookup.TryGetValue(subject, out var cached))
-        {
-            return cached;
-        }
-        var result = subList.Match(subject);
-        if (_resultCache.Count >= MaxCachedResults)
-        {
-            _resultCache.Clear();
-        }
-        _resultCacheLookup[subject] = result;
-        return result;
-    }
-
     /// <summary>The 503 status a requester gets when nobody listens (no_responders in CONNECT).</summary>
-    private void SendNoResponders(ReadOnlySpan<byte> reply)
+    private void SendNoResponders(SubList subList, ReadOnlySpan<byte> reply)
     {
         Subscription? own = null;
-        foreach (var subscription in Account.SubList.Match(reply).Plain)
+        foreach (var subscription in subList.Match(reply).Plain)
         {
-            if (subscription.Client == this)
+            if (subscription.Client == _client)
             {
                 own = subscription;
                 break;
@@ -130,6 +125,6 @@ internal sealed partial class ClientConnection
         var position = MsgLine.Write(span, reply, own.Sid, default, headerSize, headerSize);
         "NATS/1.0 503\r\n\r\n\r\n"u8.CopyTo(span[position..]);
         position += headerSize + 2;
-        EnqueueProtocol(span[..position]);
+        _client.EnqueueProtocol(span[..position]);
     }
 }

@@ -1,0 +1,32 @@
+using Microsoft.Extensions.Logging.Abstractions;
+using Nats.Server.Clients;
+using Nats.Server.Configuration;
+using Nats.Server.Hosting;
+
+namespace Nats.Server.Tests.Clients;
+
+public class StallListTests
+{
+    [Fact]
+    public async Task WaitsOncePerSubscriber_ThenEmpties()
+    {
+        var server = new NatsServer(new ServerOptions());
+        var a = ClientConnection.CreateInternal(server, 1, server.GlobalAccount, NullLogger.Instance);
+        var b = ClientConnection.CreateInternal(server, 2, server.GlobalAccount, NullLogger.Instance);
+        var stalls = new StallList();
+        Assert.False(stalls.MustStall);
+
+        stalls.Add(a);
+        stalls.Add(b);
+        stalls.Add(a);
+        Assert.True(stalls.MustStall);
+        Assert.Equal(2, stalls.Count);
+
+        // Neither queue holds a stall gate, so each wait returns at once; each counts one stall.
+        await stalls.WaitAllAsync();
+        Assert.False(stalls.MustStall);
+        Assert.Equal(1, a.Stalls);
+        Assert.Equal(1, b.Stalls);
+        Assert.False(a.IsClosed);
+    }
+}
