@@ -65,7 +65,7 @@ internal sealed class JetStreamService : IDisposable
     /// <summary>Enables the accounts, recovers their streams and subscribes to the API.</summary>
     public void Start(IEnumerable<Account> accounts, Account global)
     {
-        Directory.CreateDirectory(StoreDirectory);
+        Storage.IO.DurableDirectory.Create(StoreDirectory);
         Transport = new JetStreamTransport(Server.CreateInternalPublisher(global, "nats-server.jetstream"));
         var all = accounts.Where(a => !a.IsSystem).ToList();
         // Go's enableJetStreamAccounts: with only $G (and $SYS) configured, $G gets JetStream;
