@@ -17,10 +17,11 @@ internal delegate void JetStreamMessageHandler(
 /// the delivery seam (<see cref="IMessageReceiver"/>), and everything JetStream sends goes out through
 /// one <see cref="InternalPublisher"/> (normal routing, imports included, headers as HMSG).
 /// </summary>
-internal sealed class JetStreamTransport(InternalPublisher publisher)
+internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPublisher advisories)
 {
     // The publisher is single-threaded by contract; acks are sent from every publishing client's thread.
     private readonly Lock _publishLock = new();
+    private readonly Lock _advisoryLock = new();
     private long _sid;
 
     private InternalPublisher Publisher => publisher;
@@ -43,6 +44,19 @@ internal sealed class JetStreamTransport(InternalPublisher publisher)
         lock (_publishLock)
         {
             return publisher.Publish(account, subject, reply, headers, payload);
+        }
+    }
+
+    /// <summary>
+    /// Advisories go out through a second internal client, so streams capture them as Go's do (a stream
+    /// on <c>$JS.EVENT.&gt;</c> keeps them); everything else JetStream sends never feeds JetStream back.
+    /// Never call with the publish lock held.
+    /// </summary>
+    public bool PublishAdvisory(Account account, string subject, ReadOnlySpan<byte> payload)
+    {
+        lock (_advisoryLock)
+        {
+            return advisories.Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload);
         }
     }
 

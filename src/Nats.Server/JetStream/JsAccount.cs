@@ -228,7 +228,9 @@ internal sealed class JsAccount
                 : Service.Options.SyncInterval is not null ? FileSyncMode.Interval
                 : FileSyncMode.GroupCommit,
             SyncInterval = Service.Options.SyncInterval ?? TimeSpan.FromMinutes(2),
-            Warn = text => Service.Logger.LogWarning("JetStream stream '{Account} > {Stream}': {Text}", Account.Name, cfg.Name, text),
+            // Go's filestore warnings read "Filestore [<stream>] <text>".
+            Warn = text => Service.Logger.LogWarning("Filestore [{Stream}] {Text}", cfg.Name, text),
+            Damaged = damage => Service.Damage.Report(this, cfg.Name, damage),
         };
         var store = StreamStores.OpenFile(storeConfig, options);
         return new JsStream(this, cfg, created, store, directory);

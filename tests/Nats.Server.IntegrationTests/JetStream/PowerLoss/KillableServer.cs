@@ -10,12 +10,16 @@ internal sealed partial class KillableServer : IAsyncDisposable
 {
     private readonly Process _process;
 
-    private KillableServer(Process process, LogLines log, int port)
+    private KillableServer(Process process, LogLines log, int port, int monitorPort)
     {
         _process = process;
         Log = log;
         Port = port;
+        MonitorPort = monitorPort;
     }
+
+    /// <summary>The HTTP monitoring port when started with "-m -1" (0 otherwise).</summary>
+    public int MonitorPort { get; }
 
     public LogLines Log { get; }
 
@@ -55,7 +59,9 @@ internal sealed partial class KillableServer : IAsyncDisposable
         {
             var (line, _) = await log.WaitForAsync(l => ListeningLine().IsMatch(l), timeout: TimeSpan.FromSeconds(90));
             await log.WaitForAsync("Server is ready", timeout: TimeSpan.FromSeconds(90));
-            return new KillableServer(process, log, int.Parse(ListeningLine().Match(line).Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture));
+            var monitor = MonitorLine().Match(log.Text);
+            return new KillableServer(process, log, int.Parse(ListeningLine().Match(line).Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture),
+                monitor.Success ? int.Parse(monitor.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture) : 0);
         }
         catch
         {
@@ -83,4 +89,7 @@ internal sealed partial class KillableServer : IAsyncDisposable
 
     [GeneratedRegex(@"Listening for client connections on [^\s]+:(\d+)")]
     private static partial Regex ListeningLine();
+
+    [GeneratedRegex(@"Starting http monitor on [^\s]+:(\d+)")]
+    private static partial Regex MonitorLine();
 }
