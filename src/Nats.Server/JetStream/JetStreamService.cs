@@ -94,10 +94,10 @@ internal sealed class JetStreamService : IDisposable
         Damage.Start();
         foreach (var account in all)
         {
-            _apiSubscriptions.Add(Transport.Subscribe(account, "$JS.API.>", Router.OnRequest));
+            _apiSubscriptions.Add(Transport.SubscribeApi(account, "$JS.API.>", Router.OnRequest));
             if (!string.IsNullOrEmpty(Options.Domain))
             {
-                _apiSubscriptions.Add(Transport.Subscribe(account, $"$JS.{Options.Domain}.API.>", Router.OnRequest));
+                _apiSubscriptions.Add(Transport.SubscribeApi(account, $"$JS.{Options.Domain}.API.>", Router.OnRequest));
             }
         }
         Logger.LogInformation("Starting JetStream");

@@ -12,6 +12,10 @@ namespace Nats.Server.JetStream;
 internal delegate void JetStreamMessageHandler(
     Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
 
+/// <summary>An API request, with the client that sent it (for Go's API audit advisory).</summary>
+internal delegate void JetStreamApiHandler(
+    Clients.ClientConnection origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
+
 /// <summary>
 /// The only place JetStream touches the server's delivery internals: subscriptions are receivers on
 /// the delivery seam (<see cref="IMessageReceiver"/>), and everything JetStream sends goes out through
@@ -31,6 +35,21 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
     {
         var sid = Interlocked.Increment(ref _sid).ToString(CultureInfo.InvariantCulture);
         var subscription = new Subscription(new Receiver(publisher, handler), Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid));
+        if (!account.SubList.Insert(subscription))
+        {
+            throw new ArgumentException($"invalid JetStream subscription subject {subject}", nameof(subject));
+        }
+        return new Registration(account, subscription);
+    }
+
+    /// <summary>Subscribes an API handler, which also learns the requesting client.</summary>
+    public IDisposable SubscribeApi(Account account, string subject, JetStreamApiHandler handler) =>
+        Subscribe(account, subject, new ApiReceiver(publisher, handler));
+
+    private IDisposable Subscribe(Account account, string subject, IMessageReceiver receiver)
+    {
+        var sid = Interlocked.Increment(ref _sid).ToString(CultureInfo.InvariantCulture);
+        var subscription = new Subscription(receiver, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid));
         if (!account.SubList.Insert(subscription))
         {
             throw new ArgumentException($"invalid JetStream subscription subject {subject}", nameof(subject));
@@ -115,6 +134,19 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
                 return false;
             }
             handler(message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
+            return true;
+        }
+    }
+
+    private sealed class ApiReceiver(InternalPublisher publisher, JetStreamApiHandler handler) : IMessageReceiver
+    {
+        public bool Deliver(Subscription subscription, in Message message)
+        {
+            if (message.Origin == publisher.Client)
+            {
+                return false;
+            }
+            handler(message.Origin, message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
             return true;
         }
     }
