@@ -75,7 +75,16 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
     {
         lock (_advisoryLock)
         {
-            return advisories.Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload);
+            return advisories.Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload, replySet: true);
+        }
+    }
+
+    /// <summary>A message Go sends from a stream's internal queue (a republish): the reply field is set but empty, as Go writes it.</summary>
+    public bool PublishAsGoInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        lock (_publishLock)
+        {
+            return publisher.Publish(account, subject, default, headers, payload, replySet: true);
         }
     }
 
