@@ -25,6 +25,7 @@ internal sealed class JetStreamService : IDisposable
         Router = new ApiRouter(this);
         Advisories = new JetStreamAdvisories(this);
         Damage = new StoreDamageReports(this);
+        Resources = new ResourceLimits(this);
     }
 
     public NatsServer Server { get; }
@@ -43,6 +44,9 @@ internal sealed class JetStreamService : IDisposable
     public ApiRouter Router { get; }
 
     public JetStreamAdvisories Advisories { get; }
+
+    /// <summary>Server and account storage limits (Go's checkAllLimits and the publish checks).</summary>
+    public ResourceLimits Resources { get; }
 
     /// <summary>Damage found by the stores: advisories and the /jsz count.</summary>
     public StoreDamageReports Damage { get; }

@@ -78,6 +78,12 @@ internal sealed class JsAccount
         {
             throw new JsApiException(JsErrors.StreamReplicasNotSupported);
         }
+        // Outside the account lock: the server-wide part reads every account's streams. An existing
+        // stream of that name answers first (same config: itself; otherwise "name in use"), as Go.
+        if (FindStream(cfg.Name) is null)
+        {
+            Service.Resources.CheckStream(this, cfg, null);
+        }
         lock (_lock)
         {
             if (_streams.TryGetValue(cfg.Name, out var existing))

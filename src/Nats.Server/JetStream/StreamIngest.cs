@@ -146,6 +146,10 @@ internal sealed class StreamIngest
             {
                 return Refuse(reply, canRespond, JsErrors.StreamHeaderExceedsMaximum);
             }
+            if (stream.Account.Service.Resources.ServerExceeded(config.Storage))
+            {
+                return Refuse(reply, canRespond, JsErrors.InsufficientResources);
+            }
             // Interest retention keeps nothing while no consumer is interested (Go skips the sequence).
             if (config.Retention == RetentionPolicy.Interest && stream.Account.ConsumerCount(stream) == 0)
             {
@@ -183,6 +187,13 @@ internal sealed class StreamIngest
                 return Refuse(reply, canRespond, JsErrors.StreamStoreFailedF.WithErr(e.Message));
             }
             _lastSeq = seq;
+            if (ResourceLimits.AccountExceeded(stream.Account, config.Storage))
+            {
+                // Go stores, finds the account over its limit, answers 10002 and removes the message again
+                // (its sequence stays used).
+                store.RemoveMsg(seq);
+                return Refuse(reply, canRespond, JsErrors.AccountResourcesExceeded);
+            }
             _lastMsgId = msgId;
             if (msgId.Length > 0)
             {
