@@ -42,7 +42,8 @@ internal sealed class ApiRouter(JetStreamService service)
         };
         // Go handles a request without a reply too (it is audited, and a create still creates); only a
         // pull request needs somewhere to deliver.
-        if (request.Reply.Length == 0 && text.StartsWith("$JS.API.CONSUMER.MSG.NEXT.", StringComparison.Ordinal))
+        if (request.Reply.Length == 0 && (text.StartsWith("$JS.API.CONSUMER.MSG.NEXT.", StringComparison.Ordinal)
+            || text.StartsWith("$JS.API.DIRECT.GET.", StringComparison.Ordinal)))
         {
             return;
         }
