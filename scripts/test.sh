@@ -63,6 +63,16 @@ if ! /usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' >/dev/nul
   fi
 fi
 
+# The server-level power-loss tests mount tests/tools/powercut-fs.py (FUSE, python3-fusepy on libfuse2, fusermount from fuse3).
+if ! /usr/bin/python3 -c 'import fusepy' >/dev/null 2>&1 || ! command -v fusermount >/dev/null 2>&1; then
+  log "installing Debian's python3-fusepy and fuse3 (power-cut file system of the JetStream power-loss tests)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq python3-fusepy fuse3 >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq python3-fusepy fuse3 >/dev/null
+  fi
+fi
+
 log "building (Release)"
 if ! dotnet build Nats.slnx -c Release -nologo -v quiet; then
   echo "build failed"

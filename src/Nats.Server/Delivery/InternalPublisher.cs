@@ -23,9 +23,11 @@ internal sealed class InternalPublisher
     /// Publishes into <paramref name="account"/>; <paramref name="headers"/> is a complete NATS/1.0 block
     /// (ending in a blank line) or empty. Returns whether anything received it.
     /// </summary>
+    /// <param name="replySet">Write an empty reply field as Go's internal sender does (two spaces before the
+    /// size): Go's advisories and republished messages look like that.</param>
     public bool Publish(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
-        ReadOnlySpan<byte> payload) =>
-        _client.PublishInternal(account, subject, reply, headers, payload, replySet: false);
+        ReadOnlySpan<byte> payload, bool replySet = false) =>
+        _client.PublishInternal(account, subject, reply, headers, payload, replySet);
 
     /// <summary>As <see cref="Publish"/> but the receivers are flushed only by <see cref="FlushBatch"/>.</summary>
     public bool PublishDeferred(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,

@@ -30,6 +30,6 @@ internal sealed class JetStreamAdvisories(JetStreamService service)
             }
             json.WriteEndObject();
         }
-        service.Transport.Publish(account.Account, $"$JS.EVENT.ADVISORY.STREAM.{kind}.{stream}", buffer.WrittenSpan);
+        service.Transport.PublishAdvisory(account.Account, $"$JS.EVENT.ADVISORY.STREAM.{kind}.{stream}", buffer.WrittenSpan);
     }
 }

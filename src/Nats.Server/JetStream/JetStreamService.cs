@@ -24,6 +24,8 @@ internal sealed class JetStreamService : IDisposable
         StoreDirectory = Path.Combine(root, "jetstream");
         Router = new ApiRouter(this);
         Advisories = new JetStreamAdvisories(this);
+        Damage = new StoreDamageReports(this);
+        Resources = new ResourceLimits(this);
     }
 
     public NatsServer Server { get; }
@@ -42,6 +44,12 @@ internal sealed class JetStreamService : IDisposable
     public ApiRouter Router { get; }
 
     public JetStreamAdvisories Advisories { get; }
+
+    /// <summary>Server and account storage limits (Go's checkAllLimits and the publish checks).</summary>
+    public ResourceLimits Resources { get; }
+
+    /// <summary>Damage found by the stores: advisories and the /jsz count.</summary>
+    public StoreDamageReports Damage { get; }
 
     public IEnumerable<JsAccount> Accounts
     {
@@ -65,8 +73,9 @@ internal sealed class JetStreamService : IDisposable
     /// <summary>Enables the accounts, recovers their streams and subscribes to the API.</summary>
     public void Start(IEnumerable<Account> accounts, Account global)
     {
-        Directory.CreateDirectory(StoreDirectory);
-        Transport = new JetStreamTransport(Server.CreateInternalPublisher(global, "nats-server.jetstream"));
+        Storage.IO.DurableDirectory.Create(StoreDirectory);
+        Transport = new JetStreamTransport(Server.CreateInternalPublisher(global, "nats-server.jetstream"),
+            Server.CreateInternalPublisher(global, "nats-server.jetstream.advisories"));
         var all = accounts.Where(a => !a.IsSystem).ToList();
         // Go's enableJetStreamAccounts: with only $G (and $SYS) configured, $G gets JetStream;
         // otherwise the accounts with a jetstream setting do.
@@ -86,12 +95,13 @@ internal sealed class JetStreamService : IDisposable
         {
             Recover(js);
         }
+        Damage.Start();
         foreach (var account in all)
         {
-            _apiSubscriptions.Add(Transport.Subscribe(account, "$JS.API.>", Router.OnRequest));
+            _apiSubscriptions.Add(Transport.SubscribeApi(account, "$JS.API.>", Router.OnRequest));
             if (!string.IsNullOrEmpty(Options.Domain))
             {
-                _apiSubscriptions.Add(Transport.Subscribe(account, $"$JS.{Options.Domain}.API.>", Router.OnRequest));
+                _apiSubscriptions.Add(Transport.SubscribeApi(account, $"$JS.{Options.Domain}.API.>", Router.OnRequest));
             }
         }
         Logger.LogInformation("Starting JetStream");
@@ -115,8 +125,14 @@ internal sealed class JetStreamService : IDisposable
                 if (StreamMetaFiles.Read(directory) is { } meta && meta.Config.Storage != StorageKind.Memory)
                 {
                     js.Recover(meta);
+                    var state = js.FindStream(meta.Config.Name)?.Store.State();
                     Logger.LogInformation("  Restored {Messages} messages for stream '{Account} > {Stream}'",
-                        js.FindStream(meta.Config.Name)?.Store.State().Msgs ?? 0, js.Account.Name, meta.Config.Name);
+                        state?.Msgs ?? 0, js.Account.Name, meta.Config.Name);
+                    if (state?.Lost is { Count: > 0 } lost)
+                    {
+                        Logger.LogWarning("  Stream '{Account} > {Stream}' lost {Lost} messages ({Bytes} bytes) to a damaged store",
+                            js.Account.Name, meta.Config.Name, lost.Count, lost.Bytes);
+                    }
                 }
             }
             catch (Exception e) when (e is IOException or System.Text.Json.JsonException or UnauthorizedAccessException or Storage.StoreException)
@@ -148,6 +164,11 @@ internal sealed class JetStreamService : IDisposable
                 totals.Consumers += stream.Consumers.Count;
                 totals.Messages += state.Msgs;
                 totals.Bytes += state.Bytes;
+                if (state.Lost is { } lost)
+                {
+                    totals.LostMessages += lost.Count;
+                    totals.LostBytes += lost.Bytes;
+                }
                 if (stream.Config.Storage == StorageKind.Memory)
                 {
                     totals.Memory += state.Bytes;
@@ -200,4 +221,6 @@ internal sealed class JetStreamTotals
     public int Consumers { get; set; }
     public ulong Messages { get; set; }
     public ulong Bytes { get; set; }
+    public ulong LostMessages { get; set; }
+    public ulong LostBytes { get; set; }
 }

@@ -12,15 +12,20 @@ namespace Nats.Server.JetStream;
 internal delegate void JetStreamMessageHandler(
     Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
 
+/// <summary>An API request, with the client that sent it (for Go's API audit advisory).</summary>
+internal delegate void JetStreamApiHandler(
+    Clients.ClientConnection origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
+
 /// <summary>
 /// The only place JetStream touches the server's delivery internals: subscriptions are receivers on
 /// the delivery seam (<see cref="IMessageReceiver"/>), and everything JetStream sends goes out through
 /// one <see cref="InternalPublisher"/> (normal routing, imports included, headers as HMSG).
 /// </summary>
-internal sealed class JetStreamTransport(InternalPublisher publisher)
+internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPublisher advisories)
 {
     // The publisher is single-threaded by contract; acks are sent from every publishing client's thread.
     private readonly Lock _publishLock = new();
+    private readonly Lock _advisoryLock = new();
     private long _sid;
 
     private InternalPublisher Publisher => publisher;
@@ -37,12 +42,49 @@ internal sealed class JetStreamTransport(InternalPublisher publisher)
         return new Registration(account, subscription);
     }
 
+    /// <summary>Subscribes an API handler, which also learns the requesting client.</summary>
+    public IDisposable SubscribeApi(Account account, string subject, JetStreamApiHandler handler) =>
+        Subscribe(account, subject, new ApiReceiver(publisher, handler));
+
+    private IDisposable Subscribe(Account account, string subject, IMessageReceiver receiver)
+    {
+        var sid = Interlocked.Increment(ref _sid).ToString(CultureInfo.InvariantCulture);
+        var subscription = new Subscription(receiver, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid));
+        if (!account.SubList.Insert(subscription))
+        {
+            throw new ArgumentException($"invalid JetStream subscription subject {subject}", nameof(subject));
+        }
+        return new Registration(account, subscription);
+    }
+
     /// <summary>Publishes into <paramref name="account"/>; <paramref name="headers"/> is a complete NATS/1.0 block or empty. Thread-safe.</summary>
     public bool Publish(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
         lock (_publishLock)
         {
             return publisher.Publish(account, subject, reply, headers, payload);
+        }
+    }
+
+    /// <summary>
+    /// Advisories go out through a second internal client, so streams capture them as Go's do (a stream
+    /// on <c>$JS.EVENT.&gt;</c> keeps them); everything else JetStream sends never feeds JetStream back.
+    /// Never call with the publish lock held.
+    /// </summary>
+    public bool PublishAdvisory(Account account, string subject, ReadOnlySpan<byte> payload)
+    {
+        lock (_advisoryLock)
+        {
+            return advisories.Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload, replySet: true);
+        }
+    }
+
+    /// <summary>A message Go sends from a stream's internal queue (a republish): the reply field is set but empty, as Go writes it.</summary>
+    public bool PublishAsGoInternal(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        lock (_publishLock)
+        {
+            return publisher.Publish(account, subject, default, headers, payload, replySet: true);
         }
     }
 
@@ -101,6 +143,19 @@ internal sealed class JetStreamTransport(InternalPublisher publisher)
                 return false;
             }
             handler(message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
+            return true;
+        }
+    }
+
+    private sealed class ApiReceiver(InternalPublisher publisher, JetStreamApiHandler handler) : IMessageReceiver
+    {
+        public bool Deliver(Subscription subscription, in Message message)
+        {
+            if (message.Origin == publisher.Client)
+            {
+                return false;
+            }
+            handler(message.Origin, message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
             return true;
         }
     }

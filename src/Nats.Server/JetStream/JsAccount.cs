@@ -78,6 +78,12 @@ internal sealed class JsAccount
         {
             throw new JsApiException(JsErrors.StreamReplicasNotSupported);
         }
+        // Outside the account lock: the server-wide part reads every account's streams. An existing
+        // stream of that name answers first (same config: itself; otherwise "name in use"), as Go.
+        if (FindStream(cfg.Name) is null)
+        {
+            Service.Resources.CheckStream(this, cfg, null);
+        }
         lock (_lock)
         {
             if (_streams.TryGetValue(cfg.Name, out var existing))
@@ -231,7 +237,9 @@ internal sealed class JsAccount
             // A read batch of publishes is one write: StreamIngest flushes before any ack it sends
             // without waiting for a group commit round (which writes before it syncs).
             WriteMode = FileWriteMode.BufferedMessages,
-            Warn = text => Service.Logger.LogWarning("JetStream stream '{Account} > {Stream}': {Text}", Account.Name, cfg.Name, text),
+            // Go's filestore warnings read "Filestore [<stream>] <text>".
+            Warn = text => Service.Logger.LogWarning("Filestore [{Stream}] {Text}", cfg.Name, text),
+            Damaged = damage => Service.Damage.Report(this, cfg.Name, damage),
         };
         var store = StreamStores.OpenFile(storeConfig, options);
         return new JsStream(this, cfg, created, store, directory);

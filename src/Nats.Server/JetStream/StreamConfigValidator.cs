@@ -172,7 +172,8 @@ internal static class StreamConfigValidator
             {
                 throw Invalid("stream configuration for republish destination forms a cycle");
             }
-            if (!Subjects.IsValid(republish.Destination) || !Subjects.IsValid(republish.Source))
+            if (!Subjects.IsValid(republish.Destination) || !Subjects.IsValid(republish.Source)
+                || StreamRepublish.TryTransform(republish.Source, republish.Destination) is null)
             {
                 throw Invalid("stream configuration for republish not valid");
             }

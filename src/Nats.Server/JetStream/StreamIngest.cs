@@ -23,7 +23,11 @@ internal sealed class StreamIngest
     {
         this.stream = stream;
         _pendingAcks = new PendingAcks(SendAcks);
+        // An update cannot change republish (Go's configUpdateCheck), so it is fixed for the stream's life.
+        _republish = StreamRepublish.For(stream.Config);
     }
+
+    private readonly StreamRepublish? _republish;
 
     private static readonly JsonWriterOptions WriterOptions = new() { Encoder = Api.GoJsonEncoder.Instance };
 
@@ -67,6 +71,8 @@ internal sealed class StreamIngest
         string msgId;
         DurabilityTicket durable = default;
         bool rollupSub = false, rollupAll = false;
+        var republish = _republish is { } rp && rp.Matches(subject);
+        ulong lastSubjectSeq = 0;
         lock (stream.Gate)
         {
             EnsureDedupLoaded(config);
@@ -140,6 +146,10 @@ internal sealed class StreamIngest
             {
                 return Refuse(reply, canRespond, JsErrors.StreamHeaderExceedsMaximum);
             }
+            if (stream.Account.Service.Resources.ServerExceeded(config.Storage))
+            {
+                return Refuse(reply, canRespond, JsErrors.InsufficientResources);
+            }
             // Interest retention keeps nothing while no consumer is interested (Go skips the sequence).
             if (config.Retention == RetentionPolicy.Interest && stream.Account.ConsumerCount(stream) == 0)
             {
@@ -157,6 +167,10 @@ internal sealed class StreamIngest
                 return seq;
             }
             long timestamp;
+            if (republish)
+            {
+                lastSubjectSeq = store.LoadLastMsg(subject)?.Sequence ?? 0;
+            }
             try
             {
                 var stored = store.StoreMsg(subject, headers, payload);
@@ -173,6 +187,13 @@ internal sealed class StreamIngest
                 return Refuse(reply, canRespond, JsErrors.StreamStoreFailedF.WithErr(e.Message));
             }
             _lastSeq = seq;
+            if (ResourceLimits.AccountExceeded(stream.Account, config.Storage))
+            {
+                // Go stores, finds the account over its limit, answers 10002 and removes the message again
+                // (its sequence stays used).
+                store.RemoveMsg(seq);
+                return Refuse(reply, canRespond, JsErrors.AccountResourcesExceeded);
+            }
             _lastMsgId = msgId;
             if (msgId.Length > 0)
             {
@@ -186,6 +207,10 @@ internal sealed class StreamIngest
         else if (rollupAll)
         {
             stream.Purge("", 0, 1);
+        }
+        if (republish)
+        {
+            _republish!.Send(stream, subject, headers, payload, seq, lastSubjectSeq);
         }
         stream.Account.OnStored(stream, subject, seq);
         if (canRespond)

@@ -15,12 +15,7 @@ internal static class StreamMetaFiles
 
     public static void Write(string directory, StreamMetaFile meta)
     {
-        var created = !System.IO.Directory.Exists(directory);
-        System.IO.Directory.CreateDirectory(directory);
-        if (created)
-        {
-            SyncDirectory(Path.GetDirectoryName(directory)!);
-        }
+        Storage.IO.DurableDirectory.Create(directory);
         var path = Path.Combine(directory, MetaFile);
         var temp = path + ".tmp";
         var bytes = JsonSerializer.SerializeToUtf8Bytes(meta, JsJsonContext.Default.StreamMetaFile);
@@ -43,31 +38,6 @@ internal static class StreamMetaFiles
         return JsonSerializer.Deserialize(File.ReadAllBytes(path), JsJsonContext.Default.StreamMetaFile);
     }
 
-    /// <summary>fsync of a directory, so a new or renamed entry in it is durable (no-op where unsupported).</summary>
-    public static void SyncDirectory(string directory)
-    {
-        if (OperatingSystem.IsWindows())
-        {
-            return;
-        }
-        // .NET will not open a directory as a file, so libc does it.
-        var fd = Native.open(directory, 0);
-        if (fd >= 0)
-        {
-            Native.fsync(fd);
-            Native.close(fd);
-        }
-    }
-
-    private static class Native
-    {
-        [System.Runtime.InteropServices.DllImport("libc", SetLastError = true)]
-        public static extern int open([System.Runtime.InteropServices.MarshalAs(System.Runtime.InteropServices.UnmanagedType.LPUTF8Str)] string path, int flags);
-
-        [System.Runtime.InteropServices.DllImport("libc", SetLastError = true)]
-        public static extern int fsync(int fd);
-
-        [System.Runtime.InteropServices.DllImport("libc", SetLastError = true)]
-        public static extern int close(int fd);
-    }
+    /// <summary>fsync of a directory, so a new, renamed or removed entry in it is durable (no-op where unsupported).</summary>
+    public static void SyncDirectory(string directory) => Storage.IO.DurableDirectory.Sync(directory);
 }

@@ -138,6 +138,16 @@ internal sealed class Jsz
     [JsonPropertyName("consumers")] public int Consumers { get; set; }
     [JsonPropertyName("messages")] public ulong Messages { get; set; }
     [JsonPropertyName("bytes")] public ulong Bytes { get; set; }
+
+    /// <summary>Ours, not Go's: damage the stores found (absent while there is none).</summary>
+    [JsonPropertyName("store_damage"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public StoreDamageStats? StoreDamage { get; set; }
+}
+
+internal sealed class StoreDamageStats
+{
+    [JsonPropertyName("events")] public ulong Events { get; set; }
+    [JsonPropertyName("lost_msgs")] public ulong LostMessages { get; set; }
+    [JsonPropertyName("lost_bytes")] public ulong LostBytes { get; set; }
 }
 
 internal sealed class JetStreamConfigModel

@@ -36,7 +36,7 @@ public sealed class OsFileSystem : IStoreFileSystem
         }
     }
 
-    public void CreateDirectory(string path) => Directory.CreateDirectory(path);
+    public void CreateDirectory(string path) => DurableDirectory.Create(path);
 
     public void DeleteDirectory(string path)
     {

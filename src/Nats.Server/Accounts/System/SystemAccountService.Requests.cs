@@ -131,7 +131,7 @@ internal sealed partial class SystemAccountService
         yield return ("LEAFZ", (subject, reply, body) => ZRequest(reply, body, "LeafzEventOptions", LeafzFields,
             _ => AccountOf(subject) is not null ? Data(_documents.Leafz(), MonitorJsonContext.Compact.Leafz) : Malformed(subject)));
         yield return ("JSZ", (subject, reply, body) => ZRequest(reply, body, "JszEventOptions", JszFields,
-            _ => AccountOf(subject) is not null ? ZResult.Failed("jetstream not enabled") : Malformed(subject)));
+            o => AccountOf(subject) is { } account ? JszAccount(account, o) : Malformed(subject)));
         yield return ("INFO", (subject, reply, body) => ZRequest(reply, body, "AccInfoEventOptions", NoFields,
             _ => AccountOf(subject) is not { } account ? Malformed(subject)
                 : _documents.Accountz(account, out var error)?.AccountDetail is { } info
@@ -312,6 +312,25 @@ internal sealed partial class SystemAccountService
     }
 
     /// <summary>The account token of $SYS.REQ.ACCOUNT.&lt;acc&gt;.&lt;X&gt;; null when the subject has another shape.</summary>
+    /// <summary>Go's JszAccount: the account's JetStream detail, or Go's error texts.</summary>
+    private ZResult JszAccount(string name, RequestOptions options)
+    {
+        if (_server.JetStream is not { } js)
+        {
+            return ZResult.Failed("jetstream not enabled");
+        }
+        if (_server.FindAccount(name) is not { } account)
+        {
+            return ZResult.Failed($"account \"{name}\" not found");
+        }
+        if (js.FindAccount(account) is not { } jsa)
+        {
+            return ZResult.Failed($"account \"{name}\" not jetstream enabled");
+        }
+        bool streams = options.Bool("streams"), consumers = options.Bool("consumer"), config = options.Bool("config");
+        return new ZResult(json => JetStream.JszAccountDetail.Write(json, jsa, streams, consumers, config), null, false);
+    }
+
     private static string? AccountOf(string subject)
     {
         var tokens = subject.Split('.');

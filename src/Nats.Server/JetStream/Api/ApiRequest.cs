@@ -15,6 +15,12 @@ internal sealed class ApiRequest
     public required byte[] Reply { get; init; }
     public required byte[] Body { get; init; }
 
+    /// <summary>The requesting client (null for requests made inside the server).</summary>
+    public Clients.ClientConnection? Origin { get; init; }
+
+    /// <summary>The subject as sent (with its domain, if any).</summary>
+    public string? RawSubject { get; init; }
+
     public string Token(int index)
     {
         var tokens = Subject.Split('.');

@@ -17,7 +17,7 @@ internal sealed class ApiRouter(JetStreamService service)
     private readonly MessageApi _messages = new(service);
     private readonly ConsumerApi _consumers = new(service);
 
-    public void OnRequest(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    public void OnRequest(Clients.ClientConnection origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
         var text = Encoding.UTF8.GetString(subject);
         if (!text.StartsWith("$JS.API.", StringComparison.Ordinal))
@@ -37,8 +37,13 @@ internal sealed class ApiRouter(JetStreamService service)
             Subject = text,
             Reply = reply.ToArray(),
             Body = payload.ToArray(),
+            Origin = origin,
+            RawSubject = Encoding.UTF8.GetString(subject),
         };
-        if (request.Reply.Length == 0)
+        // Go handles a request without a reply too (it is audited, and a create still creates); only a
+        // pull request needs somewhere to deliver.
+        if (request.Reply.Length == 0 && (text.StartsWith("$JS.API.CONSUMER.MSG.NEXT.", StringComparison.Ordinal)
+            || text.StartsWith("$JS.API.DIRECT.GET.", StringComparison.Ordinal)))
         {
             return;
         }
@@ -134,6 +139,10 @@ internal sealed class ApiRouter(JetStreamService service)
     {
         request.JsAccount?.CountApi(error is not null);
         var bytes = JsonSerializer.SerializeToUtf8Bytes(response, type);
-        service.Transport.Publish(request.Account, request.Reply, default, default, bytes);
+        if (request.Reply.Length > 0)
+        {
+            service.Transport.Publish(request.Account, request.Reply, default, default, bytes);
+        }
+        ApiAudit.Send(service, request, bytes);
     }
 }

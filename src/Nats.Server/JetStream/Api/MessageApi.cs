@@ -16,8 +16,11 @@ internal sealed class MessageApi(JetStreamService service)
         if (response.Error is null)
         {
             // Go sends a found message with sendInternalAccountMsg, outside the API statistics.
-            var bytes = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(response, JsJson.Context.MsgGetResponse);
-            service.Transport.Publish(request.Account, request.Reply, default, default, bytes);
+            if (request.Reply.Length > 0)
+            {
+                var bytes = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(response, JsJson.Context.MsgGetResponse);
+                service.Transport.Publish(request.Account, request.Reply, default, default, bytes);
+            }
             return;
         }
         ApiRouter.Respond(service, request, response, JsJson.Context.MsgGetResponse, response.Error);

@@ -138,6 +138,7 @@ internal sealed class StreamApi(JetStreamService service)
         try
         {
             var updated = StreamUpdate.Check(stream.Config, cfg);
+            service.Resources.CheckStream(js, updated, stream.Config);
             if (js.SubjectsOverlap(updated.Subjects, stream))
             {
                 return JsErrors.StreamSubjectOverlap;
