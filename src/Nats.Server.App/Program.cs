@@ -101,6 +101,7 @@ var server = new NatsServer(options, loggerFactory)
     // A reload re-reads the file and puts the explicit flags back on top, as Go's FlagSnapshot does.
     CommandLineOverrides = cli.ApplyTo,
     Logging = logging,
+    TrimMemoryWhenIdle = true,
 };
 
 // Exit code per Go's handleSignals: SIGINT exits 0, SIGTERM 1 (and is ignored in lame duck mode).

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.NetworkInformation;
 using System.Text.Json;
+using System.Text.Json.Serialization;
 
 namespace Nats.Server.Configuration;
 
@@ -26,7 +27,7 @@ internal static class PortsFile
         {
             doc["monitoring"] = Urls("http", string.IsNullOrEmpty(httpHost) ? host : httpHost, httpPort);
         }
-        return JsonSerializer.Serialize(doc);
+        return JsonSerializer.Serialize(doc, PortsFileJson.Default.DictionaryStringListString);
     }
 
     /// <summary>Writes the file and returns its path.</summary>
@@ -57,3 +58,7 @@ internal static class PortsFile
         return hosts.Select(h => $"{scheme}://{(h.Contains(':') ? $"[{h}]" : h)}:{port}").ToList();
     }
 }
+
+/// <summary>Source-generated serializer for the ports document, so the executable needs no reflection (Native AOT).</summary>
+[JsonSerializable(typeof(Dictionary<string, List<string>>))]
+internal sealed partial class PortsFileJson : JsonSerializerContext;

@@ -33,6 +33,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
     private Socket? _listener;
     private Task? _acceptLoop;
     private Timer? _heartbeat;
+    private IdleMemoryTrimmer? _trimmer;
     private volatile ServerInfo? _info;
     private volatile ServerOptions _options;
     private volatile IClientAuthenticator _authenticator;
@@ -211,6 +212,24 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
         var tick = HeartbeatInterval();
         _heartbeat = new Timer(_ => Heartbeat(), null, tick, tick);
+        if (TrimMemoryWhenIdle)
+        {
+            _trimmer = new IdleMemoryTrimmer(TrafficActivity, _logger);
+        }
+    }
+
+    /// <summary>Return memory to the system after bursts (<see cref="IdleMemoryTrimmer"/>); the executable sets it.</summary>
+    public bool TrimMemoryWhenIdle { get; init; }
+
+    /// <summary>Changes whenever bytes move or a connection comes or goes: the trimmer's notion of "busy".</summary>
+    private long TrafficActivity()
+    {
+        var sum = TotalConnections;
+        foreach (var client in _clients.Values)
+        {
+            sum += Volatile.Read(ref client.InBytes) + client.OutBytes;
+        }
+        return sum + _clients.Count;
     }
 
     /// <summary>Stops accepting, flushes and closes every client.</summary>
@@ -224,6 +243,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _shutdown.Cancel();
         _lameDuckCancel.Cancel();
         _heartbeat?.Dispose();
+        _trimmer?.Dispose();
         _listener?.Close();
         if (_acceptLoop is not null)
         {
