@@ -64,6 +64,11 @@ internal sealed partial class JsConsumer
                     break;
                 }
                 var size = message.Subject.Length + message.Header.Length + message.Data.Length;
+                if (PaceMillis(message, dc, size, pending) is > 0 and var paced)
+                {
+                    wait = Math.Min(wait, paced);
+                    break;
+                }
                 if (request is { MaxBytes: > 0 })
                 {
                     if (size > request.MaxBytes)
@@ -95,6 +100,7 @@ internal sealed partial class JsConsumer
                 }
                 _lastActive = now;
             }
+            _pacer.Idle(_sseq);
             if (!_config.IsPush)
             {
                 // no_wait requests that got something end here once nothing more is there (2.9.10 answers 408).
@@ -161,6 +167,10 @@ internal sealed partial class JsConsumer
     private (StoredMessage? Message, ulong Dc) NextMessage()
     {
         var store = Stream.Store;
+        if (TakePaced() is { } paced)
+        {
+            return paced;
+        }
         while (_redeliverQueue.Count > 0)
         {
             var seq = _redeliverQueue[0];

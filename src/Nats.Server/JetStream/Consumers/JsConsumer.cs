@@ -24,6 +24,7 @@ internal sealed partial class JsConsumer : IDisposable
     private readonly List<PullRequest> _waiting = [];
     private readonly List<IDisposable> _subscriptions = [];
     private readonly StoredMessage _message = new();
+    private readonly DeliveryPacer _pacer = new();
     private readonly IConsumerStore? _store;
     private readonly JetStreamTransport _transport;
     private ConsumerConfig _config;
@@ -129,6 +130,7 @@ internal sealed partial class JsConsumer : IDisposable
             {
                 return;
             }
+            _pacer.Start(_config, Stream.Store.FastState().LastSeq, RateBurst());
             _loop = Task.Run(RunAsync);
         }
     }
@@ -246,6 +248,10 @@ internal sealed partial class JsConsumer : IDisposable
     {
         lock (_lock)
         {
+            if (config.RateLimit != _config.RateLimit)
+            {
+                _pacer.SetRate(config.RateLimit, RateBurst());
+            }
             _config = config;
         }
         _store?.UpdateConfig(StoreConfig(config, Created));
