@@ -16,10 +16,12 @@ internal sealed partial class JsConsumer
         var durable = DurabilityTicket.Completed;
         if (body.IsEmpty || body.SequenceEqual("+ACK"u8) || body.SequenceEqual("+OK"u8))
         {
+            SampleAck(sseq, dseq, dc);
             durable = AckMessage(sseq, dseq, acked);
         }
         else if (body.StartsWith("+NXT"u8))
         {
+            SampleAck(sseq, dseq, dc);
             AckMessage(sseq, dseq, acked);
             if (!reply.IsEmpty)
             {
