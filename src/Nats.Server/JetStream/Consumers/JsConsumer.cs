@@ -328,6 +328,18 @@ internal sealed partial class JsConsumer : IDisposable
         }
     }
 
+    /// <summary>The stream sequence every delivery up to which is acknowledged (Go's asflr).</summary>
+    public ulong AckFloorStream
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _ackFloorStream;
+            }
+        }
+    }
+
     public bool FilterMatches(string subject)
     {
         var filter = Config.Filter;
