@@ -29,6 +29,9 @@ internal sealed class DeliveryPacer
 
     private bool Active => _replay || _bytesPerNano > 0;
 
+    /// <summary>Whether <see cref="DelayMillis"/> can answer anything but 0 (the common case costs one check per message).</summary>
+    public bool Engaged => _heldSeq != 0 || Active;
+
     /// <summary>Go's setRateLimit and the replay flag of loopAndGatherMsgs; <paramref name="lastSeq"/> is the stream's last sequence when delivery starts.</summary>
     public void Start(ConsumerConfig config, ulong lastSeq, long burst)
     {

@@ -23,6 +23,10 @@ internal sealed partial class JsConsumer
     /// next pass gets it first. The size is Go's: subject, ack reply, headers and payload.</summary>
     private long PaceMillis(StoredMessage message, ulong dc, int size, ulong pending)
     {
+        if (!_pacer.Engaged)
+        {
+            return 0;
+        }
         var seq = message.Sequence;
         var ackReply = 12 + Stream.Name.Length + Name.Length
             + Digits(dc) + Digits(seq) + Digits(_dseq) + Digits((ulong)message.Timestamp) + Digits(pending);
