@@ -316,13 +316,14 @@ internal sealed partial class JsConsumer : IDisposable
             {
                 return false;
             }
-            if (_config.AckPolicy == AckPolicyKind.None)
-            {
-                return seq >= _sseq;
-            }
             if (seq <= _ackFloorStream)
             {
                 return false;
+            }
+            // Go: ack none and all need everything above the ack floor, which starts at 0 even for a later start.
+            if (_config.AckPolicy != AckPolicyKind.Explicit)
+            {
+                return true;
             }
             return seq >= _sseq || _pending.ContainsKey(seq);
         }

@@ -28,6 +28,57 @@ public sealed class InterestRetentionDifferentialTests
         }
     }
 
+    [Fact]
+    public async Task ConsumersStartingLaterHoldOlderMessagesAsInGo()
+    {
+        var (go, ours) = await TestServers.StartPairAsync(new ServerSettings { JetStream = true });
+        await using (go)
+        await using (ours)
+        {
+            var expected = await RunLateStartAsync(go);
+            var actual = await RunLateStartAsync(ours);
+            Assert.Equal(string.Join("\n", expected), string.Join("\n", actual));
+        }
+    }
+
+    /// <summary>Consumers created after messages were stored, with each ack policy, then the early consumer acknowledges everything.</summary>
+    private static async Task<List<string>> RunLateStartAsync(ITestServer server)
+    {
+        await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{server.Port}", RequestTimeout = TimeSpan.FromSeconds(20) });
+        await nats.ConnectAsync();
+        var js = new NatsJSContext(nats);
+        using var cts = new CancellationTokenSource(Long);
+        var token = cts.Token;
+        var transcript = new List<string>();
+        async Task Snapshot(string step)
+        {
+            var info = await nats.RequestAsync<byte[], byte[]>("$JS.API.STREAM.INFO.L", [], cancellationToken: token);
+            transcript.Add($"{step}: {JsRawRequester.Normalise(Encoding.UTF8.GetString(info.Data!))}");
+        }
+
+        await js.CreateStreamAsync(new StreamConfig("L", ["l.>"]) { Retention = StreamConfigRetention.Interest }, token);
+        var x = await js.CreateOrUpdateConsumerAsync("L", new ConsumerConfig("X") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, token);
+        for (var i = 0; i < 3; i++)
+        {
+            (await js.PublishAsync("l.a", $"m{i}", cancellationToken: token)).EnsureSuccess();
+        }
+        await js.CreateOrUpdateConsumerAsync("L", new ConsumerConfig("ALL") { AckPolicy = ConsumerConfigAckPolicy.All, DeliverPolicy = ConsumerConfigDeliverPolicy.New }, token);
+        await js.CreateOrUpdateConsumerAsync("L", new ConsumerConfig("NONE") { AckPolicy = ConsumerConfigAckPolicy.None, DeliverPolicy = ConsumerConfigDeliverPolicy.New }, token);
+        await js.CreateOrUpdateConsumerAsync("L", new ConsumerConfig("EXP") { AckPolicy = ConsumerConfigAckPolicy.Explicit, DeliverPolicy = ConsumerConfigDeliverPolicy.New }, token);
+        await foreach (var msg in x.FetchAsync<string>(new NatsJSFetchOpts { MaxMsgs = 3, Expires = TimeSpan.FromSeconds(10) }, cancellationToken: token))
+        {
+            await msg.AckAsync(new AckOpts { DoubleAck = true }, token);
+        }
+        await Snapshot("X acked all");
+        // Go holds what lies above an ack floor of 0 for ack none/all (needAck is seq > floor): each is deleted in turn.
+        foreach (var name in (string[])["NONE", "ALL", "EXP", "X"])
+        {
+            await js.DeleteConsumerAsync("L", name, token);
+            await Snapshot($"{name} deleted");
+        }
+        return transcript;
+    }
+
     private static async Task<List<string>> RunAsync(ITestServer server)
     {
         await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{server.Port}", RequestTimeout = TimeSpan.FromSeconds(20) });
