@@ -108,6 +108,7 @@ public sealed class NatsNetObjectStoreTests
             Assert.Equal(["a.txt:3", "b.txt:3", "a.txt:8", "b.txt:deleted", "c.txt:5"], seen);
 
             // UpdatesOnly skips what is already there.
+            var before = await ConsumerNamesAsync(js, "OBJ_watched", cts.Token);
             var updates = new List<string>();
             using var cts2 = new CancellationTokenSource(Long);
             var ready = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -129,7 +130,10 @@ public sealed class NatsNetObjectStoreTests
             }, cts2.Token);
             await ready.Task;
             // The watch's consumer is created inside MoveNextAsync: wait until the server has it before writing.
-            await WaitForConsumerAsync(js, "OBJ_watched", cts2.Token);
+            while ((await ConsumerNamesAsync(js, "OBJ_watched", cts2.Token)).Except(before).FirstOrDefault() is null)
+            {
+                await Task.Delay(20, cts2.Token);
+            }
             await store.PutAsync("d.txt", "four"u8.ToArray());
             await second;
             Assert.Equal(["d.txt"], updates);
@@ -199,6 +203,16 @@ public sealed class NatsNetObjectStoreTests
                 await Task.Delay(100, cts.Token);
             }
         }
+    }
+
+    private static async Task<List<string>> ConsumerNamesAsync(NatsJSContext js, string stream, CancellationToken token)
+    {
+        var names = new List<string>();
+        await foreach (var name in js.ListConsumerNamesAsync(stream, token))
+        {
+            names.Add(name);
+        }
+        return names;
     }
 
     private static async Task WaitForConsumerAsync(NatsJSContext js, string stream, CancellationToken token)
