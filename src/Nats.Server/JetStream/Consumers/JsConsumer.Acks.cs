@@ -10,18 +10,17 @@ internal sealed partial class JsConsumer
     private void OnAck(Accounts.Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
         var (sseq, dseq, dc) = AckSubject.Parse(subject);
+        SampleAck(sseq, dseq, dc, payload);
         var skipReply = sseq == 0;
         var body = payload;
         var acked = new List<ulong>();
         var durable = DurabilityTicket.Completed;
         if (body.IsEmpty || body.SequenceEqual("+ACK"u8) || body.SequenceEqual("+OK"u8))
         {
-            SampleAck(sseq, dseq, dc);
             durable = AckMessage(sseq, dseq, acked);
         }
         else if (body.StartsWith("+NXT"u8))
         {
-            SampleAck(sseq, dseq, dc);
             AckMessage(sseq, dseq, acked);
             if (!reply.IsEmpty)
             {

@@ -47,6 +47,7 @@ internal sealed partial class JsConsumer
                 {
                     if (!_pushActive || (_config.FlowControl && _pendingBytes > _maxPendingBytes))
                     {
+                        _pacer.Idle(_sseq);
                         break;
                     }
                 }
@@ -55,12 +56,14 @@ internal sealed partial class JsConsumer
                     request = NextWaiting(now);
                     if (request is null)
                     {
+                        _pacer.Idle(_sseq);
                         break;
                     }
                 }
                 var (message, dc) = NextMessage();
                 if (message is null)
                 {
+                    _pacer.Idle(_sseq);
                     break;
                 }
                 var size = message.Subject.Length + message.Header.Length + message.Data.Length;
@@ -100,7 +103,6 @@ internal sealed partial class JsConsumer
                 }
                 _lastActive = now;
             }
-            _pacer.Idle(_sseq);
             if (!_config.IsPush)
             {
                 // no_wait requests that got something end here once nothing more is there (2.9.10 answers 408).

@@ -5,10 +5,14 @@ namespace Nats.Server.JetStream.Consumers;
 /// <summary>sample_freq: Go's shouldSample/sampleAck, a <c>$JS.EVENT.METRIC.CONSUMER.ACK</c> metric for a share of the explicit acks.</summary>
 internal sealed partial class JsConsumer
 {
-    /// <summary>Called for +ACK, +OK, an empty ack and +NXT before they are processed (not for +TERM), as Go's processAck does.</summary>
-    private void SampleAck(ulong sseq, ulong dseq, ulong dc)
+    /// <summary>Called for every ack before it is processed; samples +ACK, +OK, an empty ack and +NXT (not +TERM, -NAK, +WPI), as Go's processAck does.</summary>
+    private void SampleAck(ulong sseq, ulong dseq, ulong dc, ReadOnlySpan<byte> body)
     {
         if (_config.SampleFrequency is null || _config.AckPolicy != AckPolicyKind.Explicit)
+        {
+            return;
+        }
+        if (!(body.IsEmpty || body.SequenceEqual("+ACK"u8) || body.SequenceEqual("+OK"u8) || body.StartsWith("+NXT"u8)))
         {
             return;
         }
