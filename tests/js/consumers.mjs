@@ -164,6 +164,105 @@ const scenarios = {
     const gone = await os.info("small.txt");
     check(gone === null || gone.deleted, "deleted object");
   },
+
+  async objlinks(nc) {
+    const objm = new Objm(nc);
+    const os = await objm.create("docs");
+    const other = await objm.create("other");
+    const data = randomBytes(300_000);
+    const report = await os.putBlob({ name: "report.pdf" }, data);
+    const link = await os.link("latest", report);
+    equal(link.options?.link, { bucket: "docs", name: "report.pdf" }, "link to object");
+    const through = await os.getBlob("latest");
+    equal(createHash("sha256").update(through).digest("hex"), createHash("sha256").update(data).digest("hex"), "get through a link");
+
+    const note = await other.putBlob({ name: "note.txt" }, new TextEncoder().encode("hi"));
+    await os.link("other-note", note);
+    equal(new TextDecoder().decode(await os.getBlob("other-note")), "hi", "link into another bucket");
+    const bucketLink = await os.linkStore("all-other", other);
+    equal(bucketLink.options?.link?.bucket, "other", "link to a bucket");
+    equal((await os.info("all-other"))?.options?.link?.bucket, "other", "bucket link info");
+    let refused = false;
+    try {
+      await os.link("link-of-link", await os.info("latest"));
+    } catch {
+      refused = true;
+    }
+    check(refused, "links of links are refused");
+
+    const names = (await os.list()).map((o) => o.name).sort();
+    equal(names, ["all-other", "latest", "other-note", "report.pdf"], "list with links");
+    await os.delete("report.pdf");
+    let dangling;
+    try {
+      dangling = await os.getBlob("latest");
+    } catch {
+      dangling = null;
+    }
+    equal(dangling, null, "a link to a deleted object reads nothing");
+  },
+
+  async objwatch(nc) {
+    const objm = new Objm(nc);
+    const os = await objm.create("watched");
+    await os.putBlob({ name: "a.txt" }, new TextEncoder().encode("one"));
+    await os.putBlob({ name: "b.txt" }, new TextEncoder().encode("two"));
+    // includeHistory: the last entry of every object first, then every change.
+    const watch = await os.watch({ includeHistory: true });
+    const seen = [];
+    let initialSeen;
+    const initial = new Promise((resolve) => (initialSeen = resolve));
+    const done = (async () => {
+      for await (const info of watch) {
+        seen.push(`${info.name}:${info.deleted ? "deleted" : info.size}`);
+        if (seen.length === 2) initialSeen();
+        if (seen.length === 5) break;
+      }
+    })();
+    await initial;
+    await os.putBlob({ name: "a.txt" }, new TextEncoder().encode("one more"));
+    await os.delete("b.txt");
+    await os.putBlob({ name: "c.txt" }, new TextEncoder().encode("three"));
+    await done;
+    equal(seen, ["a.txt:3", "b.txt:3", "a.txt:8", "b.txt:deleted", "c.txt:5"], "object watch");
+    const left = (await os.list()).map((o) => o.name).sort();
+    equal(left, ["a.txt", "c.txt"], "list after delete");
+  },
+
+  async kvwatch(nc) {
+    const kvm = new Kvm(nc);
+    const kv = await kvm.create("events", { history: 3 });
+    await kv.put("k1", "v1");
+    const watch = await kv.watch({ key: ">" });
+    const seen = [];
+    const done = (async () => {
+      for await (const e of watch) {
+        seen.push(`${e.key}:${e.operation}:${e.string()}`);
+        if (seen.length === 4) break;
+      }
+    })();
+    await kv.put("k2", "v2");
+    await kv.delete("k1");
+    await kv.purge("k2");
+    await done;
+    equal(seen, ["k1:PUT:v1", "k2:PUT:v2", "k1:DEL:", "k2:PURGE:"], "watch with deletes and purges");
+
+    for (const v of ["1", "2", "3", "4"]) await kv.put("h", v);
+    const history = [];
+    for await (const e of await kv.history({ key: "h" })) history.push(e.string());
+    equal(history, ["2", "3", "4"], "history keeps the last 3");
+
+    // A TTL bucket: the entry goes once max_age passes; wait for that, not for a fixed time.
+    const short = await kvm.create("short", { ttl: 1000 });
+    await short.put("x", "soon gone");
+    equal((await short.get("x"))?.string(), "soon gone", "ttl entry readable at first");
+    equal((await short.status()).ttl, 1000, "bucket ttl");
+    const deadline = Date.now() + 30_000;
+    while ((await short.get("x")) !== null) {
+      check(Date.now() < deadline, "ttl entry expires");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  },
 };
 
 const [url, name] = process.argv.slice(2);

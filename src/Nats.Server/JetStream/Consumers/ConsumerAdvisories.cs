@@ -5,7 +5,7 @@ using Nats.Server.JetStream.Api;
 
 namespace Nats.Server.JetStream.Consumers;
 
-/// <summary>Go's consumer advisories on <c>$JS.EVENT.ADVISORY.CONSUMER.…</c>: created/deleted, max deliveries, nak, terminated.</summary>
+/// <summary>Go's consumer advisories on <c>$JS.EVENT.ADVISORY.CONSUMER.…</c> (created/deleted, max deliveries, nak, terminated) and the sampled ack metric.</summary>
 internal static class ConsumerAdvisories
 {
     private static readonly JsonWriterOptions WriterOptions = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
@@ -29,6 +29,17 @@ internal static class ConsumerAdvisories
     public static void Terminated(JsConsumer consumer, ulong sseq, ulong dseq, ulong deliveries) =>
         Send(consumer, $"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.{consumer.Stream.Name}.{consumer.Name}",
             "io.nats.jetstream.advisory.v1.terminated", json => Sequences(json, sseq, dseq, deliveries));
+
+    /// <summary>Go's sampleAck: <c>io.nats.jetstream.metric.v1.consumer_ack</c>, <paramref name="ackTime"/> ns since the delivery.</summary>
+    public static void AckMetric(JsConsumer consumer, ulong sseq, ulong dseq, ulong deliveries, long ackTime) =>
+        Send(consumer, $"$JS.EVENT.METRIC.CONSUMER.ACK.{consumer.Stream.Name}.{consumer.Name}",
+            "io.nats.jetstream.metric.v1.consumer_ack", json =>
+            {
+                json.WriteNumber("consumer_seq", dseq);
+                json.WriteNumber("stream_seq", sseq);
+                json.WriteNumber("ack_time", ackTime);
+                json.WriteNumber("deliveries", deliveries);
+            });
 
     private static void Sequences(Utf8JsonWriter json, ulong sseq, ulong dseq, ulong deliveries)
     {

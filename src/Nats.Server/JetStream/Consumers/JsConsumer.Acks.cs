@@ -10,6 +10,7 @@ internal sealed partial class JsConsumer
     private void OnAck(Accounts.Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
         var (sseq, dseq, dc) = AckSubject.Parse(subject);
+        SampleAck(sseq, dseq, dc, payload);
         var skipReply = sseq == 0;
         var body = payload;
         var acked = new List<ulong>();

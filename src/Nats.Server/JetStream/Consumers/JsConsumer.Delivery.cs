@@ -48,6 +48,7 @@ internal sealed partial class JsConsumer
                 {
                     if (!_pushActive || (_config.FlowControl && _pendingBytes > _maxPendingBytes))
                     {
+                        _pacer.Idle(_sseq);
                         break;
                     }
                 }
@@ -56,15 +57,22 @@ internal sealed partial class JsConsumer
                     request = NextWaiting(now);
                     if (request is null)
                     {
+                        _pacer.Idle(_sseq);
                         break;
                     }
                 }
                 var (message, dc) = NextMessage();
                 if (message is null)
                 {
+                    _pacer.Idle(_sseq);
                     break;
                 }
                 var size = message.Subject.Length + message.Header.Length + message.Data.Length;
+                if (PaceMillis(message, dc, size, pending) is > 0 and var paced)
+                {
+                    wait = Math.Min(wait, paced);
+                    break;
+                }
                 if (request is { MaxBytes: > 0 })
                 {
                     if (size > request.MaxBytes)
@@ -167,6 +175,10 @@ internal sealed partial class JsConsumer
     private (StoredMessage? Message, ulong Dc) NextMessage()
     {
         var store = Stream.Store;
+        if (TakePaced() is { } paced)
+        {
+            return paced;
+        }
         while (_redeliverQueue.Count > 0)
         {
             var seq = _redeliverQueue[0];

@@ -24,6 +24,7 @@ internal sealed partial class JsConsumer : IDisposable
     private readonly List<PullRequest> _waiting = [];
     private readonly List<IDisposable> _subscriptions = [];
     private readonly StoredMessage _message = new();
+    private readonly DeliveryPacer _pacer = new();
     private readonly IConsumerStore? _store;
     private readonly JetStreamTransport _transport;
     private ConsumerConfig _config;
@@ -132,6 +133,7 @@ internal sealed partial class JsConsumer : IDisposable
             {
                 return;
             }
+            _pacer.Start(_config, Stream.Store.FastState().LastSeq, RateBurst());
             _loop = Task.Run(RunAsync);
         }
     }
@@ -249,6 +251,10 @@ internal sealed partial class JsConsumer : IDisposable
     {
         lock (_lock)
         {
+            if (config.RateLimit != _config.RateLimit)
+            {
+                _pacer.SetRate(config.RateLimit, RateBurst());
+            }
             _config = config;
         }
         _store?.UpdateConfig(StoreConfig(config, Created));
@@ -313,15 +319,28 @@ internal sealed partial class JsConsumer : IDisposable
             {
                 return false;
             }
-            if (_config.AckPolicy == AckPolicyKind.None)
-            {
-                return seq >= _sseq;
-            }
             if (seq <= _ackFloorStream)
             {
                 return false;
             }
+            // Go: ack none and all need everything above the ack floor, which starts at 0 even for a later start.
+            if (_config.AckPolicy != AckPolicyKind.Explicit)
+            {
+                return true;
+            }
             return seq >= _sseq || _pending.ContainsKey(seq);
+        }
+    }
+
+    /// <summary>The stream sequence every delivery up to which is acknowledged (Go's asflr).</summary>
+    public ulong AckFloorStream
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _ackFloorStream;
+            }
         }
     }
 

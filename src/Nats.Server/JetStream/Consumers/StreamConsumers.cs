@@ -236,6 +236,10 @@ internal sealed class StreamConsumers(JsStream stream)
         {
             ConsumerAdvisories.Action(consumer, "delete");
         }
+        if (stream.Config.Retention == RetentionPolicy.Interest)
+        {
+            InterestRetention.AfterDelete(stream, consumer, _snapshot);
+        }
         return true;
     }
 

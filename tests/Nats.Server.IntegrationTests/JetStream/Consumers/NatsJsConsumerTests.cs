@@ -6,7 +6,7 @@ namespace Nats.Server.IntegrationTests.JetStream.Consumers;
 /// <summary>nats.js v3 (@nats-io/jetstream, kv, obj 3.4.0) runs tests/js/consumers.mjs against our server, one fresh server per scenario.</summary>
 public sealed class NatsJsConsumerTests
 {
-    private static readonly string[] ScenarioNames = ["pull", "ordered", "kv", "obj"];
+    private static readonly string[] ScenarioNames = ["pull", "ordered", "kv", "obj", "objlinks", "objwatch", "kvwatch"];
 
     public static TheoryData<string> Scenarios() => new(ScenarioNames);
 
