@@ -20,6 +20,12 @@ if (args.Length > 0 && args[0] == "alloc-probe-js")
         args.Length > 2 ? args[2] : "file", args.Length > 3 && args[3] == "gosync");
 }
 
+if (args.Length > 0 && args[0] == "alloc-probe-consumer")
+{
+    // "alloc-probe-consumer N": JetStream pull fetch + explicit ack, and push ack none, from a memory stream of N messages.
+    return await ConsumerAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 200_000);
+}
+
 if (args.Length > 0 && args[0] == "startup-probe")
 {
     // "startup-probe N [monitoring]": embedded server start-to-ready over N start/stop cycles.

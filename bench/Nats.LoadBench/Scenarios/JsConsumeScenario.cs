@@ -1,20 +1,38 @@
 using System.Diagnostics;
+using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 using Nats.LoadBench.Kit;
 
 namespace Nats.LoadBench.Scenarios;
 
+/// <summary>How a consume row reads the stream.</summary>
+internal enum ConsumeKind
+{
+    /// <summary>NATS.Net's ordered consumer (ephemeral, ack none, recreated on gaps).</summary>
+    Ordered,
+
+    /// <summary>A durable pull consumer read with FetchAsync batches.</summary>
+    Fetch,
+
+    /// <summary>A durable push consumer (ack none, flow control) read with NATS.Net's push ConsumeAsync.</summary>
+    Push,
+}
+
 /// <summary>
 /// Reads a memory stream pre-filled with the run's count (or as much as the run's duration
-/// publishes) through NATS.Net: an ordered consumer, or a durable pull consumer fetching batches
-/// with every message acked explicitly. Counted: messages consumed, first to last.
+/// publishes) through NATS.Net: an ordered consumer, a durable pull consumer fetching batches
+/// (every message acked explicitly, or the last of each batch with ack-all), or a push consumer
+/// with ack none. Counted: messages consumed, first to last.
 /// </summary>
 internal sealed class JsConsumeScenario : Scenario
 {
-    public bool Ordered { get; init; }
+    public ConsumeKind Kind { get; init; } = ConsumeKind.Fetch;
 
     public int Batch { get; init; } = 500;
+
+    /// <summary>Fetch rows: ack policy all, one ack for the last message of each batch.</summary>
+    public bool AckAll { get; init; }
 
     public override async Task<Measurement> RunAsync(RunContext run)
     {
@@ -28,37 +46,91 @@ internal sealed class JsConsumeScenario : Scenario
             throw new RowFailedException($"prefill: the stream does not hold the {stored:N0} acknowledged messages");
         }
 
-        var consumer = Ordered
-            ? await js.CreateOrderedConsumerAsync(stream.Info.Config.Name!)
-            : await js.CreateOrUpdateConsumerAsync(stream.Info.Config.Name!, new ConsumerConfig("bench") { AckPolicy = ConsumerConfigAckPolicy.Explicit });
-        long got = 0;
-        long start = Stopwatch.GetTimestamp();
-        long last = start;
+        string streamName = stream.Info.Config.Name!;
         using var stop = new CancellationTokenSource(TimeSpan.FromMinutes(2));
-        if (Ordered)
+        long start = Stopwatch.GetTimestamp();
+        long got = Kind switch
         {
-            await foreach (var msg in consumer.ConsumeAsync(PayloadLength.Instance, cancellationToken: stop.Token))
-            {
-                got += msg.Data == PayloadSize ? 1 : 0;
-                if (got >= stored || run.Broken)
-                {
-                    break;
-                }
-            }
-        }
-        else
+            ConsumeKind.Ordered => await OrderedAsync(js, streamName, stored, run, stop.Token),
+            ConsumeKind.Push => await PushAsync(js, streamName, stored, run, stop.Token),
+            _ => await FetchAsync(js, streamName, stored, run, stop),
+        };
+        long last = Stopwatch.GetTimestamp();
+        return new Measurement(got, (last - start) / (double)Stopwatch.Frequency, stored);
+    }
+
+    private async Task<long> OrderedAsync(NatsJSContext js, string streamName, long stored, RunContext run, CancellationToken token)
+    {
+        var consumer = await js.CreateOrderedConsumerAsync(streamName, cancellationToken: token);
+        long got = 0;
+        await foreach (var msg in consumer.ConsumeAsync(PayloadLength.Instance, cancellationToken: token))
         {
-            while (got < stored && !run.Broken && !stop.IsCancellationRequested)
+            got += msg.Data == PayloadSize ? 1 : 0;
+            if (got >= stored || run.Broken)
             {
-                await foreach (var msg in consumer.FetchAsync(new NatsJSFetchOpts { MaxMsgs = Batch, Expires = TimeSpan.FromSeconds(5) }, PayloadLength.Instance, stop.Token))
-                {
-                    await msg.AckAsync(cancellationToken: stop.Token);
-                    got += msg.Data == PayloadSize ? 1 : 0;
-                }
+                break;
             }
         }
 
-        last = Stopwatch.GetTimestamp();
-        return new Measurement(got, (last - start) / (double)Stopwatch.Frequency, stored);
+        return got;
+    }
+
+    private async Task<long> FetchAsync(NatsJSContext js, string streamName, long stored, RunContext run, CancellationTokenSource stop)
+    {
+        var policy = AckAll ? ConsumerConfigAckPolicy.All : ConsumerConfigAckPolicy.Explicit;
+        var consumer = await js.CreateOrUpdateConsumerAsync(streamName, new ConsumerConfig("bench") { AckPolicy = policy }, stop.Token);
+        long got = 0;
+        while (got < stored && !run.Broken && !stop.IsCancellationRequested)
+        {
+            INatsJSMsg<int>? lastOfBatch = null;
+            // The last fetch asks only for what is left: a full batch would wait out its expiry for
+            // messages that never come, and that wait would dominate the row.
+            int want = (int)Math.Min(Batch, stored - got);
+            await foreach (var msg in consumer.FetchAsync(new NatsJSFetchOpts { MaxMsgs = want, Expires = TimeSpan.FromSeconds(5) }, PayloadLength.Instance, stop.Token))
+            {
+                if (AckAll)
+                {
+                    lastOfBatch = msg;
+                }
+                else
+                {
+                    await msg.AckAsync(cancellationToken: stop.Token);
+                }
+
+                got += msg.Data == PayloadSize ? 1 : 0;
+            }
+
+            if (lastOfBatch is { } toAck)
+            {
+                await toAck.AckAsync(cancellationToken: stop.Token);
+            }
+        }
+
+        return got;
+    }
+
+    private async Task<long> PushAsync(NatsJSContext js, string streamName, long stored, RunContext run, CancellationToken token)
+    {
+        // Flow control as push clients run it against a fast stream: the server holds deliveries
+        // until the client answers, instead of filling the client's socket past max_pending.
+        var consumer = await js.CreateOrUpdatePushConsumerAsync(streamName, new NatsJSPushConsumerOpts
+        {
+            DurableName = "benchpush",
+            DeliverSubject = js.NewBaseInbox(),
+            AckPolicy = ConsumerConfigAckPolicy.None,
+            FlowControl = true,
+            IdleHeartbeat = TimeSpan.FromSeconds(5),
+        }, token);
+        long got = 0;
+        await foreach (var msg in consumer.ConsumeAsync(PayloadLength.Instance, cancellationToken: token))
+        {
+            got += msg.Data == PayloadSize ? 1 : 0;
+            if (got >= stored || run.Broken)
+            {
+                break;
+            }
+        }
+
+        return got;
     }
 }

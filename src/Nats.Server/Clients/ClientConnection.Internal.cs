@@ -115,4 +115,14 @@ internal sealed partial class ClientConnection
         _flushBatch.FlushAll();
         return delivered;
     }
+
+    /// <summary>As <see cref="PublishInternalRouted"/> without flushing: a consumer's batch of deliveries ends
+    /// with one <see cref="FlushInternalBatch"/>, so the receiving client gets one write per batch.</summary>
+    internal bool PublishInternalRoutedDeferred(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    {
+        InMsgs++;
+        InBytes += headers.Length + payload.Length;
+        return _router.RouteInternal(account, route, subject, reply, headers, payload, replySet: false);
+    }
 }

@@ -42,4 +42,9 @@ internal sealed class InternalPublisher
     public bool Deliver(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
         ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload) =>
         _client.PublishInternalRouted(account, route, subject, reply, headers, payload);
+
+    /// <summary>As <see cref="Deliver"/> but the receivers are flushed only by <see cref="FlushBatch"/>.</summary>
+    public bool DeliverDeferred(Account account, ReadOnlySpan<byte> route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload) =>
+        _client.PublishInternalRoutedDeferred(account, route, subject, reply, headers, payload);
 }

@@ -127,8 +127,61 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
         }
     }
 
+    /// <summary>Starts a consumer's batch of deliveries: each receiving client is written once per
+    /// <see cref="DeliveryBatch.MaxHeld"/> deliveries (and at the end) instead of once per message.</summary>
+    public DeliveryBatch BeginDelivery() => new(this);
+
+    /// <summary>Holds the publish lock across up to <see cref="MaxHeld"/> deliveries, then flushes and lets
+    /// other publishers (PubAcks, other consumers) in before taking it again. Dispose to flush the rest.</summary>
+    public struct DeliveryBatch : IDisposable
+    {
+        public const int MaxHeld = 256;
+
+        private readonly JetStreamTransport _transport;
+        private int _held;
+
+        internal DeliveryBatch(JetStreamTransport transport) => _transport = transport;
+
+        public bool Deliver(Account account, ReadOnlySpan<byte> deliverTo, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+        {
+            if (_held == 0)
+            {
+                _transport._publishLock.Enter();
+            }
+            var delivered = _transport.Publisher.DeliverDeferred(account, deliverTo, subject, reply, headers, payload);
+            if (++_held >= MaxHeld)
+            {
+                Flush();
+            }
+            return delivered;
+        }
+
+        /// <summary>Writes what is batched so far (before a status message or a wait).</summary>
+        public void Flush()
+        {
+            if (_held == 0)
+            {
+                return;
+            }
+            _held = 0;
+            try
+            {
+                _transport.Publisher.FlushBatch();
+            }
+            finally
+            {
+                _transport._publishLock.Exit();
+            }
+        }
+
+        public void Dispose() => Flush();
+    }
+
     /// <summary>Whether anyone in <paramref name="account"/> listens on <paramref name="subject"/> (push consumer activity, pull request interest).</summary>
     public static bool HasInterest(Account account, string subject) => !account.SubList.Match(Encoding.UTF8.GetBytes(subject)).IsEmpty;
+
+    /// <inheritdoc cref="HasInterest(Account, string)"/>
+    public static bool HasInterest(Account account, ReadOnlySpan<byte> subject) => !account.SubList.Match(subject).IsEmpty;
 
     public bool Publish(Account account, string subject, ReadOnlySpan<byte> payload) =>
         Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload);

@@ -13,15 +13,18 @@ internal sealed partial class JsConsumer
         SampleAck(sseq, dseq, dc, payload);
         var skipReply = sseq == 0;
         var body = payload;
-        var acked = new List<ulong>();
+        // Only interest and work-queue streams act on what was acknowledged: limits streams allocate no list.
+        var acked = Stream.Config.Retention == Api.RetentionPolicy.Limits ? null : new List<ulong>();
         var durable = DurabilityTicket.Completed;
+        // An ack wakes the delivery loop only when it can let more out (Go's processAckMsg needSignal).
+        var signal = true;
         if (body.IsEmpty || body.SequenceEqual("+ACK"u8) || body.SequenceEqual("+OK"u8))
         {
-            durable = AckMessage(sseq, dseq, acked);
+            durable = AckMessage(sseq, dseq, acked, out signal);
         }
         else if (body.StartsWith("+NXT"u8))
         {
-            AckMessage(sseq, dseq, acked);
+            AckMessage(sseq, dseq, acked, out _);
             if (!reply.IsEmpty)
             {
                 NextRequest(Encoding.UTF8.GetString(reply), body[4..]);
@@ -35,10 +38,11 @@ internal sealed partial class JsConsumer
         else if (body.SequenceEqual("+WPI"u8))
         {
             Progress(sseq);
+            signal = false;
         }
         else if (body.StartsWith("+TERM"u8))
         {
-            durable = AckMessage(sseq, dseq, acked);
+            durable = AckMessage(sseq, dseq, acked, out signal);
             ConsumerAdvisories.Terminated(this, sseq, dseq, dc);
         }
         if (!reply.IsEmpty && !skipReply)
@@ -53,11 +57,14 @@ internal sealed partial class JsConsumer
                 _ = ConfirmWhenDurableAsync(durable, account, reply.ToArray());
             }
         }
-        if (acked.Count > 0)
+        if (acked is { Count: > 0 })
         {
             Stream.Consumers.OnAcked(this, acked);
         }
-        Signal();
+        if (signal)
+        {
+            Signal();
+        }
     }
 
     private async Task ConfirmWhenDurableAsync(DurabilityTicket durable, Accounts.Account account, byte[] reply)
@@ -75,10 +82,12 @@ internal sealed partial class JsConsumer
     }
 
     /// <summary>Go's processAckMsg for the explicit and all policies; the acknowledged stream sequences go to <paramref name="acked"/>.</summary>
-    private DurabilityTicket AckMessage(ulong sseq, ulong dseq, List<ulong> acked)
+    private DurabilityTicket AckMessage(ulong sseq, ulong dseq, List<ulong>? acked, out bool unblocked)
     {
         lock (_lock)
         {
+            // At max_ack_pending the loop waits for acks; below it, an ack changes nothing it delivers.
+            unblocked = _config.MaxAckPending > 0 && _pending.Count >= _config.MaxAckPending;
             if (sseq == 0 || _config.AckPolicy == AckPolicyKind.None)
             {
                 return DurabilityTicket.Completed;
@@ -98,7 +107,7 @@ internal sealed partial class JsConsumer
                     _pending.Remove(seq);
                     _redelivered.Remove(seq);
                     _redeliverQueue.Remove(seq);
-                    acked.Add(seq);
+                    acked?.Add(seq);
                 }
                 _ackFloorConsumer = dseq;
                 _ackFloorStream = sseq;
@@ -110,7 +119,7 @@ internal sealed partial class JsConsumer
                     return DurabilityTicket.Completed;
                 }
                 dseq = pending.Sequence;
-                acked.Add(sseq);
+                acked?.Add(sseq);
                 if (_pending.Count == 0)
                 {
                     _ackFloorConsumer = _dseq - 1;
@@ -118,14 +127,16 @@ internal sealed partial class JsConsumer
                 }
                 else if (dseq == _ackFloorConsumer + 1)
                 {
-                    _ackFloorConsumer = dseq;
-                    _ackFloorStream = sseq;
-                    var first = _pending.MinBy(p => p.Key);
-                    _ackFloorConsumer = first.Value.Sequence - 1;
-                    _ackFloorStream = first.Key - 1;
+                    MoveAckFloorPast(dseq, sseq);
                 }
-                _redelivered.Remove(sseq);
-                _redeliverQueue.Remove(sseq);
+                if (_redelivered.Count > 0)
+                {
+                    _redelivered.Remove(sseq);
+                }
+                if (_redeliverQueue.Count > 0)
+                {
+                    _redeliverQueue.Remove(sseq);
+                }
             }
             _lastAcked = (DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100;
             try
@@ -136,6 +147,46 @@ internal sealed partial class JsConsumer
             {
                 // Already acknowledged in the store (a double ack): nothing to record.
                 return DurabilityTicket.Completed;
+            }
+        }
+    }
+
+    /// <summary>Go's processAckMsg floor move: the oldest delivery was acknowledged, so the floor goes to
+    /// just below the next delivery still pending. In-order acks find it at the next stream sequence.</summary>
+    private void MoveAckFloorPast(ulong dseq, ulong sseq)
+    {
+        _ackFloorConsumer = dseq;
+        _ackFloorStream = sseq;
+        if (_sseq - 1 - sseq > (ulong)_pending.Count * 4)
+        {
+            // Sparse (a filtered consumer): walking the pending set beats walking the stream sequences.
+            var found = false;
+            var min = ulong.MaxValue;
+            foreach (var seq in _pending.Keys)
+            {
+                if (seq > sseq && seq < min)
+                {
+                    min = seq;
+                    found = true;
+                }
+            }
+            if (found && _pending[min].Sequence > 0)
+            {
+                _ackFloorConsumer = _pending[min].Sequence - 1;
+                _ackFloorStream = min - 1;
+            }
+            return;
+        }
+        for (var seq = sseq + 1; seq < _sseq; seq++)
+        {
+            if (_pending.TryGetValue(seq, out var next))
+            {
+                if (next.Sequence > 0)
+                {
+                    _ackFloorConsumer = next.Sequence - 1;
+                    _ackFloorStream = seq - 1;
+                }
+                return;
             }
         }
     }
@@ -156,6 +207,7 @@ internal sealed partial class JsConsumer
                 var nowNanos = (DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100;
                 // Due after the delay: the ack-wait check sees it as delivered (delay - ack_wait) ago.
                 _pending[sseq] = pending with { Timestamp = nowNanos - AckWaitFor(sseq) + delay };
+                PendingDeadline(nowNanos + delay);
                 return;
             }
             if (!_redeliverQueue.Contains(sseq))

@@ -9,19 +9,45 @@ internal sealed partial class JsConsumer
     /// <summary>One pass; returns milliseconds until the next timed event, and whether the consumer expired.</summary>
     private (long Wait, bool Expired) Pump()
     {
-        var acked = new List<ulong>();
+        var acked = _pumpAcked;
+        long wait = 60_000;
+        var batch = _transport.BeginDelivery();
+        try
+        {
+            wait = PumpLocked(ref batch, acked, out var expired);
+            if (expired)
+            {
+                return (0, true);
+            }
+        }
+        finally
+        {
+            // Flushed before the consumer lock is released, so the batch reaches the client before anything sent after it.
+            batch.Dispose();
+        }
+        if (acked.Count > 0)
+        {
+            Stream.Consumers.OnAcked(this, acked);
+            acked.Clear();
+        }
+        return (wait, false);
+    }
+
+    private long PumpLocked(ref JetStreamTransport.DeliveryBatch batch, List<ulong> acked, out bool expired)
+    {
+        expired = false;
         long wait = 60_000;
         lock (_lock)
         {
             if (_stopped)
             {
-                return (wait, false);
+                return wait;
             }
             var now = Environment.TickCount64;
             wait = Math.Min(wait, CheckPending());
             if (_config.IsPush)
             {
-                _pushActive = JetStreamTransport.HasInterest(Account, _config.DeliverSubject!);
+                _pushActive = JetStreamTransport.HasInterest(Account, DeliverSubjectBytes());
                 if (_pushActive)
                 {
                     _lastActive = now;
@@ -37,7 +63,8 @@ internal sealed partial class JsConsumer
             }
             if (InactiveMillis > 0 && now - _lastActive > InactiveMillis)
             {
-                return (0, true);
+                expired = true;
+                return 0;
             }
             var pending = NumPending();
             var delivered = false;
@@ -77,6 +104,7 @@ internal sealed partial class JsConsumer
                 {
                     if (size > request.MaxBytes)
                     {
+                        batch.Flush();
                         SendStatus(request.ReplyBytes, $"NATS/1.0 409 Message Size Exceeds MaxBytes\r\nNats-Pending-Messages: {request.Remaining}\r\nNats-Pending-Bytes: {request.MaxBytes}\r\n\r\n");
                         _waiting.Remove(request);
                         Unget(message.Sequence, dc);
@@ -92,7 +120,7 @@ internal sealed partial class JsConsumer
                 {
                     pending--;
                 }
-                Deliver(message, dc, request, pending, acked);
+                Deliver(ref batch, message, dc, request, pending, acked);
                 delivered = true;
                 if (request is not null)
                 {
@@ -105,6 +133,7 @@ internal sealed partial class JsConsumer
                 }
                 _lastActive = now;
             }
+            batch.Flush();
             if (!_config.IsPush)
             {
                 // no_wait requests that got something end here once nothing more is there (2.9.10 answers 408).
@@ -135,17 +164,14 @@ internal sealed partial class JsConsumer
             if (InactiveMillis > 0)
             {
                 wait = Math.Min(wait, Math.Max(1, InactiveMillis - (now - _lastActive) + 1));
-            }            if (delivered && _config.AckPolicy != AckPolicyKind.None)
+            }
+            if (delivered && _config.AckPolicy != AckPolicyKind.None)
             {
                 // What was just sent is due for redelivery one ack_wait from now, not at the next unrelated wake-up.
                 wait = Math.Min(wait, Math.Max(1, AckWaitFor(0) / 1_000_000 + 1));
             }
         }
-        if (acked.Count > 0)
-        {
-            Stream.Consumers.OnAcked(this, acked);
-        }
-        return (wait, false);
+        return wait;
     }
 
     private void Unget(ulong seq, ulong dc)
@@ -236,7 +262,7 @@ internal sealed partial class JsConsumer
         return (message, 1);
     }
 
-    private void Deliver(StoredMessage message, ulong dc, PullRequest? request, ulong pending, List<ulong> acked)
+    private void Deliver(ref JetStreamTransport.DeliveryBatch batch, StoredMessage message, ulong dc, PullRequest? request, ulong pending, List<ulong> acked)
     {
         var dseq = _dseq++;
         var now = DateTime.UtcNow;
@@ -261,7 +287,7 @@ internal sealed partial class JsConsumer
             data = default;
         }
         var to = request is not null ? request.ReplyBytes : DeliverSubjectBytes();
-        _transport.Deliver(Account, to, subject, reply, header, data);
+        batch.Deliver(Account, to, subject, reply, header, data);
         _lastDelivered = nowNanos;
         _lastPushSend = Environment.TickCount64;
         if (ackPolicy == AckPolicyKind.None)
@@ -273,13 +299,17 @@ internal sealed partial class JsConsumer
                 acked.Add(message.Sequence);
             }
         }
-        else if (_pending.TryGetValue(message.Sequence, out var existing))
-        {
-            _pending[message.Sequence] = existing with { Timestamp = nowNanos };
-        }
         else
         {
-            _pending[message.Sequence] = new PendingDelivery(dseq, nowNanos);
+            if (_pending.TryGetValue(message.Sequence, out var existing))
+            {
+                _pending[message.Sequence] = existing with { Timestamp = nowNanos };
+            }
+            else
+            {
+                _pending[message.Sequence] = new PendingDelivery(dseq, nowNanos);
+            }
+            PendingDeadline(nowNanos + AckWaitFor(message.Sequence));
         }
         try
         {
@@ -294,6 +324,7 @@ internal sealed partial class JsConsumer
             _pendingBytes += message.Subject.Length + header.Length + data.Length;
             if (_flowControlId is null && _pendingBytes > _maxPendingBytes / 2)
             {
+                batch.Flush();
                 SendFlowControl();
             }
         }
@@ -332,6 +363,11 @@ internal sealed partial class JsConsumer
             return 60_000;
         }
         var nowNanos = (DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100;
+        if (nowNanos < _pendingCheckAt)
+        {
+            // Nothing can be due before the earliest deadline seen: skip the scan (a pass per batch, not per pending).
+            return Math.Max(1, (_pendingCheckAt - nowNanos) / 1_000_000 + 1);
+        }
         long next = long.MaxValue;
         List<ulong>? due = null;
         foreach (var (seq, pending) in _pending)
@@ -356,7 +392,17 @@ internal sealed partial class JsConsumer
             due.Sort();
             _redeliverQueue.AddRange(due);
         }
+        _pendingCheckAt = next == long.MaxValue ? long.MaxValue : nowNanos + next;
         return next == long.MaxValue ? 60_000 : Math.Max(1, next / 1_000_000 + 1);
+    }
+
+    /// <summary>A pending delivery falls due at <paramref name="deadline"/>: the next check must not be later.</summary>
+    private void PendingDeadline(long deadline)
+    {
+        if (deadline < _pendingCheckAt)
+        {
+            _pendingCheckAt = deadline;
+        }
     }
 
     private long AckWaitFor(ulong seq)
@@ -375,7 +421,8 @@ internal sealed partial class JsConsumer
         while (_waiting.Count > 0)
         {
             var request = _waiting[0];
-            if ((request.Expires == 0 || now < request.Expires) && JetStreamTransport.HasInterest(Account, request.Reply))
+            // Interest was checked for every waiting request by ExpireWaiting at the start of this pass.
+            if (request.Expires == 0 || now < request.Expires)
             {
                 return request;
             }
@@ -400,7 +447,7 @@ internal sealed partial class JsConsumer
                 _waiting.RemoveAt(i--);
                 continue;
             }
-            if (!JetStreamTransport.HasInterest(Account, request.Reply))
+            if (!JetStreamTransport.HasInterest(Account, request.ReplyBytes))
             {
                 _waiting.RemoveAt(i--);
                 continue;

@@ -43,6 +43,10 @@ internal sealed partial class JsConsumer : IDisposable
     private string? _flowControlId;
     private long _flowControlSize;
     private bool _pushActive;
+    // Unix ns before which no pending delivery is due (Go's ack-wait timer): CheckPending scans only from then.
+    private long _pendingCheckAt;
+    // Stream sequences the loop's pass acknowledged (ack none on interest/work-queue streams); only the loop uses it.
+    private readonly List<ulong> _pumpAcked = [];
     private volatile bool _stopped;
     private Task? _loop;
 
@@ -256,6 +260,7 @@ internal sealed partial class JsConsumer : IDisposable
                 _pacer.SetRate(config.RateLimit, RateBurst());
             }
             _config = config;
+            _pendingCheckAt = 0; // ack_wait or backoff may have changed
         }
         _store?.UpdateConfig(StoreConfig(config, Created));
         Signal();
