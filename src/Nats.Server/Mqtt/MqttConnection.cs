@@ -37,6 +37,7 @@ internal sealed class MqttConnection
     private byte[] _storeScratch = new byte[256];
     private int _closed;
     private volatile bool _willDiscarded;
+    private MqttStoreAcks? _storeAcks;
 
     public MqttConnection(MqttServer owner, NatsServer server, Socket socket, ulong id, ILogger logger)
     {
@@ -201,6 +202,7 @@ internal sealed class MqttConnection
                 _owner.RemoveSession(session);
             }
         }
+        _storeAcks?.Close();
         Outbound.Close();
         try
         {
@@ -439,6 +441,7 @@ internal sealed class MqttConnection
         _session = session;
         _connect = connect;
         _readDeadline = connect.ReadDeadline;
+        _storeAcks = new MqttStoreAcks(session.Nats, session.Account, _owner.JetStream.Origin, Id, Outbound, OnStoreFailed);
         Outbound.Enqueue([MqttPackets.ConnAck, 2, present ? (byte)1 : (byte)0, MqttPackets.RcAccepted]);
         session.Attach(this);
         _logger.LogDebug("{Connection} - Client connected", this);
@@ -481,16 +484,20 @@ internal sealed class MqttConnection
         if (qos == 2)
         {
             // Go 2.10: held in $MQTT_qos2in until PUBREL, once per packet id, so a resent PUBLISH is delivered once.
+            // PUBREC once $MQTT_qos2in's PubAck says the message is durable (MqttStoreAcks).
             StoreQos2(packetId, subject, payload, retain);
-            Outbound.Enqueue([MqttPackets.PubRec, 2, (byte)(packetId >> 8), (byte)packetId]);
             return;
         }
-        Publish(_session!, subject, topic, payload, qos, retain);
-        if (packetId > 0)
-        {
-            Span<byte> ack = [MqttPackets.PubAck, 2, (byte)(packetId >> 8), (byte)packetId];
-            Outbound.Enqueue(ack);
-        }
+        Publish(_session!, subject, topic, payload, qos, retain, packetId);
+    }
+
+    /// <summary>A QoS 1/2 message JetStream refused: Go's mqttProcessPub fails, so no PUBACK/PUBREC and the connection closes.</summary>
+    private void OnStoreFailed(byte packet, ushort packetId, string error)
+    {
+        _logger.LogError("{Connection} - unable to store QoS {Qos} message with packet id {Id}: {Error}", this,
+            packet == MqttPackets.PubRec ? 2 : 1, packetId, error);
+        // Never close on the storing thread (it may be this connection's read loop inside a publish).
+        ThreadPool.UnsafeQueueUserWorkItem(static state => state.Close(ClosedReason.ProtocolViolation), this, preferLocal: false);
     }
 
     private string Qos2Subject(ushort packetId) =>
@@ -502,12 +509,19 @@ internal sealed class MqttConnection
         var js = _owner.JetStream;
         var session = _session!;
         var storeSubject = Qos2Subject(packetId);
+        var acks = _storeAcks!;
         if (js.LoadLast(session.Account, MqttJetStream.Qos2InStream, storeSubject) is not null)
         {
+            // A resent PUBLISH of a packet id already held: answered again, in order, with nothing stored.
+            acks.Immediate(MqttPackets.PubRec, packetId);
             return;
         }
         var headers = $"NATS/1.0\r\nNmqtt-Pub:2\r\nNmqtt-Subject:{Encoding.UTF8.GetString(subject)}\r\n{(retain ? "Nmqtt-Retain:1\r\n" : "")}\r\n";
-        js.Store(session.Account, storeSubject, Encoding.UTF8.GetBytes(headers), payload);
+        var reply = acks.Expect(MqttPackets.PubRec, packetId);
+        if (!js.Store(session.Account, storeSubject, Encoding.UTF8.GetBytes(headers), payload, reply))
+        {
+            acks.NotStored(reply);
+        }
     }
 
     /// <summary>Go's mqttProcessPubRel: the held message is removed from $MQTT_qos2in and published; PUBCOMP either way.</summary>
@@ -546,13 +560,21 @@ internal sealed class MqttConnection
     }
 
     /// <summary>Publishes into the account (no allocation for QoS 0/1 without retain).</summary>
-    private void Publish(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain)
+    /// <summary>Publishes into the account and, for QoS 1/2, stores a copy in $MQTT_msgs; with a <paramref name="pubAckId"/>
+    /// the PUBACK follows the store's PubAck (MqttStoreAcks), so an acknowledged message is durable.</summary>
+    private void Publish(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain,
+        ushort pubAckId = 0)
     {
         Interlocked.Increment(ref InMsgs);
         Interlocked.Add(ref InBytes, payload.Length);
         if (_user?.Permissions is { } permissions && !PublishAllowed(permissions, subjectBytes))
         {
             _logger.LogError("{Connection} - Publish Violation - User {User}, Subject {Subject}", this, _user.Name, Encoding.UTF8.GetString(subjectBytes));
+            if (pubAckId > 0)
+            {
+                // Go still acknowledges a publish its permissions dropped.
+                _storeAcks!.Immediate(MqttPackets.PubAck, pubAckId);
+            }
             return;
         }
         if (retain)
@@ -582,7 +604,11 @@ internal sealed class MqttConnection
                 }
                 "$MQTT.msgs."u8.CopyTo(_storeScratch);
                 subjectBytes.CopyTo(_storeScratch.AsSpan(MqttJetStream.MessagesPrefix.Length));
-                session.Nats.PublishInternalDeferred(session.Account, _storeScratch.AsSpan(0, stored), default, headers, payload);
+                var reply = pubAckId > 0 ? _storeAcks!.Expect(MqttPackets.PubAck, pubAckId) : default;
+                if (!session.Nats.PublishInternalDeferred(session.Account, _storeScratch.AsSpan(0, stored), reply, headers, payload) && pubAckId > 0)
+                {
+                    _storeAcks!.NotStored(reply);
+                }
             }
         }
     }

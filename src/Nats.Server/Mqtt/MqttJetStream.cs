@@ -64,16 +64,17 @@ internal sealed class MqttJetStream
         });
     }
 
-    /// <summary>Stores a message in one of the account's MQTT streams (through the account's writer).</summary>
-    public void Store(Account account, string subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    /// <summary>Stores a message in one of the account's MQTT streams (through the account's writer); the stream's
+    /// PubAck goes to <paramref name="reply"/> when given. Returns whether a stream received it.</summary>
+    public bool Store(Account account, string subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, ReadOnlySpan<byte> reply = default)
     {
         if (For(account) is not { } state)
         {
-            return;
+            return false;
         }
         lock (state.Writer)
         {
-            state.Writer.Publish(account, Encoding.UTF8.GetBytes(subject), default, headers, payload);
+            return state.Writer.Publish(account, Encoding.UTF8.GetBytes(subject), reply, headers, payload);
         }
     }
 

@@ -1,6 +1,5 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
-using System.Text.RegularExpressions;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
@@ -14,7 +13,7 @@ namespace Nats.Server.IntegrationTests.JetStream;
 /// several times over one store directory: after each restart every acknowledged message is there with
 /// its payload, and new messages get sequences above every acknowledged one (never reused).
 /// </summary>
-public sealed partial class JetStreamCrashTests
+public sealed class JetStreamCrashTests
 {
     private const int Cycles = 4;
     private const int AcksBeforeKill = 1500;
@@ -30,10 +29,10 @@ public sealed partial class JetStreamCrashTests
             for (var cycle = 0; cycle < Cycles; cycle++)
             {
                 var log = new LogLines();
-                using var process = Start(log, storeDir);
+                using var process = KillableServer.Start(log, storeDir);
                 try
                 {
-                    var port = await PortAsync(log);
+                    var port = await KillableServer.PortAsync(log);
                     await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{port}", RequestTimeout = TimeSpan.FromSeconds(20) });
                     var js = new NatsJSContext(nats);
                     // Publishes caught by the kill wait out their timeout; a short one keeps the test quick.
@@ -55,10 +54,10 @@ public sealed partial class JetStreamCrashTests
                 }
             }
             var finalLog = new LogLines();
-            using var last = Start(finalLog, storeDir);
+            using var last = KillableServer.Start(finalLog, storeDir);
             try
             {
-                var port = await PortAsync(finalLog);
+                var port = await KillableServer.PortAsync(finalLog);
                 await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{port}", RequestTimeout = TimeSpan.FromSeconds(20) });
                 await VerifyAsync(new NatsJSContext(nats), acked, Cycles);
             }
@@ -132,35 +131,4 @@ public sealed partial class JetStreamCrashTests
         }
         await Task.WhenAll(pending).WaitAsync(TimeSpan.FromSeconds(90));
     }
-
-    private static Process Start(LogLines log, string storeDir)
-    {
-        var testDir = new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar));
-        var dll = Path.Combine(RepoPaths.Root, "src", "Nats.Server.App", "bin", testDir.Parent!.Name, testDir.Name, "nats-net-server.dll");
-        Assert.True(File.Exists(dll), $"{dll} is missing: build src/Nats.Server.App");
-        var psi = new ProcessStartInfo("dotnet")
-        {
-            ArgumentList = { dll, "-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", "-1" },
-            RedirectStandardError = true,
-            RedirectStandardOutput = true,
-            UseShellExecute = false,
-        };
-        var process = new Process { StartInfo = psi };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.Add(e.Data); };
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) log.Add(e.Data); };
-        process.Start();
-        process.BeginErrorReadLine();
-        process.BeginOutputReadLine();
-        return process;
-    }
-
-    private static async Task<int> PortAsync(LogLines log)
-    {
-        var (line, _) = await log.WaitForAsync(l => ListeningLine().IsMatch(l), timeout: TimeSpan.FromSeconds(60));
-        await log.WaitForAsync(l => l.Contains("Server is ready", StringComparison.Ordinal), timeout: TimeSpan.FromSeconds(60));
-        return int.Parse(ListeningLine().Match(line).Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture);
-    }
-
-    [GeneratedRegex(@"Listening for client connections on [^\s]+:(\d+)")]
-    private static partial Regex ListeningLine();
 }

@@ -1,5 +1,3 @@
-using System.Diagnostics;
-using System.Text.RegularExpressions;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
@@ -13,7 +11,7 @@ namespace Nats.Server.IntegrationTests.JetStream.Consumers;
 /// times over one store directory: after each restart no acknowledged message comes back, and every
 /// unacknowledged one is delivered again; in the end every message was acknowledged exactly once.
 /// </summary>
-public sealed partial class ConsumerCrashTests
+public sealed class ConsumerCrashTests
 {
     private const int Messages = 120;
     private const int Cycles = 3;
@@ -31,10 +29,10 @@ public sealed partial class ConsumerCrashTests
             for (var cycle = 0; cycle <= Cycles; cycle++)
             {
                 var log = new LogLines();
-                using var process = Start(log, storeDir);
+                using var process = KillableServer.Start(log, storeDir);
                 try
                 {
-                    var port = await PortAsync(log);
+                    var port = await KillableServer.PortAsync(log);
                     await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{port}", RequestTimeout = TimeSpan.FromSeconds(20) });
                     var js = new NatsJSContext(nats);
                     if (cycle == 0)
@@ -90,35 +88,4 @@ public sealed partial class ConsumerCrashTests
             Directory.Delete(storeDir, recursive: true);
         }
     }
-
-    private static Process Start(LogLines log, string storeDir)
-    {
-        var testDir = new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar));
-        var dll = Path.Combine(RepoPaths.Root, "src", "Nats.Server.App", "bin", testDir.Parent!.Name, testDir.Name, "nats-net-server.dll");
-        Assert.True(File.Exists(dll), $"{dll} is missing: build src/Nats.Server.App");
-        var psi = new ProcessStartInfo("dotnet")
-        {
-            ArgumentList = { dll, "-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", "-1" },
-            RedirectStandardError = true,
-            RedirectStandardOutput = true,
-            UseShellExecute = false,
-        };
-        var process = new Process { StartInfo = psi };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.Add(e.Data); };
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) log.Add(e.Data); };
-        process.Start();
-        process.BeginErrorReadLine();
-        process.BeginOutputReadLine();
-        return process;
-    }
-
-    private static async Task<int> PortAsync(LogLines log)
-    {
-        var (line, _) = await log.WaitForAsync(l => ListeningLine().IsMatch(l), timeout: TimeSpan.FromSeconds(60));
-        await log.WaitForAsync(l => l.Contains("Server is ready", StringComparison.Ordinal), timeout: TimeSpan.FromSeconds(60));
-        return int.Parse(ListeningLine().Match(line).Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture);
-    }
-
-    [GeneratedRegex(@"Listening for client connections on [^\s]+:(\d+)")]
-    private static partial Regex ListeningLine();
 }
