@@ -1,3 +1,4 @@
+using Nats.Server.Tests.Auth;
 using System.Net.Sockets;
 using System.Text;
 using System.Text.Json;

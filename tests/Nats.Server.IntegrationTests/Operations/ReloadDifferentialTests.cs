@@ -1,3 +1,4 @@
+using Nats.Server.Tests.Auth;
 using System.Text.Json;
 using Nats.Server.IntegrationTests.Infrastructure;
 
