@@ -50,9 +50,9 @@ internal sealed partial class MqttTestServer : IAsyncDisposable
     }
 
     /// <summary>As <see cref="StartAsync"/>, plus a <c>websocket {}</c> block (on a free port) with <paramref name="webSocketBody"/>.</summary>
-    public static async Task<MqttTestServer> StartWithWebSocketAsync(string kind, string webSocketBody = "no_tls: true", params string[] extraConfig)
+    public static async Task<MqttTestServer> StartWithWebSocketAsync(string kind, string webSocketBody = "no_tls: true", string extraMqtt = "", params string[] extraConfig)
     {
-        var server = await StartAsync(kind, "", null, [$"websocket {{\n host: 127.0.0.1\n port: -1\n {webSocketBody}\n}}", .. extraConfig]);
+        var server = await StartAsync(kind, extraMqtt, null, [$"websocket {{\n host: 127.0.0.1\n port: -1\n {webSocketBody}\n}}", .. extraConfig]);
         int port;
         if (server._server is GoServerProcess go)
         {

@@ -114,7 +114,7 @@ public sealed class MqttWebSocketTests
     [MemberData(nameof(Servers))]
     public async Task Allowed_connection_types_tell_mqtt_over_websocket_from_mqtt(string kind)
     {
-        await using var server = await MqttTestServer.StartWithWebSocketAsync(kind, "no_tls: true",
+        await using var server = await MqttTestServer.StartWithWebSocketAsync(kind, "no_tls: true", extraConfig:
             """
             authorization {
               users = [
@@ -133,6 +133,33 @@ public sealed class MqttWebSocketTests
         Assert.Equal(MqttClientConnectResultCode.Success, await ConnectCodeAsync(client, WebSocketOptions(server, "c3", "wsonly")));
         await client.DisconnectAsync();
         Assert.Equal(MqttClientConnectResultCode.Success, await ConnectCodeAsync(client, TcpOptions(server, "c4", "tcponly")));
+        await client.DisconnectAsync();
+    }
+
+    /// <summary>wss:// carries MQTT inside the websocket block's TLS; the mqtt block's own tls {} is for its port only (Go's createMQTTClient).</summary>
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task Mqttnet_over_wss_uses_the_websocket_listeners_tls(string kind)
+    {
+        using var pki = new Tls.TestPki();
+        await using var server = await MqttTestServer.StartWithWebSocketAsync(kind, pki.ServerTlsBlock(), pki.ServerTlsBlock());
+        await using var nats = new NatsConnection(new NatsOpts { Url = server.NatsUrl });
+        using var client = new MqttClientFactory().CreateMqttClient();
+        var inbox = Inbox(client);
+        await client.ConnectAsync(new MqttClientOptionsBuilder()
+            .WithWebSocketServer(o => o.WithUri($"wss://127.0.0.1:{server.WebSocketPort}/mqtt"))
+            .WithTlsOptions(o => o.UseTls().WithCertificateValidationHandler(e => MqttTlsTests.TrustedByTestCa(pki, e.Certificate)))
+            .WithClientId("wss-net")
+            .WithProtocolVersion(MqttProtocolVersion.V311)
+            .WithTimeout(Wait)
+            .Build());
+        await client.SubscribeAsync("secure/#", MqttQualityOfServiceLevel.AtLeastOnce);
+        await nats.PublishAsync("secure.a", Encoding.UTF8.GetBytes("from-nats"));
+        var message = await inbox.ReadAsync().AsTask().WaitAsync(Wait);
+        Assert.Equal(("secure/a", "from-nats"), (message.Topic, message.ConvertPayloadToString()));
+        var ack = await client.PublishAsync(new MqttApplicationMessageBuilder().WithTopic("secure/b").WithPayload("x")
+            .WithQualityOfServiceLevel(MqttQualityOfServiceLevel.AtLeastOnce).Build());
+        Assert.True(ack.IsSuccess);
         await client.DisconnectAsync();
     }
 
