@@ -1,6 +1,6 @@
 // MQTT 3.1.1 scenarios with the real MQTT.js client (npm `mqtt` 5.16.0), with nats.js v3
 // (@nats-io/transport-node) on the NATS side where a scenario crosses over.
-// Usage: node mqtt.mjs <mqtt-port> <nats-url> <scenario>   (node mqtt.mjs --list prints the names)
+// Usage: node mqtt.mjs <mqtt-port | ws://host:port/mqtt> <nats-url> <scenario>   (node mqtt.mjs --list prints the names)
 // The server must listen for MQTT on 127.0.0.1:<mqtt-port> with JetStream enabled and an empty store.
 // Exit code 0 = passed; otherwise a message on stderr says what went wrong. Every wait is on an event
 // with a generous timeout, never a sleep.
@@ -52,10 +52,10 @@ class Inbox {
 // Connects an MQTT.js client with automatic reconnects off, its inbox attached before CONNACK so a
 // persistent session's queued messages are not missed. Resolves with the client, the CONNACK and the inbox.
 async function open(port, clientId, options = {}) {
-  const client = mqtt.connect({
-    host: "127.0.0.1",
-    port,
-    protocol: "mqtt",
+  // A number is the MQTT port; a string is a ws:// URL (MQTT over WebSocket, path /mqtt).
+  const where = typeof port === "number" ? { host: "127.0.0.1", port, protocol: "mqtt" } : {};
+  const client = mqtt.connect(typeof port === "string" ? port : undefined, {
+    ...where,
     protocolVersion: 4,
     clientId,
     clean: true,
@@ -268,7 +268,7 @@ if (!scenario) {
   process.exit(2);
 }
 try {
-  await scenario(Number(port), url);
+  await scenario(/^\d+$/.test(port) ? Number(port) : port, url);
   console.log(`PASS ${name}`);
   process.exit(0);
 } catch (err) {

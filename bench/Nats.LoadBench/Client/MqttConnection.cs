@@ -11,17 +11,17 @@ namespace Nats.LoadBench.Client;
 internal sealed class MqttConnection : IDisposable
 {
     private readonly Socket _socket;
-    private readonly NetworkStream _stream;
+    private readonly Stream _stream;
     private readonly byte[] _buf = new byte[1 << 20];
     private int _start;
     private int _end;
     private Thread? _reader;
     private volatile bool _disposed;
 
-    private MqttConnection(Socket socket)
+    private MqttConnection(Socket socket, Stream stream)
     {
         _socket = socket;
-        _stream = new NetworkStream(socket, ownsSocket: false);
+        _stream = stream;
     }
 
     /// <summary>Called per PUBLISH with its payload length, then once per socket read.</summary>
@@ -37,7 +37,8 @@ internal sealed class MqttConnection : IDisposable
 
     public bool Closed { get; private set; }
 
-    public static MqttConnection Connect(string host, int port, string clientId, int timeoutMs = 10_000)
+    /// <summary>Connects to an MQTT port, or with <paramref name="webSocket"/> to a websocket port's /mqtt path.</summary>
+    public static MqttConnection Connect(string host, int port, string clientId, int timeoutMs = 10_000, bool webSocket = false)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true, SendBufferSize = 4 << 20, ReceiveBufferSize = 4 << 20 };
         socket.ReceiveTimeout = timeoutMs;
@@ -51,7 +52,21 @@ internal sealed class MqttConnection : IDisposable
             throw new SetupException($"MQTT connect {host}:{port} failed: {ex.SocketErrorCode}", ex);
         }
 
-        var conn = new MqttConnection(socket);
+        Stream stream = new NetworkStream(socket, ownsSocket: false);
+        if (webSocket)
+        {
+            try
+            {
+                stream = WebSocketStream.Upgrade(stream, host, port, "/mqtt", "mqtt");
+            }
+            catch
+            {
+                socket.Dispose();
+                throw;
+            }
+        }
+
+        var conn = new MqttConnection(socket, stream);
         try
         {
             var id = Encoding.UTF8.GetBytes(clientId);

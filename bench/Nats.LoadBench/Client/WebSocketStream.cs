@@ -23,10 +23,12 @@ internal sealed class WebSocketStream : Stream
         RandomNumberGenerator.Fill(_mask);
     }
 
-    public static WebSocketStream Upgrade(Stream inner, string host, int port)
+    /// <summary>Upgrades <paramref name="inner"/> at <paramref name="path"/> ("/mqtt" with the mqtt subprotocol for MQTT over WebSocket).</summary>
+    public static WebSocketStream Upgrade(Stream inner, string host, int port, string path = "/", string? subProtocol = null)
     {
         var key = Convert.ToBase64String(RandomNumberGenerator.GetBytes(16));
-        var request = $"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        var protocol = subProtocol is null ? "" : $"Sec-WebSocket-Protocol: {subProtocol}\r\n";
+        var request = $"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{protocol}\r\n";
         inner.Write(Encoding.ASCII.GetBytes(request));
 
         // Read byte by byte up to the blank line so no frame bytes are swallowed.

@@ -19,20 +19,25 @@ internal sealed class MqttScenario : Scenario
     /// (stored in $MQTT_msgs, delivered by the subscription's durable consumer, PUBACKed both ways).</summary>
     public byte Qos { get; init; }
 
+    /// <summary>MQTT clients over the websocket listener's /mqtt path instead of the MQTT port.</summary>
+    public bool WebSocket { get; init; }
+
     public override async Task<Measurement> RunAsync(RunContext run)
     {
         var ep = run.Endpoint;
-        if (ep.MqttPort == 0)
+        if (ep.MqttPort == 0 || (WebSocket && ep.WsPort == 0))
         {
             throw new SetupException("no MQTT listener configured");
         }
+
+        var mqttPort = WebSocket ? ep.WsPort : ep.MqttPort;
 
         var settings = run.Settings;
         string topic = $"bench/mqtt/{settings.RunId}";
         MqttConnection sub;
         try
         {
-            sub = MqttConnection.Connect(ep.Host, ep.MqttPort, $"lbsub{settings.RunId}");
+            sub = MqttConnection.Connect(ep.Host, mqttPort, $"lbsub{settings.RunId}", webSocket: WebSocket);
             sub.Subscribe(topic, Qos);
         }
         catch (Exception ex) when (ex is IOException or System.Net.Sockets.SocketException or TimeoutException or InvalidOperationException)
@@ -72,7 +77,7 @@ internal sealed class MqttScenario : Scenario
             }
             else
             {
-                var pub = mqttPub = MqttConnection.Connect(ep.Host, ep.MqttPort, $"lbpub{settings.RunId}");
+                var pub = mqttPub = MqttConnection.Connect(ep.Host, mqttPort, $"lbpub{settings.RunId}", webSocket: WebSocket);
                 frame = MqttConnection.EncodePublish(topic, PayloadSize, Qos);
                 send = pub.Send;
                 if (Qos > 0)

@@ -43,6 +43,18 @@ internal sealed partial class ClientConnection
 
     internal ValueTask WaitForStallsAsync() => _stalledOn.WaitAllAsync();
 
+    /// <summary>
+    /// A receiver that is not a client queue (an MQTT connection's outbound) is past its stall threshold
+    /// after this publisher's delivery: the publisher waits for it as for a full client, if it can wait.
+    /// </summary>
+    internal void StallOn(IDrainable subscriber)
+    {
+        if (!_isInternal || _stallable)
+        {
+            _stalledOn.Add(subscriber);
+        }
+    }
+
     /// <summary>Adds a subscription whose messages go to <paramref name="handler"/> instead of a socket.</summary>
     internal Subscription SubscribeInternal(string subject, string sid, InternalMessageHandler handler)
     {

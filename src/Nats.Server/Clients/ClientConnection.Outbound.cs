@@ -164,7 +164,7 @@ internal sealed partial class ClientConnection
     /// A publisher waits for this subscriber to drain (see <see cref="StallList"/>); the subscriber is
     /// cut as a slow consumer when it writes nothing for <see cref="StuckBound"/>.
     /// </summary>
-    internal async ValueTask WaitUntilDrainedAsync()
+    public async ValueTask WaitUntilDrainedAsync()
     {
         Interlocked.Increment(ref _stalls);
         _server.RecordStall();

@@ -21,7 +21,7 @@ namespace Nats.Server.Clients;
 /// <see cref="AccountMembership"/> and <see cref="ClientLimits"/> keep keepalive, identity, account and
 /// limits. It is admitted by <see cref="Hosting.ClientAdmission"/>.
 /// </summary>
-internal sealed partial class ClientConnection
+internal sealed partial class ClientConnection : IDrainable
 {
     private readonly NatsServer _server;
     private readonly ClientTransport _transport;

@@ -13,7 +13,7 @@ namespace Nats.Server.Clients;
 /// subscriber, as TCP would hold it, and no queue grows towards max_pending. A subscriber that writes
 /// nothing for the stuck bound (one second, or the write deadline if lower) while a publisher waits on
 /// it is cut as a slow consumer, which releases every publisher waiting on it
-/// (<see cref="ClientConnection.WaitUntilDrainedAsync"/>). With no_fast_producer_stall the message is
+/// (<see cref="IDrainable.WaitUntilDrainedAsync"/>; an MQTT subscriber takes part the same way). With no_fast_producer_stall the message is
 /// dropped for the full subscriber instead (Go 2.11).
 /// Go 2.9 stalls a producer 100 ms per message (up to 1 s as the queue nears max_pending) and cuts
 /// the consumer only at max_pending or after the 10 s write deadline; Go 2.11 stalls 2-5 ms, at
@@ -23,7 +23,7 @@ namespace Nats.Server.Clients;
 /// </remarks>
 internal sealed class StallList
 {
-    private ClientConnection[] _subscribers = new ClientConnection[4];
+    private IDrainable[] _subscribers = new IDrainable[4];
     private int _count;
 
     /// <summary>True when the read loop must wait before parsing further.</summary>
@@ -32,7 +32,7 @@ internal sealed class StallList
     public int Count => _count;
 
     /// <summary>Adds a subscriber to wait for, once.</summary>
-    public void Add(ClientConnection subscriber)
+    public void Add(IDrainable subscriber)
     {
         for (var i = 0; i < _count; i++)
         {

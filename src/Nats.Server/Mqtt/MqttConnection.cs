@@ -24,7 +24,7 @@ internal sealed class MqttConnection
 
     private readonly MqttServer _owner;
     private readonly NatsServer _server;
-    private readonly Socket _socket;
+    private readonly Socket? _socket;
     private Stream _stream;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _shutdown = new();
@@ -38,27 +38,46 @@ internal sealed class MqttConnection
     private int _closed;
     private volatile bool _willDiscarded;
     private MqttStoreAcks? _storeAcks;
+    private volatile PipeReader? _reader;
 
+    /// <summary>A client of the MQTT port: <paramref name="socket"/> carries the packets (inside TLS when the block has tls {}).</summary>
     public MqttConnection(MqttServer owner, NatsServer server, Socket socket, ulong id, ILogger logger)
+        : this(owner, server, new NetworkStream(socket, ownsSocket: true), socket.RemoteEndPoint as IPEndPoint, webSocket: false, id, logger)
+    {
+        _socket = socket;
+        _socket.NoDelay = true;
+    }
+
+    /// <summary>
+    /// A client of the websocket port at /mqtt: <paramref name="stream"/> reads the payloads of its
+    /// binary messages back to back and writes each flush as one message, so packets cross message
+    /// boundaries freely; the listener already did TLS, and closes the WebSocket when this connection ends.
+    /// </summary>
+    public MqttConnection(MqttServer owner, NatsServer server, Stream stream, IPEndPoint? remote, bool webSocket, ulong id, ILogger logger)
     {
         _owner = owner;
         _server = server;
-        _socket = socket;
-        _socket.NoDelay = true;
-        _stream = new NetworkStream(socket, ownsSocket: true);
+        _stream = stream;
+        IsWebSocket = webSocket;
         _logger = logger;
         Id = id;
         Start = DateTime.UtcNow;
-        if (socket.RemoteEndPoint is IPEndPoint remote)
+        if (remote is not null)
         {
             RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();
             RemotePort = remote.Port;
         }
-        Outbound = new MqttOutbound(server.Options.MaxPending);
+        // A publisher waiting on this connection's full queue cuts it after this long without a write, as a client's (ClientConnection.StuckBound).
+        var stuck = server.Options.WriteDeadline < TimeSpan.FromSeconds(1) ? server.Options.WriteDeadline : TimeSpan.FromSeconds(1);
+        Outbound = new MqttOutbound(server.Options.MaxPending, stuck);
         Outbound.SlowConsumer += () => Close(ClosedReason.SlowConsumerPendingBytes);
     }
 
     public ulong Id { get; }
+
+    /// <summary>Came through the websocket listener: allowed_connection_types calls it MQTT_WS (Go's connectionTypeAllowed).</summary>
+    public bool IsWebSocket { get; }
+
     public DateTime Start { get; }
     public string RemoteIp { get; } = "";
     public int RemotePort { get; }
@@ -85,12 +104,13 @@ internal sealed class MqttConnection
 
     public async Task RunAsync()
     {
-        if (_owner.Options.TlsContext is { } tls && !await HandshakeAsync(tls).ConfigureAwait(false))
+        // Over WebSocket the listener's own TLS (or none) applies, as Go's createMQTTClient skips the MQTT block's for ws clients.
+        if (!IsWebSocket && _owner.Options.TlsContext is { } tls && !await HandshakeAsync(tls).ConfigureAwait(false))
         {
             ClosedReason = ClosedReason.TlsHandshakeError;
             Interlocked.Exchange(ref _closed, 1);
             Outbound.Close();
-            _socket.Dispose();
+            _socket?.Dispose();
             _owner.OnClosed(this);
             return;
         }
@@ -134,7 +154,7 @@ internal sealed class MqttConnection
             _logger.LogDebug("{Connection} - Client connection timed out (keep-alive)", this);
             reason = ClosedReason.StaleConnection;
         }
-        catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
+        catch (Exception e) when (e is IOException or SocketException or System.Net.WebSockets.WebSocketException or OperationCanceledException or ObjectDisposedException)
         {
             reason = _shutdown.IsCancellationRequested ? ClosedReason : ClosedReason.ReadError;
         }
@@ -147,10 +167,17 @@ internal sealed class MqttConnection
         {
             await writer.ConfigureAwait(false);
         }
-        catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
+        catch (Exception e) when (e is IOException or SocketException or System.Net.WebSockets.WebSocketException or OperationCanceledException or ObjectDisposedException)
         {
         }
-        _socket.Dispose();
+        if (_socket is not null)
+        {
+            _socket.Dispose();
+        }
+        else
+        {
+            await _stream.DisposeAsync().ConfigureAwait(false);
+        }
         _owner.OnClosed(this);
     }
 
@@ -206,9 +233,11 @@ internal sealed class MqttConnection
         Outbound.Close();
         try
         {
-            _socket.Shutdown(SocketShutdown.Receive);
+            // A WebSocket has no half close: the pending read returns instead, and the writer still flushes.
+            _socket?.Shutdown(SocketShutdown.Receive);
+            _reader?.CancelPendingRead();
         }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        catch (Exception e) when (e is SocketException or ObjectDisposedException or InvalidOperationException)
         {
         }
         _shutdown.CancelAfter(TimeSpan.FromSeconds(2));
@@ -224,8 +253,13 @@ internal sealed class MqttConnection
     private async Task<ClosedReason> ReadLoopAsync()
     {
         var reader = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: 65536, minimumReadSize: 4096, leaveOpen: true));
+        _reader = reader;
         try
         {
+            if (Volatile.Read(ref _closed) == 1)
+            {
+                return ClosedReason;
+            }
             while (true)
             {
                 ReadResult result;
@@ -429,7 +463,7 @@ internal sealed class MqttConnection
     private void HandleConnect(ReadOnlySpan<byte> body)
     {
         var connect = MqttConnect.Parse(body, MqttServer.NewClientId);
-        var user = _owner.Authenticate(connect, RemoteIp);
+        var user = _owner.Authenticate(connect, RemoteIp, IsWebSocket ? ConnectionTypes.MqttWebsocket : ConnectionTypes.Mqtt);
         if (user is null)
         {
             _logger.LogError("{Connection} - authentication error", this);

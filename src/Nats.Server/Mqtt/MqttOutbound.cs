@@ -8,47 +8,109 @@ namespace Nats.Server.Mqtt;
 /// buffers; the write loop swaps them and writes a whole batch, so a fan-out costs a copy and no
 /// allocation in steady state.
 /// </summary>
-internal sealed class MqttOutbound
+/// <remarks>
+/// Flow control as a client's <see cref="OutboundQueue"/>: a publisher whose delivery takes the
+/// pending bytes past the stall threshold (half of max_pending, at most 4 MiB) is told to stall and
+/// waits in its <see cref="StallList"/> (<see cref="IDrainable"/>) until the write loop has brought the
+/// queue down to half the threshold, so a subscriber that keeps reading is never cut, whatever the
+/// publisher's pace. One that writes nothing for the stuck bound while a publisher waits is cut as a
+/// slow consumer; max_pending stays the hard limit for publishers that cannot wait.
+/// </remarks>
+internal sealed class MqttOutbound : IDrainable
 {
+    private const long StallThresholdCap = 4 * 1024 * 1024;
+
     private readonly Lock _lock = new();
     private readonly AsyncSignal _signal = new();
     private readonly long _maxPending;
+    private readonly long _stallThreshold;
+    private readonly TimeSpan _stuckBound;
     private byte[] _filling = new byte[4096];
     private byte[] _spare = new byte[4096];
     private int _length;
+    private long _inFlight;
+    private long _written;
     private bool _closed;
+    private TaskCompletionSource? _stallGate;
 
-    public MqttOutbound(long maxPending) => _maxPending = maxPending;
+    public MqttOutbound(long maxPending, TimeSpan stuckBound)
+    {
+        _maxPending = maxPending;
+        _stallThreshold = Math.Min(maxPending / 2, StallThresholdCap);
+        _stuckBound = stuckBound;
+    }
 
-    /// <summary>Raised (once, outside the lock) when pending bytes exceed max_pending.</summary>
+    /// <summary>Raised (once, outside the lock) when pending bytes exceed max_pending, or when a waiting publisher saw no write progress for the stuck bound.</summary>
     public event Action? SlowConsumer;
 
-    public void Enqueue(ReadOnlySpan<byte> packet)
+    public void Enqueue(ReadOnlySpan<byte> packet) => Enqueue(packet, canStall: false);
+
+    /// <summary>Queues one packet; true when the publisher (if it <paramref name="canStall"/>) must wait for <see cref="WaitUntilDrainedAsync"/>.</summary>
+    public bool Enqueue(ReadOnlySpan<byte> packet, bool canStall)
     {
         bool slow;
+        var stall = false;
         lock (_lock)
         {
             if (_closed)
             {
-                return;
+                return false;
             }
             slow = !Reserve(packet.Length);
             if (!slow)
             {
                 packet.CopyTo(_filling.AsSpan(_length));
                 _length += packet.Length;
+                if (canStall && _length + _inFlight > _stallThreshold)
+                {
+                    _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                    stall = true;
+                }
             }
         }
         Finish(slow);
+        return stall;
     }
 
     public void Close()
     {
+        TaskCompletionSource? gate;
         lock (_lock)
         {
             _closed = true;
+            gate = _stallGate;
+            _stallGate = null;
         }
+        gate?.TrySetResult();
         _signal.Set();
+    }
+
+    /// <summary>
+    /// A publisher's wait: until the queue is drained below half the stall threshold, or closed. When
+    /// the write loop makes no progress for the stuck bound the subscriber is cut (it is not reading).
+    /// </summary>
+    public async ValueTask WaitUntilDrainedAsync()
+    {
+        while (true)
+        {
+            Task gate;
+            long progress;
+            lock (_lock)
+            {
+                if (_stallGate is null || _closed)
+                {
+                    return;
+                }
+                gate = _stallGate.Task;
+                progress = _written;
+            }
+            await gate.WaitAsync(_stuckBound).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            if (!gate.IsCompleted && Volatile.Read(ref _written) == progress)
+            {
+                SlowConsumer?.Invoke();
+                return;
+            }
+        }
     }
 
     /// <summary>Writes batches until closed; the final flush happens before it returns.</summary>
@@ -68,10 +130,12 @@ internal sealed class MqttOutbound
                 _filling = _spare;
                 _spare = batch;
                 _length = 0;
+                _inFlight = length;
             }
             if (length > 0)
             {
                 await stream.WriteAsync(batch.AsMemory(0, length), cancellationToken).ConfigureAwait(false);
+                Written(length);
             }
             if (closed)
             {
@@ -80,9 +144,25 @@ internal sealed class MqttOutbound
         }
     }
 
+    private void Written(int length)
+    {
+        TaskCompletionSource? gate = null;
+        lock (_lock)
+        {
+            _inFlight = 0;
+            _written += length;
+            if (_stallGate is not null && _length <= _stallThreshold / 2)
+            {
+                gate = _stallGate;
+                _stallGate = null;
+            }
+        }
+        gate?.TrySetResult();
+    }
+
     private bool Reserve(int size)
     {
-        if (_length + size > _maxPending)
+        if (_length + _inFlight + size > _maxPending)
         {
             return false;
         }

@@ -103,7 +103,7 @@ internal sealed class MqttServer : IAsyncDisposable
     /// clients; otherwise the server's authentication runs with the MQTT username and password
     /// (the password doubles as token), with the MQTT no_auth_user for clients without credentials.
     /// </summary>
-    public AuthenticatedUser? Authenticate(MqttConnect connect, string remoteIp)
+    public AuthenticatedUser? Authenticate(MqttConnect connect, string remoteIp, string connectionType)
     {
         if (Options.AuthOverride)
         {
@@ -124,7 +124,7 @@ internal sealed class MqttServer : IAsyncDisposable
             password = fallback.Password;
         }
         var request = new ClientAuthRequest(new ConnectOptions { User = username, Pass = password, AuthToken = password, Jwt = password },
-            null, remoteIp, ConnectionTypes.Mqtt);
+            null, remoteIp, connectionType);
         return _server.Authenticator.Authenticate(request);
     }
 
@@ -287,12 +287,25 @@ internal sealed class MqttServer : IAsyncDisposable
                 await Task.Delay(10).ConfigureAwait(false);
                 continue;
             }
-            var id = _nextId();
-            var connection = new MqttConnection(this, _server, socket, id, _connectionLogger);
-            _connections[id] = connection;
-            var task = Task.Run(connection.RunAsync);
-            _tasks[id] = task;
-            _ = task.ContinueWith(_ => _tasks.TryRemove(id, out Task? _), TaskScheduler.Default);
+            _ = Admit(new MqttConnection(this, _server, socket, _nextId(), _connectionLogger));
         }
+    }
+
+    /// <summary>
+    /// Go's createMQTTClient for the websocket listener's /mqtt requests: the same connection, session
+    /// and delivery code as the MQTT port, over the upgraded WebSocket's message stream. Completes when
+    /// the connection has closed.
+    /// </summary>
+    public Task AdmitWebSocket(Stream messages, IPEndPoint remote) =>
+        Admit(new MqttConnection(this, _server, messages, remote, webSocket: true, _nextId(), _connectionLogger));
+
+    private Task Admit(MqttConnection connection)
+    {
+        var id = connection.Id;
+        _connections[id] = connection;
+        var task = Task.Run(connection.RunAsync);
+        _tasks[id] = task;
+        _ = task.ContinueWith(_ => _tasks.TryRemove(id, out Task? _), TaskScheduler.Default);
+        return task;
     }
 }

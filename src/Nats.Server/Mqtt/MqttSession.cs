@@ -479,7 +479,7 @@ internal sealed class MqttSession
         }
         var scratch = TopicScratch(message.Subject.Length);
         var topicLength = MqttTopics.ToTopic(message.Subject, scratch);
-        Send(scratch.AsSpan(0, topicLength), message.Payload, 0, 0, dup: false, retain);
+        Send(scratch.AsSpan(0, topicLength), message.Payload, 0, 0, dup: false, retain, message.Origin);
         return true;
     }
 
@@ -525,7 +525,7 @@ internal sealed class MqttSession
         }
         var scratch = TopicScratch(stripped.Length);
         var topicLength = MqttTopics.ToTopic(stripped, scratch);
-        Send(scratch.AsSpan(0, topicLength), message.Payload, (byte)qos, pi, dup: delivered > 1, retain: false);
+        Send(scratch.AsSpan(0, topicLength), message.Payload, (byte)qos, pi, dup: delivered > 1, retain: false, message.Origin);
         return true;
     }
 
@@ -561,26 +561,38 @@ internal sealed class MqttSession
         return scratch;
     }
 
-    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain)
+    /// <summary>
+    /// Encodes one PUBLISH into the connection's outbound; a publisher (<paramref name="origin"/>) that
+    /// takes it past the stall threshold waits for it to drain, as for a full NATS client.
+    /// </summary>
+    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, ClientConnection? origin = null)
     {
         if (Connection is not { } connection)
         {
             return;
         }
+        // Not the session's own publisher: its read loop would wait on the connection it feeds (NATS clients never stall on themselves either).
+        var canStall = origin is not null && origin != Nats;
+        bool stall;
         var size = MqttPackets.PublishSize(topic.Length, payload.Length, qos);
         if (size <= 512)
         {
             Span<byte> small = stackalloc byte[size];
             MqttPackets.WritePublish(small, topic, payload, qos, pi, dup, retain);
-            connection.Outbound.Enqueue(small);
+            stall = connection.Outbound.Enqueue(small, canStall);
         }
         else
         {
-            var packet = new byte[size];
-            MqttPackets.WritePublish(packet, topic, payload, qos, pi, dup, retain);
-            connection.Outbound.Enqueue(packet);
+            var packet = System.Buffers.ArrayPool<byte>.Shared.Rent(size);
+            MqttPackets.WritePublish(packet.AsSpan(0, size), topic, payload, qos, pi, dup, retain);
+            stall = connection.Outbound.Enqueue(packet.AsSpan(0, size), canStall);
+            System.Buffers.ArrayPool<byte>.Shared.Return(packet);
         }
         connection.CountOut(payload.Length);
+        if (stall)
+        {
+            origin!.StallOn(connection.Outbound);
+        }
     }
 
     /// <summary>The QoS a NATS-side message carries in Go's "Nmqtt-Pub" header (0 without it).</summary>

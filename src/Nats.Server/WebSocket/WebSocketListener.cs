@@ -21,6 +21,8 @@ namespace Nats.Server.WebSocket;
 internal sealed class WebSocketListener(NatsServer server, WebSocketOptions options, ILogger logger) : IAsyncDisposable
 {
     private const string NoMaskingHeader = "Nats-No-Masking";
+    private const string MqttPath = "/mqtt";
+    private const string MqttSubProtocol = "mqtt";
 
     private readonly OriginPolicy _origins = new(options.SameOrigin, options.AllowedOrigins);
     private WebApplication? _app;
@@ -104,6 +106,11 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
             await context.Response.WriteAsync(ReasonPhrase(status) + "\n").ConfigureAwait(false);
             return;
         }
+        if (IsMqttPath(request))
+        {
+            await ServeMqttAsync(context, remote).ConfigureAwait(false);
+            return;
+        }
         if (!options.Compression && context.Features.Get<IHttpUpgradeFeature>() is { IsUpgradableRequest: true } upgrade
             && AcceptKey(request.Headers["Sec-WebSocket-Key"].ToString()) is { } accept)
         {
@@ -120,6 +127,11 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
         server.AdmitClient(transport);
         // The write loop aborts the transport when the connection ends, whoever ended it.
         await transport.Closed.ConfigureAwait(false);
+        await CloseAsync(socket).ConfigureAwait(false);
+    }
+
+    private static async Task CloseAsync(System.Net.WebSockets.WebSocket socket)
+    {
         if (socket.State is System.Net.WebSockets.WebSocketState.Open or System.Net.WebSockets.WebSocketState.CloseReceived)
         {
             using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(2));
@@ -132,6 +144,41 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
             }
         }
         socket.Abort();
+    }
+
+    /// <summary>Go's wsUpgrade: a path starting with /mqtt (escaped, as sent) is an MQTT client, whatever subprotocol it asked for.</summary>
+    private static bool IsMqttPath(HttpRequest request) =>
+        (request.PathBase + request.Path).ToUriComponent().StartsWith(MqttPath, StringComparison.Ordinal);
+
+    /// <summary>
+    /// MQTT over WebSocket (Go's createMQTTClient with a websocket): the SDK's WebSocket (masking,
+    /// fragments, control frames, permessage-deflate when the block enables it) under a stream of its
+    /// binary messages, handed to the MQTT server's own admission; the 101 answer names the mqtt
+    /// subprotocol as Go's does.
+    /// </summary>
+    private async Task ServeMqttAsync(HttpContext context, IPEndPoint remote)
+    {
+        if (server.Mqtt is not { } mqtt)
+        {
+            // Go 2.9.10 upgrades and then panics on the CONNECT (nil MQTT session manager); we refuse the upgrade instead.
+            logger.LogError("{Remote} - websocket handshake error: {Reason}", FormatRemote(remote), "MQTT is not configured on this server");
+            context.Response.StatusCode = 400;
+            context.Response.ContentType = "text/plain; charset=utf-8";
+            await context.Response.WriteAsync(ReasonPhrase(400) + "\n").ConfigureAwait(false);
+            return;
+        }
+        using var socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
+        {
+            SubProtocol = MqttSubProtocol,
+            DangerousEnableCompression = options.Compression,
+            // MQTT's PINGREQ and keep-alive cover liveness, as in Go.
+            KeepAliveInterval = TimeSpan.Zero,
+        }).ConfigureAwait(false);
+        await using (var messages = System.Net.WebSockets.WebSocketStream.Create(socket, System.Net.WebSockets.WebSocketMessageType.Binary, ownsWebSocket: false))
+        {
+            await mqtt.AdmitWebSocket(messages, remote).ConfigureAwait(false);
+        }
+        await CloseAsync(socket).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -41,6 +41,31 @@ public sealed class MqttJsClientTests
         await RunAsync(server, scenario);
     }
 
+    /// <summary>The same scenarios with MQTT.js connecting to ws://host:port/mqtt (the websocket {} listener) instead of the MQTT port.</summary>
+    [Theory]
+    [MemberData(nameof(ServersAndScenarios))]
+    public async Task MqttJs_scenario_passes_over_websocket(string kind, string scenario)
+    {
+        await using var server = await MqttTestServer.StartWithWebSocketAsync(kind);
+        var result = await NodeRunner.RunScriptAsync(Script, server.MqttWebSocketUrl, server.NatsUrl, scenario);
+        Assert.True(result.ExitCode == 0,
+            $"MQTT.js scenario '{scenario}' over WebSocket failed against the {server.Kind} server (exit {result.ExitCode}):\n{result.Output}");
+    }
+
+    /// <summary>MQTT.js's ws offers permessage-deflate; with the block's compression on, MQTT rides compressed messages.</summary>
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task MqttJs_over_a_compressing_websocket_listener(string kind)
+    {
+        await using var server = await MqttTestServer.StartWithWebSocketAsync(kind, "no_tls: true\n compression: true");
+        foreach (var scenario in new[] { "qos1", "from-nats" })
+        {
+            var result = await NodeRunner.RunScriptAsync(Script, server.MqttWebSocketUrl, server.NatsUrl, scenario);
+            Assert.True(result.ExitCode == 0,
+                $"MQTT.js scenario '{scenario}' over compressed WebSocket failed against the {server.Kind} server (exit {result.ExitCode}):\n{result.Output}");
+        }
+    }
+
     [Theory]
     [MemberData(nameof(Servers))]
     public async Task MqttJs_persistent_session_gets_messages_queued_before_a_server_restart(string kind)

@@ -69,7 +69,7 @@ public sealed class MqttTlsTests
         Assert.True(await plain.WaitClosedAsync());
     }
 
-    private static bool TrustedByTestCa(TestPki pki, X509Certificate? presented)
+    internal static bool TrustedByTestCa(TestPki pki, X509Certificate? presented)
     {
         if (presented is null)
         {
