@@ -31,7 +31,7 @@ internal sealed class IdleMemoryTrimmer : IDisposable
     {
         _activity = activity;
         _logger = logger;
-        _trimmedLevel = Environment.WorkingSet;
+        _trimmedLevel = ResidentMemory.Bytes();
         _timer = new Timer(static s => ((IdleMemoryTrimmer)s!).OnTick(), this, Tick, Tick);
     }
 
@@ -56,7 +56,7 @@ internal sealed class IdleMemoryTrimmer : IDisposable
                 _lastActivity = activity;
                 return;
             }
-            var before = Environment.WorkingSet;
+            var before = ResidentMemory.Bytes();
             if (before - _trimmedLevel < GrowthThreshold)
             {
                 // Also follows the level down when memory went back on its own.
@@ -64,7 +64,7 @@ internal sealed class IdleMemoryTrimmer : IDisposable
                 return;
             }
             GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
-            _trimmedLevel = Environment.WorkingSet;
+            _trimmedLevel = ResidentMemory.Bytes();
             Trims++;
             trimmed = true;
             _logger.LogDebug("Idle: returned memory to the system, resident {Before} -> {After} bytes", before, _trimmedLevel);
