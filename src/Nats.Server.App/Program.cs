@@ -88,10 +88,10 @@ catch (Exception e) when (e is IOException or UnauthorizedAccessException)
     return 1;
 }
 
-// Built directly rather than through LoggerFactory.Create, which composes the factory with a dependency-injection
-// container: resolving it at startup ran the container's reflection paths and paged in 1.7 MB of code and type
-// data that an idle server never used again. Same provider, same level (the provider filters by Go's flags).
-using var loggerFactory = new LoggerFactory([logging.Provider], new LoggerFilterOptions { MinLevel = LogLevel.Trace });
+// Not Microsoft.Extensions.Logging's LoggerFactory: LoggerFactory.Create composes it with a dependency-injection
+// container, and the factory itself reads provider attributes through reflection; at startup those paths paged in
+// ~2 MB of code and type data that an idle server never used again (see GoStyleLoggerFactory).
+using var loggerFactory = new GoStyleLoggerFactory(logging.Provider);
 var log = loggerFactory.CreateLogger("nats-net-server");
 
 foreach (var (key, value) in options.UnsupportedConfig)
