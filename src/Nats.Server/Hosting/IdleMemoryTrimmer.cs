@@ -18,6 +18,11 @@ internal sealed class IdleMemoryTrimmer : IDisposable
     /// <summary>Growth of the resident set (bytes) over the last trimmed level that is worth a collection.</summary>
     internal const long GrowthThreshold = 8L << 20;
 
+    /// <summary>Managed heap size (bytes, garbage included) at the first quiet tick that is worth one collection: startup
+    /// with monitoring leaves Kestrel's host-building garbage (~4 MB resident); without it the heap is far smaller, and
+    /// a collection would only page in the GC's stack-walking code and data for nothing.</summary>
+    internal const long StartupHeapThreshold = 3L << 20;
+
     internal static readonly TimeSpan Tick = TimeSpan.FromMilliseconds(250);
 
     private readonly Func<long> _activity;
@@ -26,6 +31,7 @@ internal sealed class IdleMemoryTrimmer : IDisposable
     private long _lastActivity = -1;
     private long _trimmedLevel;
     private int _running;
+    private bool _pastStartup;
 
     public IdleMemoryTrimmer(Func<long> activity, ILogger logger)
     {
@@ -57,7 +63,9 @@ internal sealed class IdleMemoryTrimmer : IDisposable
                 return;
             }
             var before = ResidentMemory.Bytes();
-            if (before - _trimmedLevel < GrowthThreshold)
+            var startupGarbage = !_pastStartup && GC.GetTotalMemory(forceFullCollection: false) >= StartupHeapThreshold;
+            _pastStartup = true;
+            if (before - _trimmedLevel < GrowthThreshold && !startupGarbage)
             {
                 // Also follows the level down when memory went back on its own.
                 _trimmedLevel = Math.Min(_trimmedLevel, before);
