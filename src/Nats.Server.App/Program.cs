@@ -88,7 +88,10 @@ catch (Exception e) when (e is IOException or UnauthorizedAccessException)
     return 1;
 }
 
-using var loggerFactory = LoggerFactory.Create(b => b.SetMinimumLevel(LogLevel.Trace).AddProvider(logging.Provider));
+// Not Microsoft.Extensions.Logging's LoggerFactory: LoggerFactory.Create composes it with a dependency-injection
+// container, and the factory itself reads provider attributes through reflection; at startup those paths paged in
+// ~2 MB of code and type data that an idle server never used again (see GoStyleLoggerFactory).
+using var loggerFactory = new GoStyleLoggerFactory(logging.Provider);
 var log = loggerFactory.CreateLogger("nats-net-server");
 
 foreach (var (key, value) in options.UnsupportedConfig)

@@ -18,6 +18,11 @@ internal sealed class IdleMemoryTrimmer : IDisposable
     /// <summary>Growth of the resident set (bytes) over the last trimmed level that is worth a collection.</summary>
     internal const long GrowthThreshold = 8L << 20;
 
+    /// <summary>Managed heap size (bytes, garbage included) at the first quiet tick that is worth one collection: startup
+    /// with monitoring leaves Kestrel's host-building garbage (~4 MB resident); without it the heap is far smaller, and
+    /// a collection would only page in the GC's stack-walking code and data for nothing.</summary>
+    internal const long StartupHeapThreshold = 3L << 20;
+
     internal static readonly TimeSpan Tick = TimeSpan.FromMilliseconds(250);
 
     private readonly Func<long> _activity;
@@ -26,12 +31,13 @@ internal sealed class IdleMemoryTrimmer : IDisposable
     private long _lastActivity = -1;
     private long _trimmedLevel;
     private int _running;
+    private bool _pastStartup;
 
     public IdleMemoryTrimmer(Func<long> activity, ILogger logger)
     {
         _activity = activity;
         _logger = logger;
-        _trimmedLevel = Environment.WorkingSet;
+        _trimmedLevel = ResidentMemory.Bytes();
         _timer = new Timer(static s => ((IdleMemoryTrimmer)s!).OnTick(), this, Tick, Tick);
     }
 
@@ -56,15 +62,17 @@ internal sealed class IdleMemoryTrimmer : IDisposable
                 _lastActivity = activity;
                 return;
             }
-            var before = Environment.WorkingSet;
-            if (before - _trimmedLevel < GrowthThreshold)
+            var before = ResidentMemory.Bytes();
+            var startupGarbage = !_pastStartup && GC.GetTotalMemory(forceFullCollection: false) >= StartupHeapThreshold;
+            _pastStartup = true;
+            if (before - _trimmedLevel < GrowthThreshold && !startupGarbage)
             {
                 // Also follows the level down when memory went back on its own.
                 _trimmedLevel = Math.Min(_trimmedLevel, before);
                 return;
             }
             GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
-            _trimmedLevel = Environment.WorkingSet;
+            _trimmedLevel = ResidentMemory.Bytes();
             Trims++;
             trimmed = true;
             _logger.LogDebug("Idle: returned memory to the system, resident {Before} -> {After} bytes", before, _trimmedLevel);

@@ -1,4 +1,3 @@
-using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
 using Microsoft.Extensions.Logging;
@@ -51,18 +50,7 @@ internal sealed class MqttJetStream
     public string Origin { get; }
 
     /// <summary>Go's getHash: the first 8 bytes of the SHA-256 of <paramref name="value"/>, each taken modulo 62 into [0-9A-Za-z].</summary>
-    public static string Hash(string value)
-    {
-        const string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-        var sha = SHA256.HashData(Encoding.UTF8.GetBytes(value));
-        return string.Create(8, sha, (span, bytes) =>
-        {
-            for (var i = 0; i < span.Length; i++)
-            {
-                span[i] = digits[bytes[i] % digits.Length];
-            }
-        });
-    }
+    public static string Hash(string value) => NameHash.Of(value);
 
     /// <summary>Stores a message in one of the account's MQTT streams (through the account's writer); the stream's
     /// PubAck goes to <paramref name="reply"/> when given. Returns whether a stream received it.</summary>

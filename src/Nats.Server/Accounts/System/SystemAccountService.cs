@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Security.Cryptography;
 using System.Text;
 using System.Text.Encodings.Web;
 using System.Text.Json;
@@ -217,16 +216,6 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         }
     }
 
-    /// <summary>Go's getHashSize(name, 8): SHA-256, the first bytes mapped onto base-62 digits.</summary>
-    internal static string Hash(string name)
-    {
-        const string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-        var sha = SHA256.HashData(Encoding.UTF8.GetBytes(name));
-        Span<char> hash = stackalloc char[8];
-        for (var i = 0; i < hash.Length; i++)
-        {
-            hash[i] = digits[sha[i] % digits.Length];
-        }
-        return new string(hash);
-    }
+    /// <summary>Go's getHash(name): see <see cref="NameHash"/>.</summary>
+    internal static string Hash(string name) => NameHash.Of(name);
 }
