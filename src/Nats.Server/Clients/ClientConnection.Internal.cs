@@ -15,26 +15,17 @@ namespace Nats.Server.Clients;
 /// </summary>
 internal sealed partial class ClientConnection
 {
-    /// <summary>The server's own publisher: never stalled by flow control.</summary>
-    private bool _isInternal;
-
     internal static ClientConnection CreateInternal(NatsServer server, ulong id, Account account, ILogger logger)
     {
         var client = new ClientConnection(server, InternalTransport.Instance, id, account, logger);
-        client._awaitingAuth = false;
-        client._connectReceived = true;
-        client._isInternal = true;
+        client._settings.MarkInternal(stallable: false);
         return client;
     }
-
-    /// <summary>An internal client publishing for a connection that reads a socket of its own (an MQTT
-    /// connection): flow control may pause it, and that connection awaits <see cref="WaitForStallsAsync"/>.</summary>
-    private bool _stallable;
 
     internal static ClientConnection CreateStallableInternal(NatsServer server, ulong id, Account account, ILogger logger)
     {
         var client = CreateInternal(server, id, account, logger);
-        client._stallable = true;
+        client._settings.MarkInternal(stallable: true);
         return client;
     }
 

@@ -86,7 +86,7 @@ internal sealed partial class ClientConnection
         ReadOnlySpan<byte> subject,
         ReadOnlySpan<byte> reply)
     {
-        if (publisher == this && !_echo)
+        if (publisher == this && !_settings.Echo)
         {
             return false;
         }
@@ -94,7 +94,7 @@ internal sealed partial class ClientConnection
         {
             return false;
         }
-        if (headerSize > 0 && !_headers)
+        if (headerSize > 0 && !_settings.Headers)
         {
             return DeliverWithoutHeaders(publisher, subscription, subject, reply, message[headerSize..]);
         }
@@ -109,7 +109,7 @@ internal sealed partial class ClientConnection
         ReadOnlySpan<byte> suffix,
         ReadOnlySpan<byte> message)
     {
-        var options = _options;
+        var options = _settings.Options;
         var result = _outbound.AppendMessage(subscription, prefix, suffix, message, options.MaxPending, options.NoFastProducerStall,
             CanStall(publisher), out var stall);
         switch (result)
@@ -156,9 +156,9 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>Only a client's own read loop can be paused; the server's internal publisher and self-delivery never are.</summary>
-    private bool CanStall(ClientConnection publisher) => publisher != this && (!publisher._isInternal || publisher._stallable);
+    private bool CanStall(ClientConnection publisher) => publisher != this && publisher._settings.CanStall;
 
-    private TimeSpan StuckBound => _options.WriteDeadline < MaxStuckTime ? _options.WriteDeadline : MaxStuckTime;
+    private TimeSpan StuckBound => _settings.Options.WriteDeadline < MaxStuckTime ? _settings.Options.WriteDeadline : MaxStuckTime;
 
     /// <summary>
     /// A publisher waits for this subscriber to drain (see <see cref="StallList"/>); the subscriber is
@@ -201,7 +201,7 @@ internal sealed partial class ClientConnection
         else
         {
             // Flush what is queued (the -ERR), but like Go's flushAndClose never for longer than the write deadline.
-            _ = Task.Delay(_options.WriteDeadline).ContinueWith(static (_, state) => ((ClientTransport)state!).Abort(), _transport, TaskScheduler.Default);
+            _ = Task.Delay(_settings.Options.WriteDeadline).ContinueWith(static (_, state) => ((ClientTransport)state!).Abort(), _transport, TaskScheduler.Default);
         }
         // Publishers waiting for this client to drain go back to full speed.
         _outbound.ReleaseStallIfDrained();

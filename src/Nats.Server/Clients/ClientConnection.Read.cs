@@ -10,10 +10,6 @@ internal sealed partial class ClientConnection
     private const int InitialReadBufferSize = 16 * 1024;
     private const int MaxReadBufferSize = 256 * 1024;
 
-    private bool _trace;
-    private bool _awaitingAuth;
-    private int _maxPayload;
-
     private async Task ReadLoopAsync()
     {
         var buffer = ArrayPool<byte>.Shared.Rent(InitialReadBufferSize);
@@ -46,7 +42,7 @@ internal sealed partial class ClientConnection
                 var readFilledBuffer = filled + received == buffer.Length;
                 filled += received;
 
-                if (_awaitingAuth)
+                if (_settings.AwaitingAuth)
                 {
                     // Credential checks (bcrypt, ed25519) are slow: run them on the thread pool, not on
                     // the socket engine thread that serves every other connection.
@@ -113,7 +109,7 @@ internal sealed partial class ClientConnection
         needed = 0;
         while (offset < buffer.Length && !IsClosed && !_stalledOn.MustStall)
         {
-            var limits = new ParserLimits(_options.MaxControlLine, _maxPayload, _headers, _awaitingAuth);
+            var limits = _settings.ParserLimits;
             var slice = buffer[offset..];
             var status = ClientProtocolParser.TryParse(slice, limits, out var command, out var consumed, out var commandNeeds, out var error);
             if (status == ParseStatus.NeedMoreData)
@@ -138,28 +134,28 @@ internal sealed partial class ClientConnection
         {
             case CommandKind.Pub:
             case CommandKind.HPub:
-                if (_trace)
+                if (_settings.Trace)
                 {
                     Trace("<<-", command.Kind == CommandKind.Pub ? "PUB"u8 : "HPUB"u8, buffer[command.ControlArgs]);
                 }
-                _publish.Process(buffer, command, _trace);
+                _publish.Process(buffer, command, _settings.Trace);
                 break;
             case CommandKind.Sub:
-                if (_trace)
+                if (_settings.Trace)
                 {
                     Trace("<<-", "SUB"u8, buffer[command.ControlArgs]);
                 }
                 ProcessSubscribe(buffer, command);
                 break;
             case CommandKind.Unsub:
-                if (_trace)
+                if (_settings.Trace)
                 {
                     Trace("<<-", "UNSUB"u8, buffer[command.ControlArgs]);
                 }
                 ProcessUnsubscribe(buffer, command);
                 break;
             case CommandKind.Ping:
-                if (_trace)
+                if (_settings.Trace)
                 {
                     Trace("<<-", "PING"u8, default);
                 }
@@ -170,14 +166,14 @@ internal sealed partial class ClientConnection
                 CheckInfoOnFirstPing();
                 break;
             case CommandKind.Pong:
-                if (_trace)
+                if (_settings.Trace)
                 {
                     Trace("<<-", "PONG"u8, default);
                 }
                 _ping.OnPong();
                 break;
             case CommandKind.Connect:
-                if (_trace)
+                if (_settings.Trace)
                 {
                     Trace("<<-", "CONNECT"u8, buffer[command.Argument]);
                 }

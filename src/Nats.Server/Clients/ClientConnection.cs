@@ -25,8 +25,7 @@ internal sealed partial class ClientConnection
 {
     private readonly NatsServer _server;
     private readonly ClientTransport _transport;
-    // Replaced by a configuration reload (ApplyReloadedOptions).
-    private ServerOptions _options;
+    private readonly ConnectionSettings _settings;
     private readonly ILogger _logger;
     private readonly ConnectOptions _connect = new();
     private readonly string _remoteAddress;
@@ -46,7 +45,7 @@ internal sealed partial class ClientConnection
         _outbound = new OutboundQueue(this, transport);
         _flushBatch = new FlushBatch(server);
         _router = new Delivery.MessageRouter(this);
-        _options = server.Options;
+        _settings = new ConnectionSettings(server.Options, server.AuthenticatorFor(transport).AuthRequired, logger.IsEnabled(LogLevel.Trace));
         _logger = logger;
         Id = id;
         _membership = new AccountMembership(account);
@@ -57,13 +56,14 @@ internal sealed partial class ClientConnection
         RemoteIp = remote?.Address.ToString() ?? "";
         RemotePort = remote?.Port ?? 0;
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
-        _trace = logger.IsEnabled(LogLevel.Trace);
-        _awaitingAuth = server.AuthenticatorFor(transport).AuthRequired;
-        _maxPayload = _options.MaxPayload;
         _publish = new PublishHandler(this, _connect, _auth, _router);
+        Reload = new ClientReload(this, server, _settings, _auth, _connect, logger);
     }
 
     public ulong Id { get; }
+
+    /// <summary>What a configuration reload or lame duck mode does to this client.</summary>
+    internal readonly ClientReload Reload;
     public Account Account => _membership.Account;
     public DateTime StartTime { get; }
     public string RemoteIp { get; }
@@ -134,10 +134,10 @@ internal sealed partial class ClientConnection
         }
         else
         {
-            _ping.ScheduleFirstPing(Environment.TickCount64, _options.PingInterval);
-            if (_awaitingAuth)
+            _ping.ScheduleFirstPing(Environment.TickCount64, _settings.Options.PingInterval);
+            if (_settings.AwaitingAuth)
             {
-                _authDeadlineTicks = Environment.TickCount64 + (long)_options.AuthTimeout.TotalMilliseconds;
+                _authDeadlineTicks = Environment.TickCount64 + (long)_settings.Options.AuthTimeout.TotalMilliseconds;
             }
             await ReadLoopAsync().ConfigureAwait(false);
         }
@@ -161,7 +161,7 @@ internal sealed partial class ClientConnection
             return;
         }
         var authDeadline = Volatile.Read(ref _authDeadlineTicks);
-        if (authDeadline != 0 && _awaitingAuth && now >= authDeadline)
+        if (authDeadline != 0 && _settings.AwaitingAuth && now >= authDeadline)
         {
             _logger.LogError("{Client} - Authentication Timeout", this);
             SendProtocolNow(ErrorTexts.AuthenticationTimeout);
@@ -170,15 +170,15 @@ internal sealed partial class ClientConnection
         }
 
         var writeStarted = _outbound.WriteStartedTicks;
-        if (writeStarted != 0 && now - writeStarted > (long)_options.WriteDeadline.TotalMilliseconds)
+        if (writeStarted != 0 && now - writeStarted > (long)_settings.Options.WriteDeadline.TotalMilliseconds)
         {
             _server.RecordSlowConsumer();
-            _logger.LogInformation("{Client} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, _options.WriteDeadline);
+            _logger.LogInformation("{Client} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, _settings.Options.WriteDeadline);
             CloseConnection(ClosedReason.SlowConsumerWriteDeadline);
             return;
         }
 
-        switch (_ping.Check(now, _options.PingInterval, _options.MaxPingsOut))
+        switch (_ping.Check(now, _settings.Options.PingInterval, _settings.Options.MaxPingsOut))
         {
             case PingAction.Stale:
                 _logger.LogDebug("{Client} - Stale Client Connection - Closing", this);
@@ -186,7 +186,7 @@ internal sealed partial class ClientConnection
                 CloseConnection(ClosedReason.StaleConnection);
                 break;
             case PingAction.SendPing:
-                if (_trace)
+                if (_settings.Trace)
                 {
                     Trace("->>", "PING"u8, default);
                 }
@@ -196,11 +196,6 @@ internal sealed partial class ClientConnection
     }
 
     private readonly ClientSubscriptions _subscriptions = new();
-    private bool _headers;
-    private bool _echo = true;
-    private bool _connectReceived;
-    // -1: no limit. Owned by the read loop (set at CONNECT, read by SUB).
-    private int _maxSubscriptions = -1;
 
     public int SubscriptionCount => _subscriptions.Count;
 
@@ -209,7 +204,7 @@ internal sealed partial class ClientConnection
     /// <summary>Subscriptions removed when the connection closed, kept for the closed-connections list.</summary>
     internal IReadOnlyList<Subscription> SubscriptionsAtClose => _subscriptions.AtClose;
 
-    public bool ConnectReceived => _connectReceived;
+    public bool ConnectReceived => _settings.ConnectReceived;
 
     /// <summary>CONNECT {json} — mirrors processConnect in the Go server's client.go.</summary>
     private void ProcessConnect(ReadOnlySpan<byte> json)
@@ -223,9 +218,7 @@ internal sealed partial class ClientConnection
             CloseConnection(ClosedReason.ProtocolViolation);
             return;
         }
-        _connectReceived = true;
-        _echo = _connect.Echo;
-        _headers = !_options.NoHeaderSupport && _connect.Headers;
+        _settings.ApplyConnect(_connect);
 
         var request = new Auth.ClientAuthRequest(_connect, _auth.Nonce, RemoteIp, _transport.ConnectionType)
         {
@@ -246,7 +239,7 @@ internal sealed partial class ClientConnection
         ApplyAccountLimits();
         // Go sends the connect advisory from isClientAuthorized, before the remaining CONNECT checks.
         _server.SystemEvents?.ClientConnected(this);
-        _awaitingAuth = false;
+        _settings.AwaitingAuth = false;
         _authDeadlineTicks = 0;
 
         if (_connect.Protocol is < 0 or > 1)
@@ -255,14 +248,14 @@ internal sealed partial class ClientConnection
             CloseConnection(ClosedReason.BadClientProtocolVersion);
             return;
         }
-        if (_connect.NoResponders && !_headers)
+        if (_connect.NoResponders && !_settings.Headers)
         {
             EnqueueProtocol(ErrorTexts.NoRespondersRequiresHeaders);
             CloseConnection(ClosedReason.NoRespondersRequiresHeaders);
             return;
         }
         // The first ping is re-armed from CONNECT, as the Go server does.
-        _ping.ScheduleFirstPing(Environment.TickCount64, _options.PingInterval);
+        _ping.ScheduleFirstPing(Environment.TickCount64, _settings.Options.PingInterval);
         if (_connect.Verbose)
         {
             EnqueueProtocol("+OK\r\n"u8);
@@ -279,7 +272,7 @@ internal sealed partial class ClientConnection
             return;
         }
         var count = _subscriptions.CountAndFind(sid, out var exists);
-        if (_maxSubscriptions >= 0 && count >= _maxSubscriptions)
+        if (_settings.MaxSubscriptions >= 0 && count >= _settings.MaxSubscriptions)
         {
             _logger.LogError("{Client} - maximum subscriptions exceeded", this);
             EnqueueProtocol(ErrorTexts.MaxSubscriptionsExceeded);
@@ -377,19 +370,18 @@ internal sealed partial class ClientConnection
     }
 
     /// <summary>The smaller of the server's and the account's limits apply (see <see cref="ClientLimits"/>).</summary>
-    private void ApplyAccountLimits()
+    internal void ApplyAccountLimits()
     {
-        var limits = ClientLimits.Compute(Account.Options.Limits, _options);
+        var limits = ClientLimits.Compute(Account.Options.Limits, _settings.Options);
         if (limits.ServerOverridesPayload)
         {
-            _logger.LogError("{Client} - Max Payload set to {Max} from server overrides account or user config", this, _options.MaxPayload);
+            _logger.LogError("{Client} - Max Payload set to {Max} from server overrides account or user config", this, _settings.Options.MaxPayload);
         }
         if (limits.ServerOverridesSubscriptions)
         {
-            _logger.LogError("{Client} - Max Subscriptions set to {Max} from server overrides account or user config", this, _options.MaxSubscriptions);
+            _logger.LogError("{Client} - Max Subscriptions set to {Max} from server overrides account or user config", this, _settings.Options.MaxSubscriptions);
         }
-        _maxPayload = limits.MaxPayload;
-        _maxSubscriptions = limits.MaxSubscriptions;
+        _settings.ApplyLimits(limits);
     }
 
     /// <summary>
@@ -398,14 +390,9 @@ internal sealed partial class ClientConnection
     /// </summary>
     private void CheckInfoOnFirstPing()
     {
-        if (_firstPongSent || !_connectReceived)
+        if (_settings.FirstPongNeedsInfo(_connect.Protocol))
         {
-            return;
-        }
-        _firstPongSent = true;
-        if (_connect.Protocol >= 1 && _maxPayload != _options.MaxPayload)
-        {
-            EnqueueProtocol(_server.RenderClientInfo(Id, RemoteIp, _maxPayload));
+            EnqueueProtocol(_server.RenderClientInfo(Id, RemoteIp, _settings.MaxPayload));
         }
     }
 }
