@@ -64,6 +64,13 @@ internal sealed partial class ClientConnection
 
     /// <summary>What a configuration reload or lame duck mode does to this client.</summary>
     internal readonly ClientReload Reload;
+
+    // The parts an internal publisher and the internal-client factory work with (InternalClient).
+    internal ConnectionSettings Settings => _settings;
+    internal Delivery.MessageRouter Router => _router;
+    internal FlushBatch FlushBatch => _flushBatch;
+    internal StallList StalledOn => _stalledOn;
+    internal ClientSubscriptions Subscriptions => _subscriptions;
     public Account Account => _membership.Account;
     public DateTime StartTime { get; }
     public string RemoteIp { get; }

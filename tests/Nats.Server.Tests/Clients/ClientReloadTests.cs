@@ -12,7 +12,7 @@ public class ClientReloadTests
     private static (ClientReload Reload, ConnectionSettings Settings, ConnectOptions Connect, ClientConnection Client) Setup()
     {
         var server = new NatsServer(new ServerOptions { MaxPayload = 1000 });
-        var client = ClientConnection.CreateInternal(server, 1, server.GlobalAccount, NullLogger.Instance);
+        var client = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
         var settings = new ConnectionSettings(server.Options, awaitingAuth: false, trace: false);
         var connect = new ConnectOptions();
         var reload = new ClientReload(client, server, settings, new ConnectionAuth(NullLogger.Instance, client), connect, NullLogger.Instance);

@@ -11,8 +11,8 @@ public class StallListTests
     public async Task WaitsOncePerSubscriber_ThenEmpties()
     {
         var server = new NatsServer(new ServerOptions());
-        var a = ClientConnection.CreateInternal(server, 1, server.GlobalAccount, NullLogger.Instance);
-        var b = ClientConnection.CreateInternal(server, 2, server.GlobalAccount, NullLogger.Instance);
+        var a = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
+        var b = InternalClient.Create(server, 2, server.GlobalAccount, NullLogger.Instance);
         var stalls = new StallList();
         Assert.False(stalls.MustStall);
 
