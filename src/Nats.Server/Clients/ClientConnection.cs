@@ -35,6 +35,7 @@ internal sealed partial class ClientConnection
     // Routes what this client (or the server, for the internal client) publishes.
     private readonly Delivery.MessageRouter _router;
     private readonly PublishHandler _publish;
+    private readonly ReadLoop _readLoop;
     // Tick by which CONNECT must have authenticated; 0 once it has (or when no auth is required).
     private long _authDeadlineTicks;
 
@@ -58,6 +59,9 @@ internal sealed partial class ClientConnection
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
         _publish = new PublishHandler(this, _connect, _auth, _router);
         Reload = new ClientReload(this, server, _settings, _auth, _connect, logger);
+        var subscribe = new SubscribeHandler(this, _settings, _connect, _auth, _subscriptions, _outbound, logger);
+        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _ping, _outbound, _stalledOn, logger);
+        _readLoop = new ReadLoop(this, transport, commands, _settings, _ping, _outbound, _flushBatch, _stalledOn, logger);
     }
 
     public ulong Id { get; }
@@ -146,7 +150,7 @@ internal sealed partial class ClientConnection
             {
                 _authDeadlineTicks = Environment.TickCount64 + (long)_settings.Options.AuthTimeout.TotalMilliseconds;
             }
-            await ReadLoopAsync().ConfigureAwait(false);
+            await _readLoop.RunAsync().ConfigureAwait(false);
         }
         await writer.ConfigureAwait(false);
     }
@@ -214,7 +218,7 @@ internal sealed partial class ClientConnection
     public bool ConnectReceived => _settings.ConnectReceived;
 
     /// <summary>CONNECT {json} — mirrors processConnect in the Go server's client.go.</summary>
-    private void ProcessConnect(ReadOnlySpan<byte> json)
+    internal void ProcessConnect(ReadOnlySpan<byte> json)
     {
         // Like Go's clearAuthTimer at the top of processConnect: a slow credential check (bcrypt)
         // must not be overtaken by the authentication timeout.
@@ -263,77 +267,6 @@ internal sealed partial class ClientConnection
         }
         // The first ping is re-armed from CONNECT, as the Go server does.
         _ping.ScheduleFirstPing(Environment.TickCount64, _settings.Options.PingInterval);
-        if (_connect.Verbose)
-        {
-            EnqueueProtocol("+OK\r\n"u8);
-        }
-    }
-
-    /// <summary>SUB subject [queue] sid — mirrors processSubEx.</summary>
-    private void ProcessSubscribe(ReadOnlySpan<byte> buffer, in ClientCommand command)
-    {
-        var sid = buffer[command.Sid];
-        if (_auth.SubscribeViolation(buffer[command.Subject], command.HasQueue ? buffer[command.Queue] : default, command.HasQueue, sid) is { } violation)
-        {
-            EnqueueProtocol(violation);
-            return;
-        }
-        var count = _subscriptions.CountAndFind(sid, out var exists);
-        if (_settings.MaxSubscriptions >= 0 && count >= _settings.MaxSubscriptions)
-        {
-            _logger.LogError("{Client} - maximum subscriptions exceeded", this);
-            EnqueueProtocol(ErrorTexts.MaxSubscriptionsExceeded);
-            return;
-        }
-        if (!exists)
-        {
-            var subscription = new Subscription(
-                this,
-                buffer[command.Subject].ToArray(),
-                command.HasQueue ? buffer[command.Queue].ToArray() : null,
-                sid.ToArray());
-            if (!_subscriptions.Add(subscription, Account.SubList))
-            {
-                EnqueueProtocol(ErrorTexts.InvalidSubject);
-                return;
-            }
-            if (IsClosed)
-            {
-                // Lost a race with close: make sure nothing is left behind in the index.
-                Account.SubList.Remove(subscription);
-            }
-        }
-        if (_connect.Verbose)
-        {
-            EnqueueProtocol("+OK\r\n"u8);
-        }
-    }
-
-    /// <summary>UNSUB sid [max] — mirrors processUnsub: a max not above what was delivered removes at once.</summary>
-    private void ProcessUnsubscribe(ReadOnlySpan<byte> buffer, in ClientCommand command)
-    {
-        var sid = buffer[command.Sid];
-        var subscription = _subscriptions.Find(sid);
-        if (subscription is not null)
-        {
-            var removeNow = true;
-            lock (_outbound.Sync)
-            {
-                if (command.UnsubMax > 0 && command.UnsubMax > subscription.Delivered)
-                {
-                    subscription.Max = command.UnsubMax;
-                    removeNow = false;
-                }
-                else
-                {
-                    subscription.Max = 0;
-                }
-            }
-            if (removeNow)
-            {
-                RemoveSubscription(subscription);
-            }
-        }
         if (_connect.Verbose)
         {
             EnqueueProtocol("+OK\r\n"u8);
@@ -395,7 +328,7 @@ internal sealed partial class ClientConnection
     /// Go's processPing: a client speaking protocol 1 that sends its first PING after CONNECT gets a
     /// fresh INFO (right after that PONG, as Go writes it) when its max_payload differs from the server's (an account limit lowered it).
     /// </summary>
-    private void CheckInfoOnFirstPing()
+    internal void CheckInfoOnFirstPing()
     {
         if (_settings.FirstPongNeedsInfo(_connect.Protocol))
         {
