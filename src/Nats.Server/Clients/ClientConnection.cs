@@ -21,7 +21,7 @@ namespace Nats.Server.Clients;
 /// <see cref="AccountMembership"/> and <see cref="ClientLimits"/> keep keepalive, identity, account and
 /// limits. It is admitted by <see cref="Hosting.ClientAdmission"/>.
 /// </summary>
-internal sealed partial class ClientConnection
+internal sealed class ClientConnection
 {
     private readonly NatsServer _server;
     private readonly ClientTransport _transport;
@@ -33,9 +33,17 @@ internal sealed partial class ClientConnection
     private readonly Auth.ConnectionAuth _auth;
     private readonly AccountMembership _membership;
     // Routes what this client (or the server, for the internal client) publishes.
-    private readonly Delivery.MessageRouter _router;
+    private readonly Nats.Server.Delivery.MessageRouter _router;
     private readonly PublishHandler _publish;
     private readonly ReadLoop _readLoop;
+    private readonly OutboundQueue _outbound;
+    private readonly ProtocolWriter _protocol;
+    // Clients that received something during the current read batch, flushed once when it ends.
+    private readonly FlushBatch _flushBatch;
+    // Subscribers this publisher must wait for before it parses on (owned by its read loop).
+    private readonly StallList _stalledOn = new();
+    private readonly ClientSubscriptions _subscriptions = new();
+    private ClosedReason _closedReason;
     // Tick by which CONNECT must have authenticated; 0 once it has (or when no auth is required).
     private long _authDeadlineTicks;
 
@@ -45,7 +53,8 @@ internal sealed partial class ClientConnection
         _transport = transport;
         _outbound = new OutboundQueue(this, transport);
         _flushBatch = new FlushBatch(server);
-        _router = new Delivery.MessageRouter(this);
+        _protocol = new ProtocolWriter(this, _outbound, _flushBatch);
+        _router = new Nats.Server.Delivery.MessageRouter(this);
         _settings = new ConnectionSettings(server.Options, server.AuthenticatorFor(transport).AuthRequired, logger.IsEnabled(LogLevel.Trace));
         _logger = logger;
         Id = id;
@@ -57,10 +66,11 @@ internal sealed partial class ClientConnection
         RemoteIp = remote?.Address.ToString() ?? "";
         RemotePort = remote?.Port ?? 0;
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
-        _publish = new PublishHandler(this, _connect, _auth, _router);
-        Reload = new ClientReload(this, server, _settings, _auth, _connect, logger);
-        var subscribe = new SubscribeHandler(this, _settings, _connect, _auth, _subscriptions, _outbound, logger);
-        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _ping, _outbound, _stalledOn, logger);
+        Delivery = new ClientDelivery(this, server, _settings, _auth, _outbound, logger);
+        _publish = new PublishHandler(this, _connect, _auth, _router, _protocol);
+        Reload = new ClientReload(this, server, _settings, _auth, _connect, _protocol, logger);
+        var subscribe = new SubscribeHandler(this, _settings, _connect, _auth, _subscriptions, _outbound, _protocol, logger);
+        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _ping, _outbound, _stalledOn, _protocol, logger);
         _readLoop = new ReadLoop(this, transport, commands, _settings, _ping, _outbound, _flushBatch, _stalledOn, logger);
     }
 
@@ -69,9 +79,16 @@ internal sealed partial class ClientConnection
     /// <summary>What a configuration reload or lame duck mode does to this client.</summary>
     internal readonly ClientReload Reload;
 
+    /// <summary>Delivery into this client on behalf of a publisher (the router's per-subscriber step).</summary>
+    internal readonly ClientDelivery Delivery;
+
+    /// <summary>Id of the publisher batch that last queued to this client; dedupes <see cref="FlushBatch"/>.</summary>
+    internal long FlushMark;
+
     // The parts an internal publisher and the internal-client factory work with (InternalClient).
     internal ConnectionSettings Settings => _settings;
-    internal Delivery.MessageRouter Router => _router;
+    internal Nats.Server.Delivery.MessageRouter Router => _router;
+    internal OutboundQueue Outbound => _outbound;
     internal FlushBatch FlushBatch => _flushBatch;
     internal StallList StalledOn => _stalledOn;
     internal ClientSubscriptions Subscriptions => _subscriptions;
@@ -134,13 +151,13 @@ internal sealed partial class ClientConnection
     /// <summary>Sends INFO and runs both loops until the connection ends.</summary>
     public async Task RunAsync(byte[] info, bool overConnectionLimit)
     {
-        EnqueueProtocol(info);
+        _protocol.Enqueue(info);
         SignalFlush();
         var writer = Task.Run(_outbound.RunWriteLoopAsync);
         if (overConnectionLimit)
         {
             // Go sends INFO first, then refuses the connection.
-            EnqueueProtocol(ErrorTexts.MaxConnectionsExceeded);
+            _protocol.Enqueue(ErrorTexts.MaxConnectionsExceeded);
             CloseConnection(ClosedReason.MaxConnectionsExceeded);
         }
         else
@@ -175,7 +192,7 @@ internal sealed partial class ClientConnection
         if (authDeadline != 0 && _settings.AwaitingAuth && now >= authDeadline)
         {
             _logger.LogError("{Client} - Authentication Timeout", this);
-            SendProtocolNow(ErrorTexts.AuthenticationTimeout);
+            _protocol.SendNow(ErrorTexts.AuthenticationTimeout);
             CloseConnection(ClosedReason.AuthenticationTimeout);
             return;
         }
@@ -193,7 +210,7 @@ internal sealed partial class ClientConnection
         {
             case PingAction.Stale:
                 _logger.LogDebug("{Client} - Stale Client Connection - Closing", this);
-                SendProtocolNow(ErrorTexts.StaleConnection);
+                _protocol.SendNow(ErrorTexts.StaleConnection);
                 CloseConnection(ClosedReason.StaleConnection);
                 break;
             case PingAction.SendPing:
@@ -201,12 +218,10 @@ internal sealed partial class ClientConnection
                 {
                     Trace("->>", "PING"u8, default);
                 }
-                SendProtocolNow("PING\r\n"u8);
+                _protocol.SendNow("PING\r\n"u8);
                 break;
         }
     }
-
-    private readonly ClientSubscriptions _subscriptions = new();
 
     public int SubscriptionCount => _subscriptions.Count;
 
@@ -238,7 +253,7 @@ internal sealed partial class ClientConnection
         if (!_auth.Authenticate(_server.AuthenticatorFor(_transport), request, _server.Options) || _connect.NewAccount || !string.IsNullOrEmpty(_connect.Account))
         {
             _logger.LogError("{Client} - authentication error - User \"{User}\"", this, _connect.User);
-            EnqueueProtocol(ErrorTexts.AuthorizationViolation);
+            _protocol.Enqueue(ErrorTexts.AuthorizationViolation);
             CloseConnection(ClosedReason.AuthenticationViolation);
             _server.SystemEvents?.AuthenticationFailed(this);
             return;
@@ -255,13 +270,13 @@ internal sealed partial class ClientConnection
 
         if (_connect.Protocol is < 0 or > 1)
         {
-            EnqueueProtocol(ErrorTexts.InvalidClientProtocol);
+            _protocol.Enqueue(ErrorTexts.InvalidClientProtocol);
             CloseConnection(ClosedReason.BadClientProtocolVersion);
             return;
         }
         if (_connect.NoResponders && !_settings.Headers)
         {
-            EnqueueProtocol(ErrorTexts.NoRespondersRequiresHeaders);
+            _protocol.Enqueue(ErrorTexts.NoRespondersRequiresHeaders);
             CloseConnection(ClosedReason.NoRespondersRequiresHeaders);
             return;
         }
@@ -269,7 +284,7 @@ internal sealed partial class ClientConnection
         _ping.ScheduleFirstPing(Environment.TickCount64, _settings.Options.PingInterval);
         if (_connect.Verbose)
         {
-            EnqueueProtocol("+OK\r\n"u8);
+            _protocol.Enqueue("+OK\r\n"u8);
         }
     }
 
@@ -286,7 +301,7 @@ internal sealed partial class ClientConnection
         if (target is null)
         {
             _logger.LogError("{Client} - Problem registering with account \"{Account}\": account missing", this, accountName);
-            EnqueueProtocol("-ERR 'Failed Account Registration'\r\n"u8);
+            _protocol.Enqueue("-ERR 'Failed Account Registration'\r\n"u8);
             CloseConnection(ClosedReason.MissingAccount);
             return false;
         }
@@ -299,7 +314,7 @@ internal sealed partial class ClientConnection
             case AccountMove.TargetFull:
                 // Still counted in the old account, which the close path releases.
                 _logger.LogError("{Client} - maximum account active connections exceeded", this);
-                EnqueueProtocol("-ERR 'maximum account active connections exceeded'\r\n"u8);
+                _protocol.Enqueue("-ERR 'maximum account active connections exceeded'\r\n"u8);
                 CloseConnection(ClosedReason.MaxAccountConnectionsExceeded);
                 return false;
         }
@@ -332,7 +347,66 @@ internal sealed partial class ClientConnection
     {
         if (_settings.FirstPongNeedsInfo(_connect.Protocol))
         {
-            EnqueueProtocol(_server.RenderClientInfo(Id, RemoteIp, _settings.MaxPayload));
+            _protocol.Enqueue(_server.RenderClientInfo(Id, RemoteIp, _settings.MaxPayload));
         }
+    }
+
+    public bool IsClosed => _outbound.IsClosed;
+    public ClosedReason ClosedReason => _closedReason;
+    public DateTime? StopTime { get; private set; }
+
+    public long PendingBytes => _outbound.PendingBytes;
+
+    /// <summary>Messages and bytes queued to this client.</summary>
+    public long OutMsgs => Volatile.Read(ref _outbound.OutMsgs);
+
+    public long OutBytes => Volatile.Read(ref _outbound.OutBytes);
+
+    /// <summary>Times this client's full queue paused a publisher.</summary>
+    public long Stalls => Delivery.Stalls;
+
+    /// <summary>Messages dropped for this client under no_fast_producer_stall.</summary>
+    public long FastProducerDrops => Delivery.FastProducerDrops;
+
+    internal void SignalFlush() => _outbound.SignalFlush();
+
+    /// <summary>The write side made progress: counts as activity for the ping timer.</summary>
+    internal void NoteWriteActivity() => _ping.NoteActivity(Environment.TickCount64);
+
+    internal void OnWriteLoopFailed(Exception ex)
+    {
+        _logger.LogError(ex, "{Client} - Unexpected error in write loop", this);
+        CloseConnection(ClosedReason.WriteError);
+    }
+
+    /// <summary>
+    /// Ends the connection. Protocol errors flush what is queued (the -ERR) before the socket closes;
+    /// slow consumers and broken sockets are cut at once. Safe to call from any thread, once or many times.
+    /// </summary>
+    internal void CloseConnection(ClosedReason reason)
+    {
+        if (!_outbound.TryClose())
+        {
+            return;
+        }
+        _closedReason = reason;
+        StopTime = DateTime.UtcNow;
+        var cutNow = reason is ClosedReason.SlowConsumerPendingBytes or ClosedReason.SlowConsumerWriteDeadline
+            or ClosedReason.WriteError or ClosedReason.ReadError;
+        if (cutNow)
+        {
+            _outbound.Discard();
+            _transport.Abort();
+        }
+        else
+        {
+            // Flush what is queued (the -ERR), but like Go's flushAndClose never for longer than the write deadline.
+            _ = Task.Delay(_settings.Options.WriteDeadline).ContinueWith(static (_, state) => ((ClientTransport)state!).Abort(), _transport, TaskScheduler.Default);
+        }
+        // Publishers waiting for this client to drain go back to full speed.
+        _outbound.ReleaseStallIfDrained();
+        _subscriptions.RemoveAll(Account);
+        _server.OnClientClosed(this);
+        _outbound.SignalFlush();
     }
 }

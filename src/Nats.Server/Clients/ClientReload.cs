@@ -18,10 +18,13 @@ internal sealed class ClientReload
     private readonly ConnectionSettings _settings;
     private readonly ConnectionAuth _auth;
     private readonly ConnectOptions _connect;
+    private readonly ProtocolWriter _protocol;
     private readonly ILogger _logger;
 
-    public ClientReload(ClientConnection client, NatsServer server, ConnectionSettings settings, ConnectionAuth auth, ConnectOptions connect, ILogger logger)
+    public ClientReload(ClientConnection client, NatsServer server, ConnectionSettings settings, ConnectionAuth auth, ConnectOptions connect,
+        ProtocolWriter protocol, ILogger logger)
     {
+        _protocol = protocol;
         _client = client;
         _server = server;
         _settings = settings;
@@ -63,7 +66,7 @@ internal sealed class ClientReload
         {
             return true;
         }
-        _client.SendProtocolNow(ErrorTexts.AuthorizationViolation);
+        _protocol.SendNow(ErrorTexts.AuthorizationViolation);
         _client.CloseConnection(ClosedReason.AuthenticationViolation);
         return false;
     }
@@ -82,7 +85,7 @@ internal sealed class ClientReload
                 continue;
             }
             _client.RemoveSubscription(subscription);
-            _client.SendProtocolNow(violation);
+            _protocol.SendNow(violation);
             _server.LogRemovedSubscription(quotedSubject, quotedSid, _auth.User?.Description ?? "User \"\"");
         }
     }
@@ -91,7 +94,7 @@ internal sealed class ClientReload
     public void CloseForMaxConnections()
     {
         _logger.LogError("{Client} - maximum connections exceeded", _client);
-        _client.SendProtocolNow(ErrorTexts.MaxConnectionsExceeded);
+        _protocol.SendNow(ErrorTexts.MaxConnectionsExceeded);
         _client.CloseConnection(ClosedReason.MaxConnectionsExceeded);
     }
 
@@ -105,7 +108,7 @@ internal sealed class ClientReload
         {
             return false;
         }
-        _client.SendProtocolNow(info);
+        _protocol.SendNow(info);
         return true;
     }
 }

@@ -20,11 +20,13 @@ internal sealed class CommandDispatcher
     private readonly PingTimer _ping;
     private readonly OutboundQueue _outbound;
     private readonly StallList _stalledOn;
+    private readonly ProtocolWriter _protocol;
     private readonly ILogger _logger;
 
     public CommandDispatcher(ClientConnection client, NatsServer server, ConnectionSettings settings, PublishHandler publish,
-        SubscribeHandler subscribe, PingTimer ping, OutboundQueue outbound, StallList stalledOn, ILogger logger)
+        SubscribeHandler subscribe, PingTimer ping, OutboundQueue outbound, StallList stalledOn, ProtocolWriter protocol, ILogger logger)
     {
+        _protocol = protocol;
         _client = client;
         _server = server;
         _settings = settings;
@@ -101,7 +103,7 @@ internal sealed class CommandDispatcher
                     client.Trace("<<-", "PING"u8, default);
                 }
                 _ping.OnPingReceived(Environment.TickCount64);
-                client.EnqueueProtocol("PONG\r\n"u8);
+                _protocol.Enqueue("PONG\r\n"u8);
                 // Marks the first PONG (lame duck INFO goes only to clients past it) and sends the
                 // account-limited INFO if one is due.
                 client.CheckInfoOnFirstPing();
@@ -144,22 +146,22 @@ internal sealed class CommandDispatcher
         {
             case ParseError.UnknownOperation:
                 _logger.LogError("{Client} - Client parser ERROR, proto='{Snippet}'", client, Snippet(at));
-                client.EnqueueProtocol(ErrorTexts.UnknownProtocolOperation);
+                _protocol.Enqueue(ErrorTexts.UnknownProtocolOperation);
                 client.CloseConnection(ClosedReason.ProtocolViolation);
                 break;
             case ParseError.MaxControlLine:
                 _logger.LogError("{Client} - maximum control line exceeded", client);
-                client.EnqueueProtocol(ErrorTexts.MaxControlLineExceeded);
+                _protocol.Enqueue(ErrorTexts.MaxControlLineExceeded);
                 client.CloseConnection(ClosedReason.MaxControlLineExceeded);
                 break;
             case ParseError.MaxPayload:
                 _logger.LogError("{Client} - maximum payload exceeded", client);
-                client.EnqueueProtocol(ErrorTexts.MaxPayloadViolation);
+                _protocol.Enqueue(ErrorTexts.MaxPayloadViolation);
                 client.CloseConnection(ClosedReason.MaxPayloadExceeded);
                 break;
             case ParseError.AuthorizationViolation:
                 _logger.LogError("{Client} - authentication error", client);
-                client.EnqueueProtocol(ErrorTexts.AuthorizationViolation);
+                _protocol.Enqueue(ErrorTexts.AuthorizationViolation);
                 client.CloseConnection(ClosedReason.AuthenticationViolation);
                 _server.SystemEvents?.AuthenticationFailed(client);
                 break;

@@ -18,11 +18,13 @@ internal sealed class SubscribeHandler
     private readonly ConnectionAuth _auth;
     private readonly ClientSubscriptions _subscriptions;
     private readonly OutboundQueue _outbound;
+    private readonly ProtocolWriter _protocol;
     private readonly ILogger _logger;
 
     public SubscribeHandler(ClientConnection client, ConnectionSettings settings, ConnectOptions connect, ConnectionAuth auth,
-        ClientSubscriptions subscriptions, OutboundQueue outbound, ILogger logger)
+        ClientSubscriptions subscriptions, OutboundQueue outbound, ProtocolWriter protocol, ILogger logger)
     {
+        _protocol = protocol;
         _client = client;
         _settings = settings;
         _connect = connect;
@@ -39,7 +41,7 @@ internal sealed class SubscribeHandler
         var sid = buffer[command.Sid];
         if (_auth.SubscribeViolation(buffer[command.Subject], command.HasQueue ? buffer[command.Queue] : default, command.HasQueue, sid) is { } violation)
         {
-            client.EnqueueProtocol(violation);
+            _protocol.Enqueue(violation);
             return;
         }
         var count = _subscriptions.CountAndFind(sid, out var exists);
@@ -47,7 +49,7 @@ internal sealed class SubscribeHandler
         if (max >= 0 && count >= max)
         {
             _logger.LogError("{Client} - maximum subscriptions exceeded", client);
-            client.EnqueueProtocol(ErrorTexts.MaxSubscriptionsExceeded);
+            _protocol.Enqueue(ErrorTexts.MaxSubscriptionsExceeded);
             return;
         }
         if (!exists)
@@ -60,7 +62,7 @@ internal sealed class SubscribeHandler
             var subList = client.Account.SubList;
             if (!_subscriptions.Add(subscription, subList))
             {
-                client.EnqueueProtocol(ErrorTexts.InvalidSubject);
+                _protocol.Enqueue(ErrorTexts.InvalidSubject);
                 return;
             }
             if (_outbound.IsClosed)
@@ -71,7 +73,7 @@ internal sealed class SubscribeHandler
         }
         if (_connect.Verbose)
         {
-            client.EnqueueProtocol("+OK\r\n"u8);
+            _protocol.Enqueue("+OK\r\n"u8);
         }
     }
 
@@ -101,7 +103,7 @@ internal sealed class SubscribeHandler
         }
         if (_connect.Verbose)
         {
-            _client.EnqueueProtocol("+OK\r\n"u8);
+            _protocol.Enqueue("+OK\r\n"u8);
         }
     }
 }

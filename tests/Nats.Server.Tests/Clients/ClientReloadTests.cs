@@ -15,7 +15,8 @@ public class ClientReloadTests
         var client = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
         var settings = new ConnectionSettings(server.Options, awaitingAuth: false, trace: false);
         var connect = new ConnectOptions();
-        var reload = new ClientReload(client, server, settings, new ConnectionAuth(NullLogger.Instance, client), connect, NullLogger.Instance);
+        var protocol = new ProtocolWriter(client, client.Outbound, client.FlushBatch);
+        var reload = new ClientReload(client, server, settings, new ConnectionAuth(NullLogger.Instance, client), connect, protocol, NullLogger.Instance);
         return (reload, settings, connect, client);
     }
 
