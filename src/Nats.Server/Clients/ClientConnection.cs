@@ -44,8 +44,7 @@ internal sealed class ClientConnection
     private readonly StallList _stalledOn = new();
     private readonly ClientSubscriptions _subscriptions = new();
     private ClosedReason _closedReason;
-    // Tick by which CONNECT must have authenticated; 0 once it has (or when no auth is required).
-    private long _authDeadlineTicks;
+    private readonly ConnectHandler _connectHandler;
 
     public ClientConnection(NatsServer server, ClientTransport transport, ulong id, Account account, ILogger logger)
     {
@@ -68,9 +67,10 @@ internal sealed class ClientConnection
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
         Delivery = new ClientDelivery(this, server, _settings, _auth, _outbound, logger);
         _publish = new PublishHandler(this, _connect, _auth, _router, _protocol);
-        Reload = new ClientReload(this, server, _settings, _auth, _connect, _protocol, logger);
+        _connectHandler = new ConnectHandler(this, server, transport, _settings, _connect, _auth, _membership, _publish, _ping, _protocol, logger);
+        Reload = new ClientReload(this, server, _settings, _auth, _connect, _connectHandler, _protocol, logger);
         var subscribe = new SubscribeHandler(this, _settings, _connect, _auth, _subscriptions, _outbound, _protocol, logger);
-        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _ping, _outbound, _stalledOn, _protocol, logger);
+        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _connectHandler, _ping, _outbound, _stalledOn, _protocol, logger);
         _readLoop = new ReadLoop(this, transport, commands, _settings, _ping, _outbound, _flushBatch, _stalledOn, logger);
     }
 
@@ -165,7 +165,7 @@ internal sealed class ClientConnection
             _ping.ScheduleFirstPing(Environment.TickCount64, _settings.Options.PingInterval);
             if (_settings.AwaitingAuth)
             {
-                _authDeadlineTicks = Environment.TickCount64 + (long)_settings.Options.AuthTimeout.TotalMilliseconds;
+                _settings.AuthDeadlineTicks = Environment.TickCount64 + (long)_settings.Options.AuthTimeout.TotalMilliseconds;
             }
             await _readLoop.RunAsync().ConfigureAwait(false);
         }
@@ -188,7 +188,7 @@ internal sealed class ClientConnection
         {
             return;
         }
-        var authDeadline = Volatile.Read(ref _authDeadlineTicks);
+        var authDeadline = Volatile.Read(ref _settings.AuthDeadlineTicks);
         if (authDeadline != 0 && _settings.AwaitingAuth && now >= authDeadline)
         {
             _logger.LogError("{Client} - Authentication Timeout", this);
@@ -232,124 +232,8 @@ internal sealed class ClientConnection
 
     public bool ConnectReceived => _settings.ConnectReceived;
 
-    /// <summary>CONNECT {json} — mirrors processConnect in the Go server's client.go.</summary>
-    internal void ProcessConnect(ReadOnlySpan<byte> json)
-    {
-        // Like Go's clearAuthTimer at the top of processConnect: a slow credential check (bcrypt)
-        // must not be overtaken by the authentication timeout.
-        Volatile.Write(ref _authDeadlineTicks, 0);
-        if (!_connect.TryApply(json))
-        {
-            _logger.LogError("{Client} - invalid CONNECT: not a valid JSON object", this);
-            CloseConnection(ClosedReason.ProtocolViolation);
-            return;
-        }
-        _settings.ApplyConnect(_connect);
-
-        var request = new Auth.ClientAuthRequest(_connect, _auth.Nonce, RemoteIp, _transport.ConnectionType)
-        {
-            PeerCertificate = _transport.Tls?.PeerCertificate,
-        };
-        if (!_auth.Authenticate(_server.AuthenticatorFor(_transport), request, _server.Options) || _connect.NewAccount || !string.IsNullOrEmpty(_connect.Account))
-        {
-            _logger.LogError("{Client} - authentication error - User \"{User}\"", this, _connect.User);
-            _protocol.Enqueue(ErrorTexts.AuthorizationViolation);
-            CloseConnection(ClosedReason.AuthenticationViolation);
-            _server.SystemEvents?.AuthenticationFailed(this);
-            return;
-        }
-        if (!BindAccount(_auth.User!.Account))
-        {
-            return;
-        }
-        ApplyAccountLimits();
-        // Go sends the connect advisory from isClientAuthorized, before the remaining CONNECT checks.
-        _server.SystemEvents?.ClientConnected(this);
-        _settings.AwaitingAuth = false;
-        _authDeadlineTicks = 0;
-
-        if (_connect.Protocol is < 0 or > 1)
-        {
-            _protocol.Enqueue(ErrorTexts.InvalidClientProtocol);
-            CloseConnection(ClosedReason.BadClientProtocolVersion);
-            return;
-        }
-        if (_connect.NoResponders && !_settings.Headers)
-        {
-            _protocol.Enqueue(ErrorTexts.NoRespondersRequiresHeaders);
-            CloseConnection(ClosedReason.NoRespondersRequiresHeaders);
-            return;
-        }
-        // The first ping is re-armed from CONNECT, as the Go server does.
-        _ping.ScheduleFirstPing(Environment.TickCount64, _settings.Options.PingInterval);
-        if (_connect.Verbose)
-        {
-            _protocol.Enqueue("+OK\r\n"u8);
-        }
-    }
-
     /// <summary>Takes a subscription out of this client and the index (UNSUB, auto-unsubscribe).</summary>
     internal void RemoveSubscription(Subscription subscription) => _subscriptions.Remove(subscription, Account);
-
-    /// <summary>
-    /// Go's registerWithAccount: moves the client from $G to the account it authenticated into; false
-    /// (after sending the error and closing) when that account is missing or at its connection limit.
-    /// </summary>
-    private bool BindAccount(string accountName)
-    {
-        var target = _server.FindAccount(accountName);
-        if (target is null)
-        {
-            _logger.LogError("{Client} - Problem registering with account \"{Account}\": account missing", this, accountName);
-            _protocol.Enqueue("-ERR 'Failed Account Registration'\r\n"u8);
-            CloseConnection(ClosedReason.MissingAccount);
-            return false;
-        }
-        switch (_membership.MoveTo(target))
-        {
-            case AccountMove.AlreadyThere:
-                return true;
-            case AccountMove.Released:
-                return false;
-            case AccountMove.TargetFull:
-                // Still counted in the old account, which the close path releases.
-                _logger.LogError("{Client} - maximum account active connections exceeded", this);
-                _protocol.Enqueue("-ERR 'maximum account active connections exceeded'\r\n"u8);
-                CloseConnection(ClosedReason.MaxAccountConnectionsExceeded);
-                return false;
-        }
-        // The per-client match cache belongs to the old account's index.
-        _publish.OnAccountChanged();
-        _server.SystemEvents?.ClientJoinedAccount(target);
-        return true;
-    }
-
-    /// <summary>The smaller of the server's and the account's limits apply (see <see cref="ClientLimits"/>).</summary>
-    internal void ApplyAccountLimits()
-    {
-        var limits = ClientLimits.Compute(Account.Options.Limits, _settings.Options);
-        if (limits.ServerOverridesPayload)
-        {
-            _logger.LogError("{Client} - Max Payload set to {Max} from server overrides account or user config", this, _settings.Options.MaxPayload);
-        }
-        if (limits.ServerOverridesSubscriptions)
-        {
-            _logger.LogError("{Client} - Max Subscriptions set to {Max} from server overrides account or user config", this, _settings.Options.MaxSubscriptions);
-        }
-        _settings.ApplyLimits(limits);
-    }
-
-    /// <summary>
-    /// Go's processPing: a client speaking protocol 1 that sends its first PING after CONNECT gets a
-    /// fresh INFO (right after that PONG, as Go writes it) when its max_payload differs from the server's (an account limit lowered it).
-    /// </summary>
-    internal void CheckInfoOnFirstPing()
-    {
-        if (_settings.FirstPongNeedsInfo(_connect.Protocol))
-        {
-            _protocol.Enqueue(_server.RenderClientInfo(Id, RemoteIp, _settings.MaxPayload));
-        }
-    }
 
     public bool IsClosed => _outbound.IsClosed;
     public ClosedReason ClosedReason => _closedReason;

@@ -18,12 +18,14 @@ internal sealed class ClientReload
     private readonly ConnectionSettings _settings;
     private readonly ConnectionAuth _auth;
     private readonly ConnectOptions _connect;
+    private readonly ConnectHandler _connectHandler;
     private readonly ProtocolWriter _protocol;
     private readonly ILogger _logger;
 
     public ClientReload(ClientConnection client, NatsServer server, ConnectionSettings settings, ConnectionAuth auth, ConnectOptions connect,
-        ProtocolWriter protocol, ILogger logger)
+        ConnectHandler connectHandler, ProtocolWriter protocol, ILogger logger)
     {
+        _connectHandler = connectHandler;
         _protocol = protocol;
         _client = client;
         _server = server;
@@ -40,7 +42,7 @@ internal sealed class ClientReload
         if (_settings.ConnectReceived)
         {
             // The account's limits still cap the reloaded server limits.
-            _client.ApplyAccountLimits();
+            _connectHandler.ApplyAccountLimits();
         }
         else
         {

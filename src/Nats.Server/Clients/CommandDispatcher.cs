@@ -6,8 +6,8 @@ namespace Nats.Server.Clients;
 
 /// <summary>
 /// Parses a read buffer in place and hands each complete command to its handler (PUB to
-/// <see cref="PublishHandler"/>, SUB/UNSUB to <see cref="SubscribeHandler"/>, CONNECT to the
-/// connection, PING/PONG to the <see cref="PingTimer"/>); a parse error gets Go's -ERR and closes.
+/// <see cref="PublishHandler"/>, SUB/UNSUB to <see cref="SubscribeHandler"/>, CONNECT to
+/// <see cref="ConnectHandler"/>, PING/PONG to the <see cref="PingTimer"/>); a parse error gets Go's -ERR and closes.
 /// Runs on the client's read loop only.
 /// </summary>
 internal sealed class CommandDispatcher
@@ -17,6 +17,7 @@ internal sealed class CommandDispatcher
     private readonly ConnectionSettings _settings;
     private readonly PublishHandler _publish;
     private readonly SubscribeHandler _subscribe;
+    private readonly ConnectHandler _connect;
     private readonly PingTimer _ping;
     private readonly OutboundQueue _outbound;
     private readonly StallList _stalledOn;
@@ -24,7 +25,7 @@ internal sealed class CommandDispatcher
     private readonly ILogger _logger;
 
     public CommandDispatcher(ClientConnection client, NatsServer server, ConnectionSettings settings, PublishHandler publish,
-        SubscribeHandler subscribe, PingTimer ping, OutboundQueue outbound, StallList stalledOn, ProtocolWriter protocol, ILogger logger)
+        SubscribeHandler subscribe, ConnectHandler connect, PingTimer ping, OutboundQueue outbound, StallList stalledOn, ProtocolWriter protocol, ILogger logger)
     {
         _protocol = protocol;
         _client = client;
@@ -32,6 +33,7 @@ internal sealed class CommandDispatcher
         _settings = settings;
         _publish = publish;
         _subscribe = subscribe;
+        _connect = connect;
         _ping = ping;
         _outbound = outbound;
         _stalledOn = stalledOn;
@@ -106,7 +108,7 @@ internal sealed class CommandDispatcher
                 _protocol.Enqueue("PONG\r\n"u8);
                 // Marks the first PONG (lame duck INFO goes only to clients past it) and sends the
                 // account-limited INFO if one is due.
-                client.CheckInfoOnFirstPing();
+                _connect.CheckInfoOnFirstPing();
                 break;
             case CommandKind.Pong:
                 if (trace)
@@ -120,7 +122,7 @@ internal sealed class CommandDispatcher
                 {
                     client.Trace("<<-", "CONNECT"u8, buffer[command.Argument]);
                 }
-                client.ProcessConnect(buffer[command.Argument]);
+                _connect.Process(buffer[command.Argument]);
                 _ping.EstimateRttAtConnect(client.StartTime);
                 break;
             case CommandKind.Info:

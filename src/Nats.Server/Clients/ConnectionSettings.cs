@@ -20,6 +20,9 @@ internal sealed class ConnectionSettings
     public bool AwaitingAuth;
     public bool Trace;
 
+    // Tick by which CONNECT must have authenticated; 0 once it has (or when no auth is required).
+    public long AuthDeadlineTicks;
+
     // Set once the client has had its first PONG after CONNECT (Go's firstPongSent): from then on it
     // may be sent async INFO updates, if it declared protocol 1.
     public volatile bool FirstPongSent;

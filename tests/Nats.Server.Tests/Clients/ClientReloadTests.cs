@@ -1,58 +1,60 @@
-using Microsoft.Extensions.Logging.Abstractions;
-using Nats.Server.Auth;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
-using Nats.Server.Hosting;
-using Nats.Server.Protocol;
 
 namespace Nats.Server.Tests.Clients;
 
 public class ClientReloadTests
 {
-    private static (ClientReload Reload, ConnectionSettings Settings, ConnectOptions Connect, ClientConnection Client) Setup()
+    [Fact]
+    public async Task BeforeConnect_TheReloadedMaxPayloadApplies_AfterConnect_ThroughTheAccountLimits()
     {
-        var server = new NatsServer(new ServerOptions { MaxPayload = 1000 });
-        var client = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
-        var settings = new ConnectionSettings(server.Options, awaitingAuth: false, trace: false);
-        var connect = new ConnectOptions();
-        var protocol = new ProtocolWriter(client, client.Outbound, client.FlushBatch);
-        var reload = new ClientReload(client, server, settings, new ConnectionAuth(NullLogger.Instance, client), connect, protocol, NullLogger.Instance);
-        return (reload, settings, connect, client);
+        await using var client = new PipeClient(new ServerOptions { MaxPayload = 1000 });
+        await client.ReadUntilAsync("INFO {}\r\n");
+        var reloaded = new ServerOptions { MaxPayload = 200 };
+        client.Connection.Reload.ApplyReloadedOptions(reloaded, refreshTrace: false);
+        Assert.Same(reloaded, client.Connection.Settings.Options);
+        Assert.Equal(200, client.Connection.Settings.MaxPayload);
+
+        await client.SendAsync("CONNECT {\"verbose\":false}\r\nPING\r\n");
+        await client.ReadUntilAsync("PONG\r\n");
+        client.Connection.Reload.ApplyReloadedOptions(new ServerOptions { MaxPayload = 100 }, refreshTrace: false);
+        Assert.Equal(100, client.Connection.Settings.MaxPayload);
+        await client.SendAsync("PUB a 101\r\n");
+        Assert.Equal("-ERR 'Maximum Payload Violation'\r\n", await client.ReadUntilAsync("\r\n"));
     }
 
     [Fact]
-    public void BeforeConnect_TheReloadedMaxPayloadApplies()
+    public async Task AsyncInfo_GoesOnlyToProtocol1ClientsPastTheirFirstPong()
     {
-        var (reload, settings, _, _) = Setup();
-        var options = new ServerOptions { MaxPayload = 200 };
-        reload.ApplyReloadedOptions(options, refreshTrace: false);
-        Assert.Same(options, settings.Options);
-        Assert.Equal(200, settings.MaxPayload);
+        await using var client = new PipeClient();
+        await client.ReadUntilAsync("INFO {}\r\n");
+        var info = "INFO {\"ldm\":true}\r\n"u8.ToArray();
+        await client.SendAsync("CONNECT {\"verbose\":false,\"protocol\":1}\r\n");
+        Assert.False(client.Connection.Reload.TrySendAsyncInfo(info));
+        await client.SendAsync("PING\r\n");
+        await client.ReadUntilAsync("PONG\r\n");
+        Assert.True(client.Connection.Reload.TrySendAsyncInfo(info));
+        Assert.Equal("INFO {\"ldm\":true}\r\n", await client.ReadUntilAsync("\r\n"));
     }
 
     [Fact]
-    public void AsyncInfo_GoesOnlyToProtocol1ClientsPastTheirFirstPong()
+    public async Task AsyncInfo_NotForProtocol0()
     {
-        var (reload, settings, connect, client) = Setup();
-        var info = "INFO {}\r\n"u8.ToArray();
-        Assert.False(reload.TrySendAsyncInfo(info));
-
-        settings.FirstPongSent = true;
-        Assert.False(reload.TrySendAsyncInfo(info));
-
-        connect.Protocol = 1;
-        Assert.True(reload.TrySendAsyncInfo(info));
-
-        client.CloseConnection(ClosedReason.ServerShutdown);
-        Assert.False(reload.TrySendAsyncInfo(info));
+        await using var client = new PipeClient();
+        await client.ReadUntilAsync("INFO {}\r\n");
+        await client.SendAsync("CONNECT {\"verbose\":false}\r\nPING\r\n");
+        await client.ReadUntilAsync("PONG\r\n");
+        Assert.False(client.Connection.Reload.TrySendAsyncInfo("INFO {}\r\n"u8.ToArray()));
     }
 
     [Fact]
-    public void CloseForMaxConnections_ClosesWithThatReason()
+    public async Task CloseForMaxConnections_SendsGosError_AndCloses()
     {
-        var (reload, _, _, client) = Setup();
-        reload.CloseForMaxConnections();
-        Assert.True(client.IsClosed);
-        Assert.Equal(ClosedReason.MaxConnectionsExceeded, client.ClosedReason);
+        await using var client = new PipeClient();
+        await client.ReadUntilAsync("INFO {}\r\n");
+        client.Connection.Reload.CloseForMaxConnections();
+        Assert.Equal("-ERR 'maximum connections exceeded'\r\n", await client.ReadUntilAsync("\r\n"));
+        await client.WaitClosedAsync();
+        Assert.Equal(ClosedReason.MaxConnectionsExceeded, client.Connection.ClosedReason);
     }
 }
