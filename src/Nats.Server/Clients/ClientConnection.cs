@@ -11,15 +11,16 @@ using Nats.Server.Transport;
 namespace Nats.Server.Clients;
 
 /// <summary>
-/// One client connection, a coordinator of single-concept parts (docs/ARCHITECTURE.md lists them):
-/// it wires them together and decides policy between them (which -ERR to send, when to close). The
-/// read loop (Read) parses in place and dispatches; a <see cref="PublishHandler"/> handles PUB and a
-/// <see cref="Delivery.MessageRouter"/> routes it; <see cref="ClientSubscriptions"/> holds SUB state;
-/// an <see cref="OutboundQueue"/> holds and writes what the client receives (Outbound); a
-/// <see cref="FlushBatch"/> flushes the clients a read batch fed and a <see cref="StallList"/> pauses
-/// the read loop behind full subscribers; <see cref="PingTimer"/>, <see cref="Auth.ConnectionAuth"/>,
-/// <see cref="AccountMembership"/> and <see cref="ClientLimits"/> keep keepalive, identity, account and
-/// limits. It is admitted by <see cref="Hosting.ClientAdmission"/>.
+/// One client connection, a thin coordinator of single-concept parts (docs/ARCHITECTURE.md lists
+/// them): it builds and wires them, runs the two loops, closes, runs the heartbeat checks and is the
+/// monitoring surface. A <see cref="ReadLoop"/> receives and a <see cref="CommandDispatcher"/> hands
+/// each command to <see cref="ConnectHandler"/>, <see cref="SubscribeHandler"/> or
+/// <see cref="PublishHandler"/> (routed by a <see cref="Nats.Server.Delivery.MessageRouter"/>);
+/// <see cref="ClientDelivery"/> takes what publishers send this client into its
+/// <see cref="OutboundQueue"/>, which writes it; <see cref="ProtocolWriter"/> queues protocol lines;
+/// <see cref="ClientReload"/> applies a reload; <see cref="ConnectionSettings"/> holds what the
+/// connection speaks. It is admitted by <see cref="Hosting.ClientAdmission"/>; the server's own
+/// clients come from <see cref="InternalClient"/>.
 /// </summary>
 internal sealed class ClientConnection
 {
@@ -92,6 +93,7 @@ internal sealed class ClientConnection
     internal FlushBatch FlushBatch => _flushBatch;
     internal StallList StalledOn => _stalledOn;
     internal ClientSubscriptions Subscriptions => _subscriptions;
+
     public Account Account => _membership.Account;
     public DateTime StartTime { get; }
     public string RemoteIp { get; }
