@@ -36,6 +36,7 @@ internal sealed class ClientConnection
     // Routes what this client (or the server, for the internal client) publishes.
     private readonly Nats.Server.Delivery.MessageRouter _router;
     private readonly PublishHandler _publish;
+    private readonly ConnectHandler _connectHandler;
     private readonly ReadLoop _readLoop;
     private readonly OutboundQueue _outbound;
     private readonly ProtocolWriter _protocol;
@@ -45,7 +46,6 @@ internal sealed class ClientConnection
     private readonly StallList _stalledOn = new();
     private readonly ClientSubscriptions _subscriptions = new();
     private ClosedReason _closedReason;
-    private readonly ConnectHandler _connectHandler;
 
     public ClientConnection(NatsServer server, ClientTransport transport, ulong id, Account account, ILogger logger)
     {
