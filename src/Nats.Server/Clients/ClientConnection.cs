@@ -11,22 +11,22 @@ using Nats.Server.Transport;
 namespace Nats.Server.Clients;
 
 /// <summary>
-/// One client connection, a coordinator of single-concept parts (docs/ARCHITECTURE.md lists them):
-/// it wires them together and decides policy between them (which -ERR to send, when to close). The
-/// read loop (Read) parses in place and dispatches; a <see cref="PublishHandler"/> handles PUB and a
-/// <see cref="Delivery.MessageRouter"/> routes it; <see cref="ClientSubscriptions"/> holds SUB state;
-/// an <see cref="OutboundQueue"/> holds and writes what the client receives (Outbound); a
-/// <see cref="FlushBatch"/> flushes the clients a read batch fed and a <see cref="StallList"/> pauses
-/// the read loop behind full subscribers; <see cref="PingTimer"/>, <see cref="Auth.ConnectionAuth"/>,
-/// <see cref="AccountMembership"/> and <see cref="ClientLimits"/> keep keepalive, identity, account and
-/// limits. It is admitted by <see cref="Hosting.ClientAdmission"/>.
+/// One client connection, a thin coordinator of single-concept parts (docs/ARCHITECTURE.md lists
+/// them): it builds and wires them, runs the two loops, closes, runs the heartbeat checks and is the
+/// monitoring surface. A <see cref="ReadLoop"/> receives and a <see cref="CommandDispatcher"/> hands
+/// each command to <see cref="ConnectHandler"/>, <see cref="SubscribeHandler"/> or
+/// <see cref="PublishHandler"/> (routed by a <see cref="Nats.Server.Delivery.MessageRouter"/>);
+/// <see cref="ClientDelivery"/> takes what publishers send this client into its
+/// <see cref="OutboundQueue"/>, which writes it; <see cref="ProtocolWriter"/> queues protocol lines;
+/// <see cref="ClientReload"/> applies a reload; <see cref="ConnectionSettings"/> holds what the
+/// connection speaks. It is admitted by <see cref="Hosting.ClientAdmission"/>; the server's own
+/// clients come from <see cref="InternalClient"/>.
 /// </summary>
-internal sealed partial class ClientConnection : IDrainable
+internal sealed class ClientConnection
 {
     private readonly NatsServer _server;
     private readonly ClientTransport _transport;
-    // Replaced by a configuration reload (ApplyReloadedOptions).
-    private ServerOptions _options;
+    private readonly ConnectionSettings _settings;
     private readonly ILogger _logger;
     private readonly ConnectOptions _connect = new();
     private readonly string _remoteAddress;
@@ -34,10 +34,18 @@ internal sealed partial class ClientConnection : IDrainable
     private readonly Auth.ConnectionAuth _auth;
     private readonly AccountMembership _membership;
     // Routes what this client (or the server, for the internal client) publishes.
-    private readonly Delivery.MessageRouter _router;
+    private readonly Nats.Server.Delivery.MessageRouter _router;
     private readonly PublishHandler _publish;
-    // Tick by which CONNECT must have authenticated; 0 once it has (or when no auth is required).
-    private long _authDeadlineTicks;
+    private readonly ConnectHandler _connectHandler;
+    private readonly ReadLoop _readLoop;
+    private readonly OutboundQueue _outbound;
+    private readonly ProtocolWriter _protocol;
+    // Clients that received something during the current read batch, flushed once when it ends.
+    private readonly FlushBatch _flushBatch;
+    // Subscribers this publisher must wait for before it parses on (owned by its read loop).
+    private readonly StallList _stalledOn = new();
+    private readonly ClientSubscriptions _subscriptions = new();
+    private ClosedReason _closedReason;
 
     public ClientConnection(NatsServer server, ClientTransport transport, ulong id, Account account, ILogger logger)
     {
@@ -45,8 +53,9 @@ internal sealed partial class ClientConnection : IDrainable
         _transport = transport;
         _outbound = new OutboundQueue(this, transport);
         _flushBatch = new FlushBatch(server);
-        _router = new Delivery.MessageRouter(this);
-        _options = server.Options;
+        _protocol = new ProtocolWriter(this, _outbound, _flushBatch);
+        _router = new Nats.Server.Delivery.MessageRouter(this);
+        _settings = new ConnectionSettings(server.Options, server.AuthenticatorFor(transport).AuthRequired, logger.IsEnabled(LogLevel.Trace));
         _logger = logger;
         Id = id;
         _membership = new AccountMembership(account);
@@ -57,13 +66,46 @@ internal sealed partial class ClientConnection : IDrainable
         RemoteIp = remote?.Address.ToString() ?? "";
         RemotePort = remote?.Port ?? 0;
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
-        _trace = logger.IsEnabled(LogLevel.Trace);
-        _awaitingAuth = server.AuthenticatorFor(transport).AuthRequired;
-        _maxPayload = _options.MaxPayload;
-        _publish = new PublishHandler(this, _connect, _auth, _router);
+        Delivery = new ClientDelivery(this, server, _settings, _auth, _outbound, logger);
+        _publish = new PublishHandler(this, _connect, _auth, _router, _protocol);
+        _connectHandler = new ConnectHandler(this, server, transport, _settings, _connect, _auth, _membership, _publish, _ping, _protocol, logger);
+        Reload = new ClientReload(this, server, _settings, _auth, _connect, _connectHandler, _protocol, logger);
+        var subscribe = new SubscribeHandler(this, _settings, _connect, _auth, _subscriptions, _outbound, _protocol, logger);
+        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _connectHandler, _ping, _outbound, _stalledOn, _protocol, logger);
+        _readLoop = new ReadLoop(this, transport, commands, _settings, _ping, _outbound, _flushBatch, _stalledOn, logger);
     }
 
     public ulong Id { get; }
+
+    /// <summary>What a configuration reload or lame duck mode does to this client.</summary>
+    internal readonly ClientReload Reload;
+
+    /// <summary>Delivery into this client on behalf of a publisher (the router's per-subscriber step).</summary>
+    internal readonly ClientDelivery Delivery;
+
+    /// <summary>Id of the publisher batch that last queued to this client; dedupes <see cref="FlushBatch"/>.</summary>
+    internal long FlushMark;
+
+    // The parts an internal publisher and the internal-client factory work with (InternalClient).
+    internal ConnectionSettings Settings => _settings;
+    internal Nats.Server.Delivery.MessageRouter Router => _router;
+    internal OutboundQueue Outbound => _outbound;
+    internal FlushBatch FlushBatch => _flushBatch;
+    internal StallList StalledOn => _stalledOn;
+
+    /// <summary>
+    /// A receiver that is not a client queue (an MQTT connection's outbound) is past its stall threshold
+    /// after this publisher's delivery: the publisher waits for it as for a full client, if it can wait.
+    /// </summary>
+    internal void StallOn(IDrainable subscriber)
+    {
+        if (_settings.CanStall)
+        {
+            _stalledOn.Add(subscriber);
+        }
+    }
+    internal ClientSubscriptions Subscriptions => _subscriptions;
+
     public Account Account => _membership.Account;
     public DateTime StartTime { get; }
     public string RemoteIp { get; }
@@ -123,23 +165,23 @@ internal sealed partial class ClientConnection : IDrainable
     /// <summary>Sends INFO and runs both loops until the connection ends.</summary>
     public async Task RunAsync(byte[] info, bool overConnectionLimit)
     {
-        EnqueueProtocol(info);
+        _protocol.Enqueue(info);
         SignalFlush();
         var writer = Task.Run(_outbound.RunWriteLoopAsync);
         if (overConnectionLimit)
         {
             // Go sends INFO first, then refuses the connection.
-            EnqueueProtocol(ErrorTexts.MaxConnectionsExceeded);
+            _protocol.Enqueue(ErrorTexts.MaxConnectionsExceeded);
             CloseConnection(ClosedReason.MaxConnectionsExceeded);
         }
         else
         {
-            _ping.ScheduleFirstPing(Environment.TickCount64, _options.PingInterval);
-            if (_awaitingAuth)
+            _ping.ScheduleFirstPing(Environment.TickCount64, _settings.Options.PingInterval);
+            if (_settings.AwaitingAuth)
             {
-                _authDeadlineTicks = Environment.TickCount64 + (long)_options.AuthTimeout.TotalMilliseconds;
+                _settings.AuthDeadlineTicks = Environment.TickCount64 + (long)_settings.Options.AuthTimeout.TotalMilliseconds;
             }
-            await ReadLoopAsync().ConfigureAwait(false);
+            await _readLoop.RunAsync().ConfigureAwait(false);
         }
         await writer.ConfigureAwait(false);
     }
@@ -160,47 +202,40 @@ internal sealed partial class ClientConnection : IDrainable
         {
             return;
         }
-        var authDeadline = Volatile.Read(ref _authDeadlineTicks);
-        if (authDeadline != 0 && _awaitingAuth && now >= authDeadline)
+        var authDeadline = Volatile.Read(ref _settings.AuthDeadlineTicks);
+        if (authDeadline != 0 && _settings.AwaitingAuth && now >= authDeadline)
         {
             _logger.LogError("{Client} - Authentication Timeout", this);
-            SendProtocolNow(ErrorTexts.AuthenticationTimeout);
+            _protocol.SendNow(ErrorTexts.AuthenticationTimeout);
             CloseConnection(ClosedReason.AuthenticationTimeout);
             return;
         }
 
         var writeStarted = _outbound.WriteStartedTicks;
-        if (writeStarted != 0 && now - writeStarted > (long)_options.WriteDeadline.TotalMilliseconds)
+        if (writeStarted != 0 && now - writeStarted > (long)_settings.Options.WriteDeadline.TotalMilliseconds)
         {
             _server.RecordSlowConsumer();
-            _logger.LogInformation("{Client} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, _options.WriteDeadline);
+            _logger.LogInformation("{Client} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, _settings.Options.WriteDeadline);
             CloseConnection(ClosedReason.SlowConsumerWriteDeadline);
             return;
         }
 
-        switch (_ping.Check(now, _options.PingInterval, _options.MaxPingsOut))
+        switch (_ping.Check(now, _settings.Options.PingInterval, _settings.Options.MaxPingsOut))
         {
             case PingAction.Stale:
                 _logger.LogDebug("{Client} - Stale Client Connection - Closing", this);
-                SendProtocolNow(ErrorTexts.StaleConnection);
+                _protocol.SendNow(ErrorTexts.StaleConnection);
                 CloseConnection(ClosedReason.StaleConnection);
                 break;
             case PingAction.SendPing:
-                if (_trace)
+                if (_settings.Trace)
                 {
                     Trace("->>", "PING"u8, default);
                 }
-                SendProtocolNow("PING\r\n"u8);
+                _protocol.SendNow("PING\r\n"u8);
                 break;
         }
     }
-
-    private readonly ClientSubscriptions _subscriptions = new();
-    private bool _headers;
-    private bool _echo = true;
-    private bool _connectReceived;
-    // -1: no limit. Owned by the read loop (set at CONNECT, read by SUB).
-    private int _maxSubscriptions = -1;
 
     public int SubscriptionCount => _subscriptions.Count;
 
@@ -209,203 +244,67 @@ internal sealed partial class ClientConnection : IDrainable
     /// <summary>Subscriptions removed when the connection closed, kept for the closed-connections list.</summary>
     internal IReadOnlyList<Subscription> SubscriptionsAtClose => _subscriptions.AtClose;
 
-    public bool ConnectReceived => _connectReceived;
-
-    /// <summary>CONNECT {json} — mirrors processConnect in the Go server's client.go.</summary>
-    private void ProcessConnect(ReadOnlySpan<byte> json)
-    {
-        // Like Go's clearAuthTimer at the top of processConnect: a slow credential check (bcrypt)
-        // must not be overtaken by the authentication timeout.
-        Volatile.Write(ref _authDeadlineTicks, 0);
-        if (!_connect.TryApply(json))
-        {
-            _logger.LogError("{Client} - invalid CONNECT: not a valid JSON object", this);
-            CloseConnection(ClosedReason.ProtocolViolation);
-            return;
-        }
-        _connectReceived = true;
-        _echo = _connect.Echo;
-        _headers = !_options.NoHeaderSupport && _connect.Headers;
-
-        var request = new Auth.ClientAuthRequest(_connect, _auth.Nonce, RemoteIp, _transport.ConnectionType)
-        {
-            PeerCertificate = _transport.Tls?.PeerCertificate,
-        };
-        if (!_auth.Authenticate(_server.AuthenticatorFor(_transport), request, _server.Options) || _connect.NewAccount || !string.IsNullOrEmpty(_connect.Account))
-        {
-            _logger.LogError("{Client} - authentication error - User \"{User}\"", this, _connect.User);
-            EnqueueProtocol(ErrorTexts.AuthorizationViolation);
-            CloseConnection(ClosedReason.AuthenticationViolation);
-            _server.SystemEvents?.AuthenticationFailed(this);
-            return;
-        }
-        if (!BindAccount(_auth.User!.Account))
-        {
-            return;
-        }
-        ApplyAccountLimits();
-        // Go sends the connect advisory from isClientAuthorized, before the remaining CONNECT checks.
-        _server.SystemEvents?.ClientConnected(this);
-        _awaitingAuth = false;
-        _authDeadlineTicks = 0;
-
-        if (_connect.Protocol is < 0 or > 1)
-        {
-            EnqueueProtocol(ErrorTexts.InvalidClientProtocol);
-            CloseConnection(ClosedReason.BadClientProtocolVersion);
-            return;
-        }
-        if (_connect.NoResponders && !_headers)
-        {
-            EnqueueProtocol(ErrorTexts.NoRespondersRequiresHeaders);
-            CloseConnection(ClosedReason.NoRespondersRequiresHeaders);
-            return;
-        }
-        // The first ping is re-armed from CONNECT, as the Go server does.
-        _ping.ScheduleFirstPing(Environment.TickCount64, _options.PingInterval);
-        if (_connect.Verbose)
-        {
-            EnqueueProtocol("+OK\r\n"u8);
-        }
-    }
-
-    /// <summary>SUB subject [queue] sid — mirrors processSubEx.</summary>
-    private void ProcessSubscribe(ReadOnlySpan<byte> buffer, in ClientCommand command)
-    {
-        var sid = buffer[command.Sid];
-        if (_auth.SubscribeViolation(buffer[command.Subject], command.HasQueue ? buffer[command.Queue] : default, command.HasQueue, sid) is { } violation)
-        {
-            EnqueueProtocol(violation);
-            return;
-        }
-        var count = _subscriptions.CountAndFind(sid, out var exists);
-        if (_maxSubscriptions >= 0 && count >= _maxSubscriptions)
-        {
-            _logger.LogError("{Client} - maximum subscriptions exceeded", this);
-            EnqueueProtocol(ErrorTexts.MaxSubscriptionsExceeded);
-            return;
-        }
-        if (!exists)
-        {
-            var subscription = new Subscription(
-                this,
-                buffer[command.Subject].ToArray(),
-                command.HasQueue ? buffer[command.Queue].ToArray() : null,
-                sid.ToArray());
-            if (!_subscriptions.Add(subscription, Account.SubList))
-            {
-                EnqueueProtocol(ErrorTexts.InvalidSubject);
-                return;
-            }
-            if (IsClosed)
-            {
-                // Lost a race with close: make sure nothing is left behind in the index.
-                Account.SubList.Remove(subscription);
-            }
-        }
-        if (_connect.Verbose)
-        {
-            EnqueueProtocol("+OK\r\n"u8);
-        }
-    }
-
-    /// <summary>UNSUB sid [max] — mirrors processUnsub: a max not above what was delivered removes at once.</summary>
-    private void ProcessUnsubscribe(ReadOnlySpan<byte> buffer, in ClientCommand command)
-    {
-        var sid = buffer[command.Sid];
-        var subscription = _subscriptions.Find(sid);
-        if (subscription is not null)
-        {
-            var removeNow = true;
-            lock (_outbound.Sync)
-            {
-                if (command.UnsubMax > 0 && command.UnsubMax > subscription.Delivered)
-                {
-                    subscription.Max = command.UnsubMax;
-                    removeNow = false;
-                }
-                else
-                {
-                    subscription.Max = 0;
-                }
-            }
-            if (removeNow)
-            {
-                RemoveSubscription(subscription);
-            }
-        }
-        if (_connect.Verbose)
-        {
-            EnqueueProtocol("+OK\r\n"u8);
-        }
-    }
+    public bool ConnectReceived => _settings.ConnectReceived;
 
     /// <summary>Takes a subscription out of this client and the index (UNSUB, auto-unsubscribe).</summary>
     internal void RemoveSubscription(Subscription subscription) => _subscriptions.Remove(subscription, Account);
 
-    /// <summary>
-    /// Go's registerWithAccount: moves the client from $G to the account it authenticated into; false
-    /// (after sending the error and closing) when that account is missing or at its connection limit.
-    /// </summary>
-    private bool BindAccount(string accountName)
-    {
-        var target = _server.FindAccount(accountName);
-        if (target is null)
-        {
-            _logger.LogError("{Client} - Problem registering with account \"{Account}\": account missing", this, accountName);
-            EnqueueProtocol("-ERR 'Failed Account Registration'\r\n"u8);
-            CloseConnection(ClosedReason.MissingAccount);
-            return false;
-        }
-        switch (_membership.MoveTo(target))
-        {
-            case AccountMove.AlreadyThere:
-                return true;
-            case AccountMove.Released:
-                return false;
-            case AccountMove.TargetFull:
-                // Still counted in the old account, which the close path releases.
-                _logger.LogError("{Client} - maximum account active connections exceeded", this);
-                EnqueueProtocol("-ERR 'maximum account active connections exceeded'\r\n"u8);
-                CloseConnection(ClosedReason.MaxAccountConnectionsExceeded);
-                return false;
-        }
-        // The per-client match cache belongs to the old account's index.
-        _publish.OnAccountChanged();
-        _server.SystemEvents?.ClientJoinedAccount(target);
-        return true;
-    }
+    public bool IsClosed => _outbound.IsClosed;
+    public ClosedReason ClosedReason => _closedReason;
+    public DateTime? StopTime { get; private set; }
 
-    /// <summary>The smaller of the server's and the account's limits apply (see <see cref="ClientLimits"/>).</summary>
-    private void ApplyAccountLimits()
+    public long PendingBytes => _outbound.PendingBytes;
+
+    /// <summary>Messages and bytes queued to this client.</summary>
+    public long OutMsgs => Volatile.Read(ref _outbound.OutMsgs);
+
+    public long OutBytes => Volatile.Read(ref _outbound.OutBytes);
+
+    /// <summary>Times this client's full queue paused a publisher.</summary>
+    public long Stalls => Delivery.Stalls;
+
+    /// <summary>Messages dropped for this client under no_fast_producer_stall.</summary>
+    public long FastProducerDrops => Delivery.FastProducerDrops;
+
+    internal void SignalFlush() => _outbound.SignalFlush();
+
+    /// <summary>The write side made progress: counts as activity for the ping timer.</summary>
+    internal void NoteWriteActivity() => _ping.NoteActivity(Environment.TickCount64);
+
+    internal void OnWriteLoopFailed(Exception ex)
     {
-        var limits = ClientLimits.Compute(Account.Options.Limits, _options);
-        if (limits.ServerOverridesPayload)
-        {
-            _logger.LogError("{Client} - Max Payload set to {Max} from server overrides account or user config", this, _options.MaxPayload);
-        }
-        if (limits.ServerOverridesSubscriptions)
-        {
-            _logger.LogError("{Client} - Max Subscriptions set to {Max} from server overrides account or user config", this, _options.MaxSubscriptions);
-        }
-        _maxPayload = limits.MaxPayload;
-        _maxSubscriptions = limits.MaxSubscriptions;
+        _logger.LogError(ex, "{Client} - Unexpected error in write loop", this);
+        CloseConnection(ClosedReason.WriteError);
     }
 
     /// <summary>
-    /// Go's processPing: a client speaking protocol 1 that sends its first PING after CONNECT gets a
-    /// fresh INFO (right after that PONG, as Go writes it) when its max_payload differs from the server's (an account limit lowered it).
+    /// Ends the connection. Protocol errors flush what is queued (the -ERR) before the socket closes;
+    /// slow consumers and broken sockets are cut at once. Safe to call from any thread, once or many times.
     /// </summary>
-    private void CheckInfoOnFirstPing()
+    internal void CloseConnection(ClosedReason reason)
     {
-        if (_firstPongSent || !_connectReceived)
+        if (!_outbound.TryClose())
         {
             return;
         }
-        _firstPongSent = true;
-        if (_connect.Protocol >= 1 && _maxPayload != _options.MaxPayload)
+        _closedReason = reason;
+        StopTime = DateTime.UtcNow;
+        var cutNow = reason is ClosedReason.SlowConsumerPendingBytes or ClosedReason.SlowConsumerWriteDeadline
+            or ClosedReason.WriteError or ClosedReason.ReadError;
+        if (cutNow)
         {
-            EnqueueProtocol(_server.RenderClientInfo(Id, RemoteIp, _maxPayload));
+            _outbound.Discard();
+            _transport.Abort();
         }
+        else
+        {
+            // Flush what is queued (the -ERR), but like Go's flushAndClose never for longer than the write deadline.
+            _ = Task.Delay(_settings.Options.WriteDeadline).ContinueWith(static (_, state) => ((ClientTransport)state!).Abort(), _transport, TaskScheduler.Default);
+        }
+        // Publishers waiting for this client to drain go back to full speed.
+        _outbound.ReleaseStallIfDrained();
+        _subscriptions.RemoveAll(Account);
+        _server.OnClientClosed(this);
+        _outbound.SignalFlush();
     }
 }

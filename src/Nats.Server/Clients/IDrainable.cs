@@ -1,7 +1,7 @@
 namespace Nats.Server.Clients;
 
 /// <summary>
-/// A subscriber a publisher can be paused on (see <see cref="StallList"/>): a client connection, or an
+/// A subscriber a publisher can be paused on (see <see cref="StallList"/>): a client's delivery, or an
 /// MQTT connection whose outbound packets a publisher filled past the stall threshold.
 /// </summary>
 internal interface IDrainable

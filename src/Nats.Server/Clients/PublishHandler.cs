@@ -17,13 +17,15 @@ internal sealed class PublishHandler
     private readonly ConnectOptions _connect;
     private readonly ConnectionAuth _auth;
     private readonly Delivery.MessageRouter _router;
+    private readonly ProtocolWriter _protocol;
     private readonly MatchCache _matches = new();
 
     // Where a mapped subject is written; reused so mapping does not allocate per message.
     private byte[] _mappedSubject = [];
 
-    public PublishHandler(ClientConnection client, ConnectOptions connect, ConnectionAuth auth, Delivery.MessageRouter router)
+    public PublishHandler(ClientConnection client, ConnectOptions connect, ConnectionAuth auth, Delivery.MessageRouter router, ProtocolWriter protocol)
     {
+        _protocol = protocol;
         _client = client;
         _connect = connect;
         _auth = auth;
@@ -44,7 +46,7 @@ internal sealed class PublishHandler
 
         if (_connect.Pedantic && !SubjectValidation.IsValidLiteralSubject(subject))
         {
-            client.EnqueueProtocol(ErrorTexts.InvalidPublishSubject);
+            _protocol.Enqueue(ErrorTexts.InvalidPublishSubject);
         }
         var account = client.Account;
         // Go maps in the parser, before processInboundClientMsg: permissions, the reserved-prefix check,
@@ -61,22 +63,22 @@ internal sealed class PublishHandler
         }
         if (subject.Length > 5 && subject.StartsWith("_GR_."u8))
         {
-            client.EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublish(Encoding.UTF8.GetString(subject))));
+            _protocol.Enqueue(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublish(Encoding.UTF8.GetString(subject))));
             return;
         }
         if (_auth.Permissions is not null && _auth.PublishViolation(subject) is { } violation)
         {
-            client.EnqueueProtocol(violation);
+            _protocol.Enqueue(violation);
             return;
         }
         if (!reply.IsEmpty && IsReservedReply(reply))
         {
-            client.EnqueueProtocol(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublishReply(Encoding.UTF8.GetString(reply))));
+            _protocol.Enqueue(Encoding.UTF8.GetBytes(ErrorTexts.PermissionsPublishReply(Encoding.UTF8.GetString(reply))));
             return;
         }
         if (_connect.Verbose)
         {
-            client.EnqueueProtocol("+OK\r\n"u8);
+            _protocol.Enqueue("+OK\r\n"u8);
         }
 
         var result = _matches.Lookup(account.SubList, subject);
@@ -125,6 +127,6 @@ internal sealed class PublishHandler
         var position = MsgLine.Write(span, reply, own.Sid, default, headerSize, headerSize);
         "NATS/1.0 503\r\n\r\n\r\n"u8.CopyTo(span[position..]);
         position += headerSize + 2;
-        _client.EnqueueProtocol(span[..position]);
+        _protocol.Enqueue(span[..position]);
     }
 }

@@ -13,7 +13,8 @@ namespace Nats.Server.Clients;
 /// subscriber, as TCP would hold it, and no queue grows towards max_pending. A subscriber that writes
 /// nothing for the stuck bound (one second, or the write deadline if lower) while a publisher waits on
 /// it is cut as a slow consumer, which releases every publisher waiting on it
-/// (<see cref="IDrainable.WaitUntilDrainedAsync"/>; an MQTT subscriber takes part the same way). With no_fast_producer_stall the message is
+/// (<see cref="IDrainable.WaitUntilDrainedAsync"/>: a client's <see cref="ClientDelivery"/>, or an MQTT
+/// connection's outbound). With no_fast_producer_stall the message is
 /// dropped for the full subscriber instead (Go 2.11).
 /// Go 2.9 stalls a producer 100 ms per message (up to 1 s as the queue nears max_pending) and cuts
 /// the consumer only at max_pending or after the 10 s write deadline; Go 2.11 stalls 2-5 ms, at

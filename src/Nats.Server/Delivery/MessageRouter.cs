@@ -98,7 +98,7 @@ internal sealed class MessageRouter
             return receiver.Deliver(subscription, new Message(subject, reply, headers, payload, account, _origin));
         }
         // A client takes the prebuilt line; an import route (no client) is run by DeliverRouted instead.
-        return subscription.Client is { } client && client.TryDeliver(_origin, subscription, prefix, suffix, message, headerSize, subject, reply);
+        return subscription.Client is { } client && client.Delivery.TryDeliver(_origin, subscription, prefix, suffix, message, headerSize, subject, reply);
     }
 
     private uint NextQueueRandom()

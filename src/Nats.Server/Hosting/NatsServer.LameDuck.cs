@@ -105,7 +105,7 @@ internal sealed partial class NatsServer
         info.LameDuckMode = true;
         foreach (var client in clients)
         {
-            client.TrySendAsyncInfo(info.RenderForClient(client.Id, client.RemoteIp));
+            client.Reload.TrySendAsyncInfo(info.RenderForClient(client.Id, client.RemoteIp));
         }
     }
 }

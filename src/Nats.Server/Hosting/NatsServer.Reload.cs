@@ -135,7 +135,7 @@ internal sealed partial class NatsServer
         foreach (var client in _clients.Values)
         {
             // Every client reads limits and timers from its options; the trace flag is cached per client.
-            client.ApplyReloadedOptions(newOptions, refreshTrace: reloadLogging || reloadTrace);
+            client.Reload.ApplyReloadedOptions(newOptions, refreshTrace: reloadLogging || reloadTrace);
         }
         if (reloadAuth)
         {
@@ -162,7 +162,7 @@ internal sealed partial class NatsServer
         var remaining = new List<ClientConnection>(clients.Count);
         foreach (var client in clients)
         {
-            if (client.HasMovedToDifferentAccount(options))
+            if (client.Reload.HasMovedToDifferentAccount(options))
             {
                 client.CloseConnection(ClosedReason.ClientClosed);
             }
@@ -173,11 +173,11 @@ internal sealed partial class NatsServer
         }
         foreach (var client in remaining)
         {
-            if (!client.ReauthorizeAfterReload(authenticator, options))
+            if (!client.Reload.ReauthorizeAfterReload(authenticator, options))
             {
                 continue;
             }
-            client.RemoveUnauthorizedSubscriptions();
+            client.Reload.RemoveUnauthorizedSubscriptions();
         }
     }
 
@@ -193,7 +193,7 @@ internal sealed partial class NatsServer
         var closed = 0;
         foreach (var client in clients.OrderBy(_ => Random.Shared.Next()))
         {
-            client.CloseForMaxConnections();
+            client.Reload.CloseForMaxConnections();
             if (++closed >= toClose)
             {
                 break;

@@ -291,7 +291,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
     internal Delivery.InternalPublisher CreateInternalPublisher(Account account, string loggerName)
     {
         var id = NextClientId();
-        return new Delivery.InternalPublisher(ClientConnection.CreateInternal(this, id, account, _loggerFactory.CreateLogger(loggerName)));
+        return new Delivery.InternalPublisher(InternalClient.Create(this, id, account, _loggerFactory.CreateLogger(loggerName)));
     }
 
     private long _stalls;

@@ -287,7 +287,7 @@ internal sealed class MqttConnection
                         FlushPublished();
                         return ClosedReason.ClientClosed;
                     }
-                    if (_session?.Nats.StallPending == true)
+                    if (_session?.Publisher.StallPending == true)
                     {
                         stalled = true;
                         break;
@@ -298,7 +298,7 @@ internal sealed class MqttConnection
                 {
                     // A subscriber we fed is full: the rest of the buffer waits until it has drained, as a NATS publisher's does.
                     reader.AdvanceTo(buffer.Start);
-                    while (_session?.Nats is { StallPending: true } nats && Volatile.Read(ref _closed) == 0)
+                    while (_session?.Publisher is { StallPending: true } nats && Volatile.Read(ref _closed) == 0)
                     {
                         await nats.WaitForStallsAsync().ConfigureAwait(false);
                     }
@@ -377,7 +377,7 @@ internal sealed class MqttConnection
         {
             lock (session.Nats)
             {
-                session.Nats.FlushInternalBatch();
+                session.Publisher.FlushBatch();
             }
         }
     }
@@ -626,7 +626,7 @@ internal sealed class MqttConnection
             using (MqttPublishContext.Enter(qos, retain))
             {
                 // Flushed once per read buffer (FlushPublished), not once per message.
-                session.Nats.PublishInternalDeferred(session.Account, subjectBytes, default, headers, payload);
+                session.Publisher.PublishDeferred(session.Account, subjectBytes, default, headers, payload);
             }
             if (qos > 0)
             {
@@ -639,7 +639,7 @@ internal sealed class MqttConnection
                 "$MQTT.msgs."u8.CopyTo(_storeScratch);
                 subjectBytes.CopyTo(_storeScratch.AsSpan(MqttJetStream.MessagesPrefix.Length));
                 var reply = pubAckId > 0 ? _storeAcks!.Expect(MqttPackets.PubAck, pubAckId) : default;
-                if (!session.Nats.PublishInternalDeferred(session.Account, _storeScratch.AsSpan(0, stored), reply, headers, payload) && pubAckId > 0)
+                if (!session.Publisher.PublishDeferred(session.Account, _storeScratch.AsSpan(0, stored), reply, headers, payload) && pubAckId > 0)
                 {
                     _storeAcks!.NotStored(reply);
                 }

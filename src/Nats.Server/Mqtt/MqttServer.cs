@@ -174,7 +174,7 @@ internal sealed class MqttServer : IAsyncDisposable
             }
             else
             {
-                var nats = ClientConnection.CreateStallableInternal(_server, connection.Id, account, _connectionLogger);
+                var nats = InternalClient.CreateStallable(_server, connection.Id, account, _connectionLogger);
                 session = new MqttSession(connect.ClientId, account, nats, Options, JetStream);
                 _sessions[key] = session;
                 // Go's createOrRestoreSession: a session stored in $MQTT_sess (by us or by Go) comes back.

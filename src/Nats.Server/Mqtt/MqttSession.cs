@@ -35,6 +35,7 @@ internal sealed class MqttSession
         IdHash = MqttJetStream.Hash(clientId);
         Account = account;
         Nats = nats;
+        Publisher = new InternalPublisher(nats);
         _options = options;
         _js = js;
         _inflight = new MqttInflight(options.EffectiveMaxAckPending);
@@ -49,6 +50,9 @@ internal sealed class MqttSession
 
     /// <summary>The internal client that owns this session's NATS subscriptions and publishes for it.</summary>
     public ClientConnection Nats { get; }
+
+    /// <summary>Publishes for this session as <see cref="Nats"/> (stallable: the MQTT connection awaits its stalls).</summary>
+    public InternalPublisher Publisher { get; }
 
     /// <summary>The last CONNECT's clean session flag; a clean session ends with its connection.</summary>
     public bool Clean { get; set; }
@@ -341,7 +345,7 @@ internal sealed class MqttSession
     {
         lock (Nats)
         {
-            Nats.PublishInternal(Account, ackSubject, default, default, default, replySet: false);
+            Publisher.Publish(Account, ackSubject, default, default, default);
         }
     }
 

@@ -10,8 +10,8 @@ public class FlushBatchTests
     private static (NatsServer Server, ClientConnection A, ClientConnection B) Setup()
     {
         var server = new NatsServer(new ServerOptions());
-        var a = ClientConnection.CreateInternal(server, 1, server.GlobalAccount, NullLogger.Instance);
-        var b = ClientConnection.CreateInternal(server, 2, server.GlobalAccount, NullLogger.Instance);
+        var a = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
+        var b = InternalClient.Create(server, 2, server.GlobalAccount, NullLogger.Instance);
         return (server, a, b);
     }
 
@@ -60,7 +60,7 @@ public class FlushBatchTests
         var batch = new FlushBatch(server);
         for (var i = 0; i < 40; i++)
         {
-            batch.Add(ClientConnection.CreateInternal(server, (ulong)i + 1, server.GlobalAccount, NullLogger.Instance));
+            batch.Add(InternalClient.Create(server, (ulong)i + 1, server.GlobalAccount, NullLogger.Instance));
         }
         Assert.Equal(40, batch.Count);
         batch.FlushAll();

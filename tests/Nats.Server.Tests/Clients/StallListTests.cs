@@ -11,14 +11,14 @@ public class StallListTests
     public async Task WaitsOncePerSubscriber_ThenEmpties()
     {
         var server = new NatsServer(new ServerOptions());
-        var a = ClientConnection.CreateInternal(server, 1, server.GlobalAccount, NullLogger.Instance);
-        var b = ClientConnection.CreateInternal(server, 2, server.GlobalAccount, NullLogger.Instance);
+        var a = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
+        var b = InternalClient.Create(server, 2, server.GlobalAccount, NullLogger.Instance);
         var stalls = new StallList();
         Assert.False(stalls.MustStall);
 
-        stalls.Add(a);
-        stalls.Add(b);
-        stalls.Add(a);
+        stalls.Add(a.Delivery);
+        stalls.Add(b.Delivery);
+        stalls.Add(a.Delivery);
         Assert.True(stalls.MustStall);
         Assert.Equal(2, stalls.Count);
 

@@ -145,7 +145,7 @@ internal sealed partial class SystemAccountService
     }
 
     private void Subscribe(string subject, InternalMessageHandler handler) =>
-        _client!.SubscribeInternal(subject, (++_sid).ToString(global::System.Globalization.CultureInfo.InvariantCulture), handler);
+        InternalClient.Subscribe(_client!, subject, (++_sid).ToString(global::System.Globalization.CultureInfo.InvariantCulture), handler);
 
     private static bool Ignore(Subscription subscription, ClientConnection publisher, ReadOnlySpan<byte> subject,
         ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> body) => true;

@@ -37,6 +37,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     private readonly EventIds _eventIds = new();
     private readonly Dictionary<Account, Timer> _connsHeartbeats = [];
     private ClientConnection? _client;
+    private Delivery.InternalPublisher? _publisher;
     private Task? _loop;
     private Timer? _statszTimer;
     private TimeSpan _statszInterval = FirstStatsz;
@@ -66,7 +67,8 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     /// <summary>Creates the internal client and its subscriptions, and starts the send loop and the statsz timer.</summary>
     public void Start(ulong clientId)
     {
-        _client = ClientConnection.CreateInternal(_server, clientId, Account, _server.LoggerFactory.CreateLogger("nats-server.system"));
+        _client = InternalClient.Create(_server, clientId, Account, _server.LoggerFactory.CreateLogger("nats-server.system"));
+        _publisher = new Delivery.InternalPublisher(_client);
         SubscribeAll();
         RegisterSystemImports();
         _loop = Task.Run(RunLoopAsync);
@@ -158,12 +160,12 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     /// <summary>Into the system account as Go's internal sender writes it, or (another account) as a reply that came back through a service import.</summary>
     private void PublishRaw(string subject, string reply, ReadOnlySpan<byte> payload, Account? account = null)
     {
-        var client = _client!;
+        var publisher = _publisher!;
         var target = account ?? Account;
         Span<byte> subjectBytes = stackalloc byte[Encoding.UTF8.GetMaxByteCount(subject.Length)];
         subjectBytes = subjectBytes[..Encoding.UTF8.GetBytes(subject, subjectBytes)];
         var replyBytes = Encoding.UTF8.GetBytes(reply);
-        client.PublishInternal(target, subjectBytes, replyBytes, payload, replySet: ReferenceEquals(target, Account));
+        publisher.Publish(target, subjectBytes, replyBytes, default, payload, replySet: ReferenceEquals(target, Account));
     }
 
     /// <summary>The "server" object of every event and reply (Go's ServerInfo, filled in by the send loop).</summary>

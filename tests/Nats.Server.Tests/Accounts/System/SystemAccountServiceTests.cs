@@ -35,20 +35,21 @@ public sealed class SystemAccountServiceTests
     {
         var server = new NatsServer(new ServerOptions());
         var account = server.SystemAccount!;
-        var client = ClientConnection.CreateInternal(server, 1, account, NullLogger.Instance);
+        var client = InternalClient.Create(server, 1, account, NullLogger.Instance);
+        var publisher = new Nats.Server.Delivery.InternalPublisher(client);
         var received = new List<(string Subject, string Reply, string Body)>();
-        client.SubscribeInternal("$SYS.TEST.*", "1", (Subscription _, ClientConnection _, ReadOnlySpan<byte> subject,
+        InternalClient.Subscribe(client, "$SYS.TEST.*", "1", (Subscription _, ClientConnection _, ReadOnlySpan<byte> subject,
             ReadOnlySpan<byte> reply, ReadOnlySpan<byte> _, ReadOnlySpan<byte> body) =>
         {
             received.Add((Encoding.UTF8.GetString(subject), Encoding.UTF8.GetString(reply), Encoding.UTF8.GetString(body)));
             return true;
         });
 
-        Assert.True(client.PublishInternal(account, "$SYS.TEST.one"u8, "_INBOX.r"u8, "{\"a\":1}"u8));
-        Assert.True(client.PublishInternal(account, "$SYS.TEST.two"u8, default, ""u8));
-        Assert.False(client.PublishInternal(account, "$SYS.OTHER"u8, default, "x"u8));
+        Assert.True(publisher.Publish(account, "$SYS.TEST.one"u8, "_INBOX.r"u8, default, "{\"a\":1}"u8, replySet: true));
+        Assert.True(publisher.Publish(account, "$SYS.TEST.two"u8, default, default, ""u8, replySet: true));
+        Assert.False(publisher.Publish(account, "$SYS.OTHER"u8, default, default, "x"u8, replySet: true));
         // Another account's index is another subject space.
-        Assert.False(client.PublishInternal(server.GlobalAccount, "$SYS.TEST.one"u8, default, "x"u8));
+        Assert.False(publisher.Publish(server.GlobalAccount, "$SYS.TEST.one"u8, default, default, "x"u8, replySet: true));
 
         Assert.Equal([("$SYS.TEST.one", "_INBOX.r", "{\"a\":1}"), ("$SYS.TEST.two", "", "")], received);
         Assert.Equal(1, account.SubList.Count);
