@@ -128,6 +128,21 @@ internal sealed partial class GoServerProcess : ITestServer
 
     public async ValueTask DisposeAsync()
     {
+        if (Kind != "go" && !_process.HasExited)
+        {
+            // Ours stops as the in-process server's dispose does, cleanly (SIGINT), so tests that restart on the
+            // same store see a clean shutdown; after a kill -9 the store resumes above its sequence reservation.
+            using var interrupt = Process.Start("kill", ["-INT", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+            await interrupt.WaitForExitAsync();
+            try
+            {
+                await _process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(30));
+            }
+            catch (TimeoutException)
+            {
+                // Killed below.
+            }
+        }
         KillQuietly(_process);
         await _process.WaitForExitAsync();
         _process.Dispose();
