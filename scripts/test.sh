@@ -125,7 +125,7 @@ if dotnet publish -c Release -r linux-x64 src/Nats.Server.App/Nats.Server.App.cs
   out=$(mktemp)
   NATS_SERVER_EXE="$aot_dir/nats-net-server" dotnet test tests/Nats.Server.IntegrationTests/Nats.Server.IntegrationTests.csproj \
     -c Release --no-build --nologo \
-    --filter "FullyQualifiedName~Operations.ExecutableAcceptanceTests|FullyQualifiedName~Operations.ExecutableTests|FullyQualifiedName~JetStream.NatsNetJetStreamTests|FullyQualifiedName~JetStream.DuplicatePublishTests|FullyQualifiedName~PowerLoss.DuplicateAckDurabilityTests|FullyQualifiedName~JetStream.JetStreamCrashTests" \
+    --filter "FullyQualifiedName~Operations.ExecutableAcceptanceTests|FullyQualifiedName~Operations.ExecutableTests|FullyQualifiedName~JetStream.NatsNetJetStreamTests|FullyQualifiedName~JetStream.DuplicatePublishTests|FullyQualifiedName~PowerLoss.DuplicateAckDurabilityTests|FullyQualifiedName~Mqtt.MqttQos2DurabilityTests|FullyQualifiedName~JetStream.JetStreamCrashTests" \
     2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
   summary=$(grep -E '(Passed|Failed)! +- Failed: +[0-9]+, Passed: +[0-9]+' "$out" | tail -1)
