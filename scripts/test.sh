@@ -107,7 +107,8 @@ done
 # The Native AOT executable is what README's run command and the benchmark run: publish it, then run a subset of the
 # integration tests against it (NATS_SERVER_EXE makes the tests start that executable instead of hosting the server
 # in-process): version flags and signals, the acceptance scenario next to Go (NATS.Net core, JetStream, KV, /varz,
-# bad input), NATS.Net JetStream, duplicate PubAcks on the power-cut file system, kill -9 during publishes.
+# bad input), NATS.Net JetStream, duplicate PubAcks and resent QoS 2 PUBLISHes on the power-cut file system,
+# kill -9 during publishes.
 if { ! command -v clang >/dev/null 2>&1 && ! command -v clang-14 >/dev/null 2>&1; } || [ ! -e /usr/include/zlib.h ]; then
   log "installing clang and zlib1g-dev (Native AOT linker prerequisites)"
   if [ "$(id -u)" = 0 ]; then
