@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite of the repository and prints one closing line "N passed, M failed".
 # Installs what the tests need on a fresh machine first: Debian's nats-server (the Go reference
-# server the differential tests compare against), Debian's chromium (the browser WebSocket test) and
-# the node packages of the nats.js scenarios.
+# server the differential tests compare against), Debian's chromium (the browser WebSocket test),
+# the node packages of the nats.js scenarios and clang (the Native AOT publish).
 # Nothing is skipped silently: a missing tool is a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -103,6 +103,49 @@ for project in tests/*/*.csproj samples/*/*.csproj; do
   fi
   rm -f "$out"
 done
+
+# The Native AOT executable is what README's run command and the benchmark run: publish it, then run a subset of the
+# integration tests against it (NATS_SERVER_EXE makes the tests start that executable instead of hosting the server
+# in-process): version flags and signals, the acceptance scenario next to Go (NATS.Net core, JetStream, KV, /varz,
+# bad input), NATS.Net JetStream, duplicate PubAcks and resent QoS 2 PUBLISHes on the power-cut file system,
+# kill -9 during publishes.
+if { ! command -v clang >/dev/null 2>&1 && ! command -v clang-14 >/dev/null 2>&1; } || [ ! -e /usr/include/zlib.h ]; then
+  log "installing clang and zlib1g-dev (Native AOT linker prerequisites)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq clang zlib1g-dev >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq clang zlib1g-dev >/dev/null
+  fi
+fi
+log "Native AOT: dotnet publish, then integration tests against the executable"
+aot_dir=$(mktemp -d)
+aot_start=$(date +%s)
+if dotnet publish -c Release -r linux-x64 src/Nats.Server.App/Nats.Server.App.csproj -o "$aot_dir" -nologo -v quiet \
+    && "$aot_dir/nats-net-server" --version; then
+  echo "published in $(( $(date +%s) - aot_start )) s"
+  out=$(mktemp)
+  NATS_SERVER_EXE="$aot_dir/nats-net-server" dotnet test tests/Nats.Server.IntegrationTests/Nats.Server.IntegrationTests.csproj \
+    -c Release --no-build --nologo \
+    --filter "FullyQualifiedName~Operations.ExecutableAcceptanceTests|FullyQualifiedName~Operations.ExecutableTests|FullyQualifiedName~JetStream.NatsNetJetStreamTests|FullyQualifiedName~JetStream.DuplicatePublishTests|FullyQualifiedName~PowerLoss.DuplicateAckDurabilityTests|FullyQualifiedName~Mqtt.MqttQos2DurabilityTests|FullyQualifiedName~JetStream.JetStreamCrashTests" \
+    2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  summary=$(grep -E '(Passed|Failed)! +- Failed: +[0-9]+, Passed: +[0-9]+' "$out" | tail -1)
+  if [ -n "$summary" ]; then
+    passed=$((passed + $(sed -E 's/.*Passed: +([0-9]+).*/\1/' <<<"$summary")))
+    failed=$((failed + $(sed -E 's/.*Failed: +([0-9]+),.*/\1/' <<<"$summary")))
+  fi
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    [ -z "$summary" ] && failed=$((failed + 1))
+  fi
+  rm -f "$out"
+  echo "Native AOT step: $(( $(date +%s) - aot_start )) s"
+else
+  echo "Native AOT publish failed"
+  failed=$((failed + 1))
+  status=1
+fi
+rm -rf "$aot_dir"
 
 log "dotnet pack, then install the nats-net-server tool from the local folder and run it"
 if bash scripts/tool-smoke.sh; then

@@ -11,6 +11,9 @@ Durability follows POSIX strictly, as a disk with a volatile write cache does:
 Commands on stdin, one per line, each answered on stdout:
   cut   -> every file and directory goes back to its last durable state   ("cut ok")
   stats -> counters of syncs seen                                          ("stats ...")
+  hold  -> every later fsync/fsyncdir blocks (before it takes effect) until release; the first
+           one blocked is reported ("hold ok", then "held <path>")
+  release -> the held syncs proceed                                        ("release ok")
   quit  (or end of stdin) -> unmount and exit
 "ready" is printed once the file system is mounted.
 """
@@ -94,6 +97,26 @@ class PowerCutFs(Operations):
         self.file_syncs = 0
         self.dir_syncs = 0
         self.cuts = 0
+        # Set while syncs may proceed; cleared by "hold". Waited on outside the mutex, so reads and
+        # writes continue while a sync is held (as on a device whose flush is slow).
+        self.released = threading.Event()
+        self.released.set()
+        self.reported_hold = False
+        self.print_lock = threading.Lock()
+
+    def say(self, text):
+        with self.print_lock:
+            print(text, flush=True)
+
+    def wait_if_held(self, path):
+        if self.released.is_set():
+            return
+        with self.print_lock:
+            first = not self.reported_hold
+            self.reported_hold = True
+        if first:
+            self.say(f"held {path}")
+        self.released.wait()
 
     # --- helpers -----------------------------------------------------------------------------------
     def _lookup(self, path):
@@ -182,6 +205,7 @@ class PowerCutFs(Operations):
         return 0
 
     def fsyncdir(self, path, datasync, fh):
+        self.wait_if_held(path)
         with self.mutex:
             node = self._lookup(path)
             node.durable_entries = dict(node.entries)
@@ -249,6 +273,7 @@ class PowerCutFs(Operations):
         return 0
 
     def fsync(self, path, datasync, fh):
+        self.wait_if_held(path)
         with self.mutex:
             self._node(path, fh).sync()
             self.file_syncs += 1
@@ -311,11 +336,19 @@ def control(fs, mountpoint):
         command = line.strip()
         if command == "cut":
             fs.cut()
-            print("cut ok", flush=True)
+            fs.say("cut ok")
         elif command == "stats":
-            print(f"stats file_syncs={fs.file_syncs} dir_syncs={fs.dir_syncs} cuts={fs.cuts}", flush=True)
+            fs.say(f"stats file_syncs={fs.file_syncs} dir_syncs={fs.dir_syncs} cuts={fs.cuts}")
+        elif command == "hold":
+            fs.reported_hold = False
+            fs.released.clear()
+            fs.say("hold ok")
+        elif command == "release":
+            fs.released.set()
+            fs.say("release ok")
         elif command == "quit":
             break
+    fs.released.set()
     subprocess.run(["fusermount", "-u", "-z", mountpoint], check=False)
 
 

@@ -1,8 +1,9 @@
 namespace Nats.Server.Configuration;
 
 /// <summary>
-/// Parses duration strings the way Go's time.ParseDuration does ("300ms", "1.5h", "2h45m", "-1s"),
-/// with the same error texts, because config files written for the Go server use that syntax.
+/// Go's time.ParseDuration ("300ms", "1.5h", "2h45m", "-1s") with the same error texts, and
+/// Duration.String: config files written for the Go server use that syntax, and so do protocol texts
+/// (consumer NAK delays, 409 status texts), which keep nanoseconds.
 /// </summary>
 internal static class GoDuration
 {
@@ -13,7 +14,15 @@ internal static class GoDuration
 
     public static bool TryParse(string text, out TimeSpan value, out string error)
     {
-        value = TimeSpan.Zero;
+        var parsed = TryParseNanos(text, out var nanos, out error);
+        value = TimeSpan.FromTicks(nanos / 100);
+        return parsed;
+    }
+
+    /// <summary>As <see cref="TryParse(string, out TimeSpan, out string)"/>, in nanoseconds (Go's time.Duration).</summary>
+    public static bool TryParseNanos(string text, out long nanos, out string error)
+    {
+        nanos = 0;
         error = $"time: invalid duration {Quote(text)}";
         string s = text;
         bool negative = false;
@@ -73,11 +82,11 @@ internal static class GoDuration
                 return false;
             }
             double? scale = null;
-            foreach (var (u, nanos) in Units)
+            foreach (var (u, unitNanos) in Units)
             {
                 if (u == unit)
                 {
-                    scale = nanos;
+                    scale = unitNanos;
                     break;
                 }
             }
@@ -93,8 +102,7 @@ internal static class GoDuration
             }
             s = s[i..];
         }
-        long ticks = (long)(totalNanos / 100);
-        value = TimeSpan.FromTicks(negative ? -ticks : ticks);
+        nanos = negative ? -(long)totalNanos : (long)totalNanos;
         error = "";
         return true;
     }
@@ -103,35 +111,49 @@ internal static class GoDuration
         TryParse(text, out var value, out var error) ? value : throw new FormatException(error);
 
     /// <summary>Formats like Go's Duration.String() ("2m0s", "1.5s", "10ms"), used when echoing values back.</summary>
-    public static string Format(TimeSpan d)
+    public static string Format(TimeSpan d) => FormatNanos(d.Ticks * 100);
+
+    /// <summary>Duration.String of nanoseconds: "1h2m3.5s", "150ms", "2µs", "0s".</summary>
+    public static string FormatNanos(long nanos)
     {
-        if (d == TimeSpan.Zero)
+        if (nanos == 0)
         {
             return "0s";
         }
-        var sb = new System.Text.StringBuilder();
-        if (d < TimeSpan.Zero)
+        var u = nanos < 0 ? (ulong)-(nanos + 1) + 1 : (ulong)nanos;
+        var sb = new System.Text.StringBuilder(nanos < 0 ? "-" : "");
+        if (u < 1_000_000_000)
         {
-            sb.Append('-');
-            d = d.Negate();
+            var (unit, scale) = u < 1_000 ? ("ns", 1UL) : u < 1_000_000 ? ("µs", 1_000UL) : ("ms", 1_000_000UL);
+            return sb.Append(Fraction(u, scale)).Append(unit).ToString();
         }
-        if (d < TimeSpan.FromSeconds(1))
-        {
-            double ns = d.Ticks * 100.0;
-            return sb.Append(ns < 1e3 ? $"{ns}ns" : ns < 1e6 ? $"{ns / 1e3:0.######}µs" : $"{ns / 1e6:0.######}ms").ToString();
-        }
-        long hours = (long)d.TotalHours;
+        var hours = u / 3_600_000_000_000;
+        var rest = u % 3_600_000_000_000;
+        var minutes = rest / 60_000_000_000;
+        rest %= 60_000_000_000;
         if (hours > 0)
         {
             sb.Append(hours).Append('h');
         }
-        if (hours > 0 || d.Minutes > 0)
+        if (hours > 0 || minutes > 0)
         {
-            sb.Append(d.Minutes).Append('m');
+            sb.Append(minutes).Append('m');
         }
-        double seconds = d.Seconds + (d.Ticks % TimeSpan.TicksPerSecond) / (double)TimeSpan.TicksPerSecond;
-        sb.Append(seconds.ToString("0.#########", System.Globalization.CultureInfo.InvariantCulture)).Append('s');
-        return sb.ToString();
+        return sb.Append(Fraction(rest, 1_000_000_000)).Append('s').ToString();
+    }
+
+    /// <summary><paramref name="value"/> / <paramref name="scale"/> with the fraction's trailing zeros dropped, as Go's fmtFrac.</summary>
+    private static string Fraction(ulong value, ulong scale)
+    {
+        var whole = value / scale;
+        var fraction = value % scale;
+        var text = whole.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        if (fraction == 0)
+        {
+            return text;
+        }
+        var digits = scale.ToString(System.Globalization.CultureInfo.InvariantCulture).Length - 1;
+        return text + "." + fraction.ToString(System.Globalization.CultureInfo.InvariantCulture).PadLeft(digits, '0').TrimEnd('0');
     }
 
     internal static string Quote(string s) => "\"" + s.Replace("\\", "\\\\").Replace("\"", "\\\"") + "\"";

@@ -12,8 +12,9 @@ internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
     private Batch? _open;
     private Batch? _spare;
 
-    /// <summary>Queues the ack of <paramref name="seq"/> to <paramref name="reply"/> until <paramref name="durable"/> completes.</summary>
-    public void Add(Task durable, ReadOnlySpan<byte> reply, ulong seq)
+    /// <summary>Queues the ack of <paramref name="seq"/> to <paramref name="reply"/> until <paramref name="durable"/> completes
+    /// (<paramref name="duplicate"/>: the answer to a publish whose Nats-Msg-Id matched the stored <paramref name="seq"/>).</summary>
+    public void Add(Task durable, ReadOnlySpan<byte> reply, ulong seq, bool duplicate)
     {
         lock (_lock)
         {
@@ -25,12 +26,12 @@ internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
                 batch.Durable = durable;
                 _open = batch;
                 batch.Owner = this;
-                batch.Add(reply, seq);
+                batch.Add(reply, seq, duplicate);
                 durable.ContinueWith(static (_, state) => ((PendingAcks.Batch)state!).Owner!.Complete((PendingAcks.Batch)state), batch,
                     CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
                 return;
             }
-            batch.Add(reply, seq);
+            batch.Add(reply, seq, duplicate);
         }
     }
 
@@ -62,7 +63,7 @@ internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
     {
         private byte[] _replies = new byte[4096];
         private int _used;
-        private (int Offset, int Length, ulong Seq)[] _entries = new (int, int, ulong)[64];
+        private (int Offset, int Length, ulong Seq, bool Duplicate)[] _entries = new (int, int, ulong, bool)[64];
 
         public Task Durable = Task.CompletedTask;
         public PendingAcks? Owner;
@@ -73,7 +74,9 @@ internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
 
         public ulong Seq(int index) => _entries[index].Seq;
 
-        public void Add(ReadOnlySpan<byte> reply, ulong seq)
+        public bool Duplicate(int index) => _entries[index].Duplicate;
+
+        public void Add(ReadOnlySpan<byte> reply, ulong seq, bool duplicate)
         {
             if (_used + reply.Length > _replies.Length)
             {
@@ -84,7 +87,7 @@ internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
                 Array.Resize(ref _entries, _entries.Length * 2);
             }
             reply.CopyTo(_replies.AsSpan(_used));
-            _entries[Count++] = (_used, reply.Length, seq);
+            _entries[Count++] = (_used, reply.Length, seq, duplicate);
             _used += reply.Length;
         }
 

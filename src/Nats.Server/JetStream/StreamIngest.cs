@@ -93,11 +93,20 @@ internal sealed class StreamIngest
                     return Refuse(reply, canRespond, JsErrors.StreamNotMatch);
                 }
                 msgId = NatsHeaders.Get(headers, NatsHeaders.MsgId) ?? "";
-                if (msgId.Length > 0 && _dedup.TryGet(msgId, config.DuplicateWindow, NowNanos(), out var duplicateOf))
+                if (msgId.Length > 0 && _dedup.TryGet(msgId, config.DuplicateWindow, NowNanos(), out var duplicateOf, out var originalDurable))
                 {
                     if (canRespond)
                     {
-                        SendAck(reply, duplicateOf, duplicate: true);
+                        // The answer says the original is stored: like the original's own ack, it waits for the
+                        // sync round that covers the original (same batch when both wait for the same round).
+                        if (originalDurable.IsDurable)
+                        {
+                            SendAck(reply, duplicateOf, duplicate: true);
+                        }
+                        else
+                        {
+                            _pendingAcks.Add(originalDurable.AsTask(), reply, duplicateOf, duplicate: true);
+                        }
                     }
                     return 0;
                 }
@@ -197,7 +206,7 @@ internal sealed class StreamIngest
             _lastMsgId = msgId;
             if (msgId.Length > 0)
             {
-                _dedup.Add(msgId, seq, timestamp);
+                _dedup.Add(msgId, seq, timestamp, durable);
             }
         }
         if (rollupSub)
@@ -223,7 +232,7 @@ internal sealed class StreamIngest
             }
             else
             {
-                _pendingAcks.Add(durable.AsTask(), reply, seq);
+                _pendingAcks.Add(durable.AsTask(), reply, seq, duplicate: false);
             }
         }
         return seq;
@@ -264,7 +273,7 @@ internal sealed class StreamIngest
         using var publish = stream.Account.Service.Transport.BeginBatch();
         for (var i = 0; i < batch.Count; i++)
         {
-            publish.Publish(account, batch.Reply(i), buffer[..FormatAck(buffer, prefix, batch.Seq(i), duplicate: false)]);
+            publish.Publish(account, batch.Reply(i), buffer[..FormatAck(buffer, prefix, batch.Seq(i), batch.Duplicate(i))]);
         }
     }
 

@@ -546,8 +546,10 @@ internal sealed class MqttConnection
         var acks = _storeAcks!;
         if (js.LoadLast(session.Account, MqttJetStream.Qos2InStream, storeSubject) is not null)
         {
-            // A resent PUBLISH of a packet id already held: answered again, in order, with nothing stored.
-            acks.Immediate(MqttPackets.PubRec, packetId);
+            // A resent PUBLISH of a packet id already held: answered again, in order, with nothing stored, but
+            // not before the held copy is durable (the first PUBLISH may have come on a connection that closed
+            // while its sync round was running).
+            acks.AfterDurable(MqttPackets.PubRec, packetId, js.WhenDurable(session.Account, MqttJetStream.Qos2InStream));
             return;
         }
         var headers = $"NATS/1.0\r\nNmqtt-Pub:2\r\nNmqtt-Subject:{Encoding.UTF8.GetString(subject)}\r\n{(retain ? "Nmqtt-Retain:1\r\n" : "")}\r\n";

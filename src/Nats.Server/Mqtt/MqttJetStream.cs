@@ -69,6 +69,10 @@ internal sealed class MqttJetStream
     public StoredMessage? LoadLast(Account account, string stream, string subject) =>
         For(account)?.Js.FindStream(stream)?.Store.LoadLastMsg(subject);
 
+    /// <summary>Completes once everything already written to <paramref name="stream"/> is durable (complete when there is no such stream).</summary>
+    public DurabilityTicket WhenDurable(Account account, string stream) =>
+        For(account)?.Js.FindStream(stream)?.Store.WhenDurable() ?? DurabilityTicket.Completed;
+
     public void Delete(Account account, string stream, ulong seq) => For(account)?.Js.FindStream(stream)?.RemoveMsg(seq, erase: false);
 
     /// <summary>Creates (or finds) a durable push consumer and starts it; null (logged) when JetStream refuses it.</summary>

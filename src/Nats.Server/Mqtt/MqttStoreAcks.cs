@@ -4,6 +4,7 @@ using Nats.Server.Accounts;
 using Nats.Server.Clients;
 using Nats.Server.Delivery;
 using Nats.Server.Subscriptions;
+using Nats.Storage;
 
 namespace Nats.Server.Mqtt;
 
@@ -87,6 +88,23 @@ internal sealed class MqttStoreAcks
         }
         var reply = Expect(packet, packetId);
         Complete(reply[_replyPrefix.Length..], stored: true, default);
+    }
+
+    /// <summary>An answer about a message stored earlier (a QoS 2 packet id already held): in order, once <paramref name="durable"/> completes.</summary>
+    public void AfterDurable(byte packet, ushort packetId, DurabilityTicket durable)
+    {
+        if (durable.IsDurable)
+        {
+            Immediate(packet, packetId);
+            return;
+        }
+        var ticket = Expect(packet, packetId)[_replyPrefix.Length..].ToArray();
+        durable.AsTask().ContinueWith(static (task, state) =>
+        {
+            var (acks, ticket) = ((MqttStoreAcks, byte[]))state!;
+            var error = task.Exception?.GetBaseException().Message ?? "";
+            acks.Complete(ticket, task.IsCompletedSuccessfully, Encoding.UTF8.GetBytes(error));
+        }, (this, ticket), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
     }
 
     /// <summary>The store publish reached no stream (the MQTT stream is gone): the answer is never sent.</summary>

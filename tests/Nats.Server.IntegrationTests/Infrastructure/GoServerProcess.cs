@@ -19,8 +19,9 @@ internal sealed partial class GoServerProcess : ITestServer
     private readonly string _tempDir;
     private readonly StringBuilder _log;
 
-    private GoServerProcess(Process process, string tempDir, int port, StringBuilder log)
+    private GoServerProcess(Process process, string tempDir, int port, StringBuilder log, string kind)
     {
+        Kind = kind;
         _process = process;
         _tempDir = tempDir;
         Port = port;
@@ -28,7 +29,7 @@ internal sealed partial class GoServerProcess : ITestServer
         _log = log;
     }
 
-    public string Kind => "go";
+    public string Kind { get; }
 
     public int Port { get; }
 
@@ -37,13 +38,16 @@ internal sealed partial class GoServerProcess : ITestServer
         get { lock (_log) return _log.ToString(); }
     }
 
-    public static async Task<GoServerProcess> StartAsync(ServerSettings settings)
+    public static Task<GoServerProcess> StartAsync(ServerSettings settings) => StartAsync(settings, BinaryPath, "go");
+
+    /// <summary>Another executable that takes nats-server's flags and configuration (ours, published), started the same way.</summary>
+    public static async Task<GoServerProcess> StartAsync(ServerSettings settings, string binaryPath, string kind)
     {
-        if (!File.Exists(BinaryPath))
+        if (!File.Exists(binaryPath))
         {
-            throw new InvalidOperationException(
-                $"The Go reference server {BinaryPath} is missing; install Debian's nats-server package (2.9.10). " +
-                "Differential tests cannot run without it.");
+            throw new InvalidOperationException(kind == "go"
+                ? $"The Go reference server {BinaryPath} is missing; install Debian's nats-server package (2.9.10). Differential tests cannot run without it."
+                : $"{binaryPath} is missing (named by {TestServers.ExecutableVariable}).");
         }
 
         var tempDir = Directory.CreateTempSubdirectory("nats-diff-go-").FullName;
@@ -61,7 +65,7 @@ internal sealed partial class GoServerProcess : ITestServer
             args.Add(configPath);
         }
 
-        var psi = new ProcessStartInfo(BinaryPath)
+        var psi = new ProcessStartInfo(binaryPath)
         {
             RedirectStandardError = true,
             RedirectStandardOutput = true,
@@ -104,7 +108,7 @@ internal sealed partial class GoServerProcess : ITestServer
         process.ErrorDataReceived += (_, e) => OnLine(e.Data);
         process.OutputDataReceived += (_, e) => OnLine(e.Data);
         process.Exited += (_, _) => port.TrySetException(new InvalidOperationException(
-            $"nats-server exited with code {process.ExitCode} before it was ready. Log:\n{Snapshot(log)}"));
+            $"{binaryPath} exited with code {process.ExitCode} before it was ready. Log:\n{Snapshot(log)}"));
         process.Start();
         process.BeginErrorReadLine();
         process.BeginOutputReadLine();
@@ -112,7 +116,7 @@ internal sealed partial class GoServerProcess : ITestServer
         try
         {
             var bound = await port.Task.WaitAsync(StartTimeout);
-            return new GoServerProcess(process, tempDir, bound, log);
+            return new GoServerProcess(process, tempDir, bound, log, kind);
         }
         catch
         {
@@ -124,6 +128,21 @@ internal sealed partial class GoServerProcess : ITestServer
 
     public async ValueTask DisposeAsync()
     {
+        if (Kind != "go" && !_process.HasExited)
+        {
+            // Ours stops as the in-process server's dispose does, cleanly (SIGINT), so tests that restart on the
+            // same store see a clean shutdown; after a kill -9 the store resumes above its sequence reservation.
+            using var interrupt = Process.Start("kill", ["-INT", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+            await interrupt.WaitForExitAsync();
+            try
+            {
+                await _process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(30));
+            }
+            catch (TimeoutException)
+            {
+                // Killed below.
+            }
+        }
         KillQuietly(_process);
         await _process.WaitForExitAsync();
         _process.Dispose();

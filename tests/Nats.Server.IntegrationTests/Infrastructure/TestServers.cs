@@ -8,11 +8,19 @@ internal static class TestServers
 {
     public const string TargetVariable = "NATS_DIFF_TARGET";
 
+    /// <summary>Names our server's executable (scripts/test.sh: the Native AOT build): tests then run it as a child
+    /// process, with the flags and configuration file Go gets, instead of hosting the server in-process.</summary>
+    public const string ExecutableVariable = "NATS_SERVER_EXE";
+
     public static bool TargetIsGo =>
         string.Equals(Environment.GetEnvironmentVariable(TargetVariable), "go", StringComparison.OrdinalIgnoreCase);
 
+    public static string? Executable => Environment.GetEnvironmentVariable(ExecutableVariable) is { Length: > 0 } path ? path : null;
+
     public static async Task<ITestServer> StartOursAsync(ServerSettings settings) =>
-        TargetIsGo ? await GoServerProcess.StartAsync(settings) : await InProcessServer.StartAsync(settings);
+        TargetIsGo ? await GoServerProcess.StartAsync(settings)
+        : Executable is { } executable ? await GoServerProcess.StartAsync(settings, executable, "ours")
+        : await InProcessServer.StartAsync(settings);
 
     public static async Task<ITestServer> StartGoAsync(ServerSettings settings) => await GoServerProcess.StartAsync(settings);
 

@@ -1,10 +1,8 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 using Nats.Server.IntegrationTests.Infrastructure;
-using Nats.Server.IntegrationTests.Operations;
 
 namespace Nats.Server.IntegrationTests.JetStream;
 
@@ -28,11 +26,10 @@ public sealed class JetStreamCrashTests
         {
             for (var cycle = 0; cycle < Cycles; cycle++)
             {
-                var log = new LogLines();
-                using var process = KillableServer.Start(log, storeDir);
+                await using var server = await KillableServer.StartAsync(go: false, storeDir);
                 try
                 {
-                    var port = await KillableServer.PortAsync(log);
+                    var port = server.Port;
                     await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{port}", RequestTimeout = TimeSpan.FromSeconds(20) });
                     var js = new NatsJSContext(nats);
                     // Publishes caught by the kill wait out their timeout; a short one keeps the test quick.
@@ -42,29 +39,23 @@ public sealed class JetStreamCrashTests
                         await js.CreateStreamAsync(new StreamConfig("CRASH", ["crash.>"]));
                     }
                     await VerifyAsync(js, acked, cycle);
-                    await PublishUntilKilledAsync(new NatsJSContext(publisher), acked, cycle, process);
+                    await PublishUntilKilledAsync(new NatsJSContext(publisher), acked, cycle, server);
                 }
                 finally
                 {
-                    if (!process.HasExited)
-                    {
-                        process.Kill();
-                    }
-                    await process.WaitForExitAsync();
+                    await server.KillAsync();
                 }
             }
-            var finalLog = new LogLines();
-            using var last = KillableServer.Start(finalLog, storeDir);
+            await using var last = await KillableServer.StartAsync(go: false, storeDir);
             try
             {
-                var port = await KillableServer.PortAsync(finalLog);
+                var port = last.Port;
                 await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{port}", RequestTimeout = TimeSpan.FromSeconds(20) });
                 await VerifyAsync(new NatsJSContext(nats), acked, Cycles);
             }
             finally
             {
-                last.Kill();
-                await last.WaitForExitAsync();
+                await last.KillAsync();
             }
         }
         finally
@@ -94,7 +85,7 @@ public sealed class JetStreamCrashTests
         acked[next.Seq] = $"check-{cycle}";
     }
 
-    private static async Task PublishUntilKilledAsync(NatsJSContext js, ConcurrentDictionary<ulong, string> acked, int cycle, Process process)
+    private static async Task PublishUntilKilledAsync(NatsJSContext js, ConcurrentDictionary<ulong, string> acked, int cycle, KillableServer server)
     {
         var ackedThisCycle = 0;
         var window = new SemaphoreSlim(InFlight);
@@ -115,7 +106,7 @@ public sealed class JetStreamCrashTests
                         if (Interlocked.Increment(ref ackedThisCycle) == AcksBeforeKill && Interlocked.Exchange(ref killed, 1) == 0)
                         {
                             // SIGKILL with acks still in flight.
-                            process.Kill();
+                            server.Kill();
                         }
                     }
                 }

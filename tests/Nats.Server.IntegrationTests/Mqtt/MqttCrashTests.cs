@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using MQTTnet;
 using MQTTnet.Formatter;
 using MQTTnet.Protocol;
@@ -7,7 +6,6 @@ using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 using Nats.Server.IntegrationTests.Infrastructure;
-using Nats.Server.IntegrationTests.Operations;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 
@@ -35,12 +33,11 @@ public sealed class MqttCrashTests
         {
             for (var cycle = 0; cycle <= Cycles; cycle++)
             {
-                var log = new LogLines();
-                using var process = KillableServer.Start(log, jsDir, "-c", config);
+                await using var server = await KillableServer.StartAsync(go: false, jsDir, "-c", config);
                 try
                 {
-                    var mqttPort = await KillableServer.MqttPortAsync(log);
-                    var port = await KillableServer.PortAsync(log);
+                    var mqttPort = server.MqttPort;
+                    var port = server.Port;
                     if (cycle == 0)
                     {
                         // A persistent QoS 1 subscription: its consumer makes $MQTT_msgs (interest retention) keep every message.
@@ -52,18 +49,14 @@ public sealed class MqttCrashTests
                     if (cycle == Cycles)
                     {
                         await VerifyDeliveredAsync(mqttPort, acked);
-                        process.Kill();
+                        await server.KillAsync();
                         break;
                     }
-                    await PublishUntilKilledAsync(mqttPort, acked, cycle, process);
+                    await PublishUntilKilledAsync(mqttPort, acked, cycle, server);
                 }
                 finally
                 {
-                    if (!process.HasExited)
-                    {
-                        process.Kill();
-                    }
-                    await process.WaitForExitAsync();
+                    await server.KillAsync();
                 }
             }
         }
@@ -122,7 +115,7 @@ public sealed class MqttCrashTests
         await subscriber.DisconnectAsync();
     }
 
-    private static async Task PublishUntilKilledAsync(int mqttPort, ConcurrentDictionary<string, bool> acked, int cycle, Process process)
+    private static async Task PublishUntilKilledAsync(int mqttPort, ConcurrentDictionary<string, bool> acked, int cycle, KillableServer server)
     {
         using var publisher = await ConnectAsync(mqttPort, $"crash-pub-{cycle}", clean: true);
         var ackedThisCycle = 0;
@@ -146,7 +139,7 @@ public sealed class MqttCrashTests
                         if (Interlocked.Increment(ref ackedThisCycle) == AcksBeforeKill && Interlocked.Exchange(ref killed, 1) == 0)
                         {
                             // SIGKILL the moment this PUBACK arrived, with more publishes in flight.
-                            process.Kill();
+                            server.Kill();
                         }
                     }
                 }

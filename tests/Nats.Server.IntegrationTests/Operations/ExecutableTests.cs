@@ -113,14 +113,10 @@ public sealed partial class ExecutableTests
         Assert.Equal(go, ours);
     }
 
-    /// <summary>The executable built beside this test assembly's configuration (Debug/Release), run through dotnet.</summary>
+    /// <summary>Our executable (<see cref="KillableServer.OursStartInfo"/>: the one CI names, else this build's dll under dotnet).</summary>
     private static ProcessStartInfo OurCommand(params string[] args)
     {
-        var testDir = new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar));
-        var configuration = testDir.Parent!.Name;
-        var dll = Path.Combine(RepoPaths.Root, "src", "Nats.Server.App", "bin", configuration, testDir.Name, "nats-net-server.dll");
-        Assert.True(File.Exists(dll), $"{dll} is missing: build src/Nats.Server.App");
-        var psi = new ProcessStartInfo("dotnet") { ArgumentList = { dll } };
+        var psi = KillableServer.OursStartInfo();
         foreach (var arg in args)
         {
             psi.ArgumentList.Add(arg);

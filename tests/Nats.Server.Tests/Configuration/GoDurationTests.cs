@@ -48,4 +48,37 @@ public class GoDurationTests
     [InlineData(250, "250ms")]
     [InlineData(0, "0s")]
     public void FormatsLikeGo(long millis, string expected) => Assert.Equal(expected, GoDuration.Format(TimeSpan.FromMilliseconds(millis)));
+
+    [Theory]
+    [InlineData("5s", 5_000_000_000L)]
+    [InlineData("150ms", 150_000_000L)]
+    [InlineData("1m30s", 90_000_000_000L)]
+    [InlineData("1.5h", 5_400_000_000_000L)]
+    [InlineData("2us", 2_000L)]
+    [InlineData("7ns", 7L)]
+    [InlineData("0", 0L)]
+    public void ParsesNanoseconds(string text, long nanos)
+    {
+        Assert.True(GoDuration.TryParseNanos(text, out var parsed, out _));
+        Assert.Equal(nanos, parsed);
+    }
+
+    [Theory]
+    [InlineData("")]
+    [InlineData("5")]
+    [InlineData("5 seconds")]
+    [InlineData("abc")]
+    public void RefusesWhatGoRefusesInNanoseconds(string text) => Assert.False(GoDuration.TryParseNanos(text, out _, out _));
+
+    [Theory]
+    [InlineData(2_000_000_000L, "2s")]
+    [InlineData(1_500_000_000L, "1.5s")]
+    [InlineData(90_000_000_000L, "1m30s")]
+    [InlineData(3_600_000_000_000L, "1h0m0s")]
+    [InlineData(250_000_000L, "250ms")]
+    [InlineData(1_500L, "1.5µs")]
+    [InlineData(7L, "7ns")]
+    [InlineData(-1_500_000_000L, "-1.5s")]
+    [InlineData(0L, "0s")]
+    public void FormatsNanosecondsAsGoDurationString(long nanos, string text) => Assert.Equal(text, GoDuration.FormatNanos(nanos));
 }

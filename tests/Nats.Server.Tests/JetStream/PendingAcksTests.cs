@@ -33,7 +33,7 @@ public class PendingAcksTests
         var round = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         for (var i = 1; i <= 300; i++)
         {
-            acks.Add(round.Task, Encoding.ASCII.GetBytes($"_INBOX.reply.{i}"), (ulong)i);
+            acks.Add(round.Task, Encoding.ASCII.GetBytes($"_INBOX.reply.{i}"), (ulong)i, duplicate: false);
         }
         Assert.Empty(recorder.Batches);
 
@@ -54,9 +54,9 @@ public class PendingAcksTests
         var acks = new PendingAcks(recorder.Send);
         var first = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var second = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        acks.Add(first.Task, "a"u8, 1);
-        acks.Add(second.Task, "b"u8, 2);
-        acks.Add(second.Task, "c"u8, 3);
+        acks.Add(first.Task, "a"u8, 1, duplicate: false);
+        acks.Add(second.Task, "b"u8, 2, duplicate: false);
+        acks.Add(second.Task, "c"u8, 3, duplicate: false);
 
         second.SetException(new IOException("disk gone"));
         Assert.True(await recorder.Sent.WaitAsync(TimeSpan.FromSeconds(30)));
@@ -67,7 +67,7 @@ public class PendingAcksTests
         Assert.Equal([("a", 1UL, true)], recorder.Batches[1]);
 
         // A publish whose round already completed is still sent (a new batch on the completed task).
-        acks.Add(first.Task, "d"u8, 4);
+        acks.Add(first.Task, "d"u8, 4, duplicate: false);
         Assert.True(await recorder.Sent.WaitAsync(TimeSpan.FromSeconds(30)));
         Assert.Equal([("d", 4UL, true)], recorder.Batches[2]);
     }

@@ -1,5 +1,6 @@
 using System.Text;
 using System.Text.Json;
+using Nats.Server.Configuration;
 using Nats.Storage;
 
 namespace Nats.Server.JetStream.Consumers;
@@ -230,7 +231,7 @@ internal sealed partial class JsConsumer
                 return null;
             }
         }
-        return GoDuration.TryParse(text, out var nanos) ? nanos : null;
+        return GoDuration.TryParseNanos(text, out var nanos, out _) ? nanos : null;
     }
 
     private void Progress(ulong sseq)
@@ -274,7 +275,7 @@ internal sealed partial class JsConsumer
             }
             if (expires != 0 && _config.MaxRequestExpires > 0 && expires > now + _config.MaxRequestExpires / 1_000_000)
             {
-                SendStatus(replyBytes, $"NATS/1.0 409 Exceeded MaxRequestExpires of {GoDuration.Format(_config.MaxRequestExpires)}\r\n\r\n");
+                SendStatus(replyBytes, $"NATS/1.0 409 Exceeded MaxRequestExpires of {GoDuration.FormatNanos(_config.MaxRequestExpires)}\r\n\r\n");
                 return;
             }
             if (maxBytes > 0 && _config.MaxRequestMaxBytes > 0 && maxBytes > _config.MaxRequestMaxBytes)

@@ -165,10 +165,11 @@ internal sealed partial class JsConsumer
             {
                 wait = Math.Min(wait, Math.Max(1, InactiveMillis - (now - _lastActive) + 1));
             }
-            if (delivered && _config.AckPolicy != AckPolicyKind.None)
+            if (delivered)
             {
-                // What was just sent is due for redelivery one ack_wait from now, not at the next unrelated wake-up.
-                wait = Math.Min(wait, Math.Max(1, AckWaitFor(0) / 1_000_000 + 1));
+                // One ack-wait timer: the earliest pending deadline, which this pass's deliveries lowered
+                // (PendingDeadline), so what was just sent is redelivered on time, not at an unrelated wake-up.
+                wait = Math.Min(wait, CheckPending());
             }
         }
         return wait;

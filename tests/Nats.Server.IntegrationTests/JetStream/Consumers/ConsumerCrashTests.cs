@@ -2,7 +2,6 @@ using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 using Nats.Server.IntegrationTests.Infrastructure;
-using Nats.Server.IntegrationTests.Operations;
 
 namespace Nats.Server.IntegrationTests.JetStream.Consumers;
 
@@ -28,11 +27,10 @@ public sealed class ConsumerCrashTests
         {
             for (var cycle = 0; cycle <= Cycles; cycle++)
             {
-                var log = new LogLines();
-                using var process = KillableServer.Start(log, storeDir);
+                await using var server = await KillableServer.StartAsync(go: false, storeDir);
                 try
                 {
-                    var port = await KillableServer.PortAsync(log);
+                    var port = server.Port;
                     await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{port}", RequestTimeout = TimeSpan.FromSeconds(20) });
                     var js = new NatsJSContext(nats);
                     if (cycle == 0)
@@ -74,11 +72,7 @@ public sealed class ConsumerCrashTests
                 }
                 finally
                 {
-                    if (!process.HasExited)
-                    {
-                        process.Kill();
-                    }
-                    await process.WaitForExitAsync();
+                    await server.KillAsync();
                 }
             }
             Assert.Equal(Messages, acked.Count);

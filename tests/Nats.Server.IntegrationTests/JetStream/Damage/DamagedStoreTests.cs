@@ -3,7 +3,7 @@ using System.Text.Json;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
-using Nats.Server.IntegrationTests.JetStream.PowerLoss;
+using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.Server.IntegrationTests.JetStream.Damage;
 

@@ -58,6 +58,33 @@ internal sealed class PowerCutMount : IAsyncDisposable
         await _output.WaitForAsync("cut ok", from, TimeSpan.FromSeconds(60));
     }
 
+    /// <summary>From now on every fsync (file or directory) blocks before it takes effect, until <see cref="ReleaseAsync"/>:
+    /// nothing written becomes durable, as on a device whose cache flush has not finished.</summary>
+    public Task HoldAsync()
+    {
+        _holdFrom = _output.Count;
+        return CommandAsync("hold", "hold ok");
+    }
+
+    private int _holdFrom;
+
+    public Task ReleaseAsync() => CommandAsync("release", "release ok");
+
+    /// <summary>The path of the first sync blocked since <see cref="HoldAsync"/>, once one is.</summary>
+    public async Task<string> HeldSyncAsync()
+    {
+        var (line, _) = await _output.WaitForAsync(l => l.StartsWith("held ", StringComparison.Ordinal), _holdFrom, timeout: TimeSpan.FromSeconds(60));
+        return line["held ".Length..];
+    }
+
+    private async Task CommandAsync(string command, string answer)
+    {
+        var from = _output.Count;
+        await _process.StandardInput.WriteLineAsync(command);
+        await _process.StandardInput.FlushAsync();
+        await _output.WaitForAsync(answer, from, TimeSpan.FromSeconds(60));
+    }
+
     /// <summary>Counts of file and directory syncs the file system has seen (for the test's output).</summary>
     public async Task<string> StatsAsync()
     {

@@ -5,35 +5,6 @@ namespace Nats.Server.Tests.JetStream.Consumers;
 
 public class ConsumerProtocolTests
 {
-    [Theory]
-    [InlineData("5s", 5_000_000_000L)]
-    [InlineData("150ms", 150_000_000L)]
-    [InlineData("1m30s", 90_000_000_000L)]
-    [InlineData("1.5h", 5_400_000_000_000L)]
-    [InlineData("2us", 2_000L)]
-    [InlineData("0", 0L)]
-    public void ParsesGoDurations(string text, long nanos)
-    {
-        Assert.True(GoDuration.TryParse(text, out var parsed));
-        Assert.Equal(nanos, parsed);
-    }
-
-    [Theory]
-    [InlineData("")]
-    [InlineData("5")]
-    [InlineData("5 seconds")]
-    [InlineData("abc")]
-    public void RefusesWhatGoRefuses(string text) => Assert.False(GoDuration.TryParse(text, out _));
-
-    [Theory]
-    [InlineData(2_000_000_000L, "2s")]
-    [InlineData(1_500_000_000L, "1.5s")]
-    [InlineData(90_000_000_000L, "1m30s")]
-    [InlineData(3_600_000_000_000L, "1h0m0s")]
-    [InlineData(250_000_000L, "250ms")]
-    [InlineData(0L, "0s")]
-    public void FormatsAsGoDurationString(long nanos, string text) => Assert.Equal(text, GoDuration.Format(nanos));
-
     [Fact]
     public void ParsesTheAckReplySubject()
     {
