@@ -9,8 +9,11 @@ using Nats.Benchmarks.Probes;
 
 if (args.Length > 0 && args[0] == "alloc-probe")
 {
-    // "alloc-probe N mapped" publishes on x.probe, which a {{wildcard(1)}} mapping delivers as probe.
-    return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 && args[2] == "mapped");
+    // "alloc-probe N [mapped] [payload=BYTES]": "mapped" publishes on x.probe, which a {{wildcard(1)}}
+    // mapping delivers as probe; payload sets the message size (16 B by default).
+    var payloadArg = args.Skip(2).FirstOrDefault(a => a.StartsWith("payload=", StringComparison.Ordinal));
+    return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Skip(2).Contains("mapped"),
+        payloadArg is null ? 16 : int.Parse(payloadArg["payload=".Length..]));
 }
 
 if (args.Length > 0 && args[0] == "alloc-probe-js")
