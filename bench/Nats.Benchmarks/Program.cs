@@ -41,6 +41,12 @@ if (args.Length > 0 && args[0] == "inprocess-probe")
     return await InProcessProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 ? int.Parse(args[2]) : 20_000);
 }
 
+if (args.Length > 0 && args[0] == "alloc-probe-reqrep")
+{
+    // "alloc-probe-reqrep N": 10 requesters, 2 services in a queue group, one request in flight each.
+    return await RequestReplyAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 200_000);
+}
+
 if (args.Length > 0 && args[0] == "alloc-probe-imports")
 {
     return await ImportAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);
