@@ -43,8 +43,9 @@ if (args.Length > 0 && args[0] == "inprocess-probe")
 
 if (args.Length > 0 && args[0] == "alloc-probe-reqrep")
 {
-    // "alloc-probe-reqrep N": 10 requesters, 2 services in a queue group, one request in flight each.
-    return await RequestReplyAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 200_000);
+    // "alloc-probe-reqrep N [unique]": 10 requesters, 2 services in a queue group, one request in flight each;
+    // "unique" gives every request its own reply subject, as NATS.Net does.
+    return await RequestReplyAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 200_000, args.Skip(2).Contains("unique"));
 }
 
 if (args.Length > 0 && args[0] == "alloc-probe-imports")
