@@ -9,8 +9,11 @@ using Nats.Benchmarks.Probes;
 
 if (args.Length > 0 && args[0] == "alloc-probe")
 {
-    // "alloc-probe N mapped" publishes on x.probe, which a {{wildcard(1)}} mapping delivers as probe.
-    return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 && args[2] == "mapped");
+    // "alloc-probe N [mapped] [payload=BYTES]": "mapped" publishes on x.probe, which a {{wildcard(1)}}
+    // mapping delivers as probe; payload sets the message size (16 B by default).
+    var payloadArg = args.Skip(2).FirstOrDefault(a => a.StartsWith("payload=", StringComparison.Ordinal));
+    return await AllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Skip(2).Contains("mapped"),
+        payloadArg is null ? 16 : int.Parse(payloadArg["payload=".Length..]));
 }
 
 if (args.Length > 0 && args[0] == "alloc-probe-js")
@@ -36,6 +39,13 @@ if (args.Length > 0 && args[0] == "inprocess-probe")
 {
     // "inprocess-probe [messages] [requests]": NATS.Net 1:1 pub/sub and request/reply, loopback TCP vs in-process pipes.
     return await InProcessProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000, args.Length > 2 ? int.Parse(args[2]) : 20_000);
+}
+
+if (args.Length > 0 && args[0] == "alloc-probe-reqrep")
+{
+    // "alloc-probe-reqrep N [unique]": 10 requesters, 2 services in a queue group, one request in flight each;
+    // "unique" gives every request its own reply subject, as NATS.Net does.
+    return await RequestReplyAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 200_000, args.Skip(2).Contains("unique"));
 }
 
 if (args.Length > 0 && args[0] == "alloc-probe-imports")

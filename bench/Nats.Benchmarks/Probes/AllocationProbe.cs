@@ -13,7 +13,7 @@ namespace Nats.Benchmarks.Probes;
 /// </summary>
 internal static class AllocationProbe
 {
-    public static async Task<int> RunAsync(int messages, bool mapped = false)
+    public static async Task<int> RunAsync(int messages, bool mapped = false, int payload = 16)
     {
         SocketEngineSettings.ApplyBeforeFirstSocket();
         var options = new ServerOptions { Host = "127.0.0.1", Port = 0 };
@@ -37,20 +37,28 @@ internal static class AllocationProbe
             var buffers = subs.Select(_ => new byte[256 * 1024]).ToArray();
 
             // Warm up: JIT, caches, pooled buffers.
-            await PumpAsync(publisher, subs, buffers, 50_000, publishSubject);
+            await PumpAsync(publisher, subs, buffers, 50_000, publishSubject, payload);
 
+            using var types = new AllocationTypes();
+            types.On = true;
             var gen0 = GC.CollectionCount(0);
             var gen1 = GC.CollectionCount(1);
             var gen2 = GC.CollectionCount(2);
             var allocated = GC.GetTotalAllocatedBytes(precise: true);
-            await PumpAsync(publisher, subs, buffers, messages, publishSubject);
+            await PumpAsync(publisher, subs, buffers, messages, publishSubject, payload);
             var allocatedAfter = GC.GetTotalAllocatedBytes(precise: true);
+            types.On = false;
 
             var delta = allocatedAfter - allocated;
             Console.WriteLine(
-                $"pub/sub 1:{subscribers}{(mapped ? " through a mapping" : "")}, {messages:N0} messages of 16 B: allocated {delta:N0} bytes " +
+                $"pub/sub 1:{subscribers}{(mapped ? " through a mapping" : "")}, {messages:N0} messages of {payload} B: allocated {delta:N0} bytes " +
                 $"({(double)delta / messages:F3} B/msg), GC gen0 +{GC.CollectionCount(0) - gen0}, " +
-                $"gen1 +{GC.CollectionCount(1) - gen1}, gen2 +{GC.CollectionCount(2) - gen2}");
+                $"gen1 +{GC.CollectionCount(1) - gen1}, gen2 +{GC.CollectionCount(2) - gen2}; outbound chunks: peak in use " +
+                $"{Nats.Server.Clients.OutboundChunkPool.Shared.PeakRentedBytes / 1024:N0} KiB, idle {Nats.Server.Clients.OutboundChunkPool.Shared.RetainedBytes / 1024:N0} KiB");
+            if (delta > messages / 10)
+            {
+                types.Print();
+            }
 
             publisher.Dispose();
             foreach (var s in subs)
@@ -71,11 +79,12 @@ internal static class AllocationProbe
     }
 
     /// <summary>Publishes in batches with a window, and counts deliveries by bytes (every frame has the same size).</summary>
-    internal static async Task PumpAsync(Socket publisher, List<Socket> subscribers, byte[][] buffers, int messages, string subject)
+    internal static async Task PumpAsync(Socket publisher, List<Socket> subscribers, byte[][] buffers, int messages, string subject, int payload = 16)
     {
-        const int batch = 1000;
-        var frame = Encoding.ASCII.GetBytes($"PUB {subject} 16\r\n0123456789abcdef\r\n");
-        var delivered = Encoding.ASCII.GetBytes("MSG probe 1 16\r\n0123456789abcdef\r\n").Length;
+        var batch = payload <= 64 ? 1000 : Math.Max(1, 64 * 1024 / (payload + 32));
+        var body = new string('x', payload);
+        var frame = Encoding.ASCII.GetBytes($"PUB {subject} {payload}\r\n{body}\r\n");
+        var delivered = Encoding.ASCII.GetBytes($"MSG probe 1 {payload}\r\n{body}\r\n").Length;
         var block = new byte[frame.Length * batch];
         for (var i = 0; i < batch; i++)
         {
@@ -98,7 +107,8 @@ internal static class AllocationProbe
         })).ToArray();
         for (var sent = 0; sent < messages; sent += batch)
         {
-            await publisher.SendAsync(block.AsMemory(), SocketFlags.None);
+            // The last block is cut to what is left, so exactly `messages` are sent.
+            await publisher.SendAsync(block.AsMemory(0, frame.Length * Math.Min(batch, messages - sent)), SocketFlags.None);
         }
         await Task.WhenAll(readers);
     }

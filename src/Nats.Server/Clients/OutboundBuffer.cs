@@ -1,16 +1,14 @@
-using System.Buffers;
-
 namespace Nats.Server.Clients;
 
 /// <summary>
 /// Bytes waiting to be written to one client. Producers (any publisher's read loop) append under
 /// the owning client's lock; the write loop takes everything queued in one swap and writes it in as
-/// few syscalls as the chunks allow. Chunks come from the shared array pool and go back after the write.
+/// few syscalls as the chunks allow. Chunks come from <see cref="OutboundChunkPool"/> and go back after the write.
 /// </summary>
 internal sealed class OutboundBuffer
 {
-    private const int MinChunkSize = 4 * 1024;
-    private const int MaxChunkSize = 64 * 1024;
+    private const int MinChunkSize = OutboundChunkPool.MinChunkSize;
+    private const int MaxChunkSize = OutboundChunkPool.MaxChunkSize;
 
     private List<ArraySegment<byte>> _sealed = [];
     private byte[]? _current;
@@ -21,6 +19,9 @@ internal sealed class OutboundBuffer
     public long PendingBytes { get; private set; }
 
     public bool IsEmpty => PendingBytes == 0;
+
+    /// <summary>Memory the queued chunks hold (their whole length, not just the bytes written).</summary>
+    public long HeldBytes { get; private set; }
 
     /// <summary>Returns writable space of at least <paramref name="size"/> contiguous bytes; call <see cref="Advance"/> after.</summary>
     public Span<byte> GetSpan(int size)
@@ -35,8 +36,9 @@ internal sealed class OutboundBuffer
             }
             SealCurrent();
             var chunkSize = Math.Max(size, _nextChunkSize);
-            _current = ArrayPool<byte>.Shared.Rent(chunkSize);
+            _current = OutboundChunkPool.Shared.Rent(chunkSize);
             _currentLength = 0;
+            HeldBytes += _current.Length;
         }
         return _current.AsSpan(_currentLength);
     }
@@ -53,14 +55,16 @@ internal sealed class OutboundBuffer
         Advance(data.Length);
     }
 
-    /// <summary>Moves everything queued into <paramref name="into"/> (which must be empty) and resets.</summary>
-    public long TakeAll(List<ArraySegment<byte>> into)
+    /// <summary>Appends everything queued to <paramref name="into"/> and resets; <paramref name="held"/> is the memory the chunks moved hold.</summary>
+    public long TakeAll(List<ArraySegment<byte>> into, out long held)
     {
         SealCurrent();
         into.AddRange(_sealed);
         _sealed.Clear();
         var bytes = PendingBytes;
         PendingBytes = 0;
+        held = HeldBytes;
+        HeldBytes = 0;
         return bytes;
     }
 
@@ -70,6 +74,7 @@ internal sealed class OutboundBuffer
         SealCurrent();
         Release(_sealed);
         PendingBytes = 0;
+        HeldBytes = 0;
         _nextChunkSize = MinChunkSize;
     }
 
@@ -77,7 +82,11 @@ internal sealed class OutboundBuffer
     {
         foreach (var segment in segments)
         {
-            ArrayPool<byte>.Shared.Return(segment.Array!);
+            // Null where the writer already gave the chunk back as soon as it was written.
+            if (segment.Array is not null)
+            {
+                OutboundChunkPool.Shared.Return(segment.Array);
+            }
         }
         segments.Clear();
     }
@@ -106,7 +115,8 @@ internal sealed class OutboundBuffer
         }
         else
         {
-            ArrayPool<byte>.Shared.Return(_current);
+            HeldBytes -= _current.Length;
+            OutboundChunkPool.Shared.Return(_current);
         }
         _current = null;
         _currentLength = 0;

@@ -35,9 +35,12 @@ internal sealed class OutboundQueue
 {
     private const long InlineFlushMaxBytes = 64 * 1024;
 
-    // Queued bytes past which a publisher waits for this subscriber. Small next to max_pending so
-    // memory stays low with many subscribers; large enough that a stall is rare (one per MiBs).
-    private const long StallThresholdCap = 4 * 1024 * 1024;
+    // Memory (queued and in-flight chunks) past which a publisher waits for this subscriber. Small
+    // next to max_pending so memory stays low with many subscribers: the kernel's socket buffers
+    // (several MiB on a busy connection, not in our resident set) keep the subscriber fed meanwhile.
+    // Counted in chunk memory rather than message bytes, because a write loop that takes the queue
+    // often seals chunks part-filled: 4 MiB of 16 KiB messages held 11 MiB of chunks.
+    private const long StallThresholdCap = 1024 * 1024;
 
     private readonly ClientConnection _owner;
     private readonly ClientTransport _transport;
@@ -53,6 +56,9 @@ internal sealed class OutboundQueue
 
     // Bytes taken off the queue but not yet written; they still count towards max_pending, as in Go.
     private long _inFlightBytes;
+
+    // Memory of the in-flight chunks not yet given back (each goes back as soon as it is written).
+    private long _inFlightHeld;
 
     // Bytes written so far: what "progress" means for a stalled subscriber.
     private long _bytesWritten;
@@ -177,7 +183,7 @@ internal sealed class OutboundQueue
             OutMsgs++;
             OutBytes += message.Length - 2;
             var threshold = Math.Min(maxPending / 2, StallThresholdCap);
-            if (!noFastProducerStall && canStall && pending > threshold)
+            if (!noFastProducerStall && canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > threshold)
             {
                 _stallThreshold = threshold;
                 _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -222,7 +228,7 @@ internal sealed class OutboundQueue
         lock (_sync)
         {
             if (_stallGate is not null
-                && (IsClosed || _buffer.PendingBytes + Volatile.Read(ref _inFlightBytes) <= _stallThreshold / 2))
+                && (IsClosed || _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) <= _stallThreshold / 2))
             {
                 gate = _stallGate;
                 _stallGate = null;
@@ -257,7 +263,8 @@ internal sealed class OutboundQueue
                 {
                     return false;
                 }
-                Volatile.Write(ref _inFlightBytes, _buffer.TakeAll(_inFlight));
+                Volatile.Write(ref _inFlightBytes, _buffer.TakeAll(_inFlight, out var held));
+                Interlocked.Add(ref _inFlightHeld, held);
             }
             while (_inFlightIndex < _inFlight.Count)
             {
@@ -274,9 +281,7 @@ internal sealed class OutboundQueue
                     _inFlightOffset += sent;
                     return false;
                 }
-                _inFlightIndex++;
-                _inFlightOffset = 0;
-                OnBufferWritten(segment.Count);
+                OnBufferWritten(segment);
             }
             ReleaseInFlight();
             _buffer.ResetChunkSizeIfIdle(_sync);
@@ -317,7 +322,8 @@ internal sealed class OutboundQueue
                         {
                             lock (_sync)
                             {
-                                Interlocked.Add(ref _inFlightBytes, _buffer.TakeAll(_inFlight));
+                                Interlocked.Add(ref _inFlightBytes, _buffer.TakeAll(_inFlight, out var held));
+                                Interlocked.Add(ref _inFlightHeld, held);
                             }
                             if (_inFlightIndex >= _inFlight.Count)
                             {
@@ -340,9 +346,7 @@ internal sealed class OutboundQueue
                                 _inFlightOffset += sent;
                                 if (_inFlightOffset >= segment.Count)
                                 {
-                                    _inFlightIndex++;
-                                    _inFlightOffset = 0;
-                                    OnBufferWritten(segment.Count);
+                                    OnBufferWritten(segment);
                                 }
                             }
                             Volatile.Write(ref _writeStartedTicks, 0);
@@ -403,9 +407,19 @@ internal sealed class OutboundQueue
         }
     }
 
-    /// <summary>Counts progress after each buffer written and opens the stall gate once drained.</summary>
-    private void OnBufferWritten(int bytes)
+    /// <summary>
+    /// After the current in-flight chunk is fully written: gives it back to the pool at once (a long
+    /// backlog then holds only what is still unwritten), counts progress, and opens the stall gate
+    /// once drained.
+    /// </summary>
+    private void OnBufferWritten(ArraySegment<byte> segment)
     {
+        _inFlight[_inFlightIndex] = default;
+        _inFlightIndex++;
+        _inFlightOffset = 0;
+        OutboundChunkPool.Shared.Return(segment.Array!);
+        Interlocked.Add(ref _inFlightHeld, -segment.Array!.Length);
+        var bytes = segment.Count;
         Volatile.Write(ref _bytesWritten, _bytesWritten + bytes);
         Volatile.Write(ref _inFlightBytes, _inFlightBytes - bytes);
         if (Volatile.Read(ref _stallGate) is not null)
@@ -417,6 +431,7 @@ internal sealed class OutboundQueue
     private void ReleaseInFlight()
     {
         Volatile.Write(ref _inFlightBytes, 0);
+        Volatile.Write(ref _inFlightHeld, 0);
         OutboundBuffer.Release(_inFlight);
         _inFlightIndex = 0;
         _inFlightOffset = 0;

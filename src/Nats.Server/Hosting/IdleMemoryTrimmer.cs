@@ -71,6 +71,8 @@ internal sealed class IdleMemoryTrimmer : IDisposable
                 _trimmedLevel = Math.Min(_trimmedLevel, before);
                 return;
             }
+            // Idle outbound chunks are the bulk of what a burst leaves behind; they are garbage once dropped.
+            Clients.OutboundChunkPool.Shared.Trim();
             GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
             _trimmedLevel = ResidentMemory.Bytes();
             Trims++;
