@@ -6,7 +6,7 @@ namespace Nats.Server.Clients;
 /// <summary>
 /// One publisher's cache of match results per subject (Go's c.in.results): no lock on a hit, and
 /// dropped whenever the account's subscription index changes (its generation moves) or the cache
-/// is full. Used by one thread only.
+/// is full. Subjects enter on their second publish (see <see cref="AdmissionFilter"/>). Used by one thread only.
 /// </summary>
 internal sealed class MatchCache
 {
@@ -14,6 +14,7 @@ internal sealed class MatchCache
 
     private readonly Dictionary<byte[], SubListResult> _results = new(ByteKeyComparer.Instance);
     private readonly Dictionary<byte[], SubListResult>.AlternateLookup<ReadOnlySpan<byte>> _lookup;
+    private readonly AdmissionFilter _admission = new();
     private long _generation = -1;
 
     public MatchCache() => _lookup = _results.GetAlternateLookup<ReadOnlySpan<byte>>();
@@ -34,6 +35,11 @@ internal sealed class MatchCache
             return cached;
         }
         var result = subList.Match(subject);
+        // A subject seen once (a request's reply inbox) is not worth a key copy; it is cached when seen again.
+        if (!_admission.Admit(ByteKeyComparer.Hash(subject)))
+        {
+            return result;
+        }
         if (_results.Count >= MaxCachedResults)
         {
             _results.Clear();

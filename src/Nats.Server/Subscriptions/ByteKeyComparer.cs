@@ -19,7 +19,7 @@ internal sealed class ByteKeyComparer : IEqualityComparer<byte[]>, IAlternateEqu
 
     public byte[] Create(ReadOnlySpan<byte> alternate) => alternate.ToArray();
 
-    private static int Hash(ReadOnlySpan<byte> bytes)
+    public static int Hash(ReadOnlySpan<byte> bytes)
     {
         var hash = new HashCode();
         hash.AddBytes(bytes);

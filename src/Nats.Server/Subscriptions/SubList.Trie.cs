@@ -105,8 +105,35 @@ internal sealed partial class SubList
     {
         private HashSet<Subscription>? _plain;
         private Dictionary<byte[], HashSet<Subscription>>? _queues;
+        private SubListResult? _result;
 
         public Level? Next;
+
+        public bool HasSubscriptions => _plain is { Count: > 0 } || _queues is { Count: > 0 };
+
+        /// <summary>
+        /// This node's subscriptions alone as a result, built once per change: a match that ends at
+        /// one node (every reply inbox under one wildcard subscription) then allocates nothing.
+        /// </summary>
+        public SubListResult Result()
+        {
+            if (_result is not null)
+            {
+                return _result;
+            }
+            var plain = _plain is { Count: > 0 } ? _plain.ToArray() : [];
+            Subscription[][] groups = [];
+            if (_queues is { Count: > 0 })
+            {
+                groups = new Subscription[_queues.Count][];
+                var i = 0;
+                foreach (var members in _queues.Values)
+                {
+                    groups[i++] = members.ToArray();
+                }
+            }
+            return _result = new SubListResult(plain, groups);
+        }
 
         public bool IsEmpty => (_plain is null || _plain.Count == 0) && (_queues is null || _queues.Count == 0);
 
@@ -115,6 +142,7 @@ internal sealed partial class SubList
 
         public void Add(Subscription subscription)
         {
+            _result = null;
             if (subscription.Queue is null)
             {
                 (_plain ??= []).Add(subscription);
@@ -131,6 +159,7 @@ internal sealed partial class SubList
 
         public bool Remove(Subscription subscription)
         {
+            _result = null;
             if (subscription.Queue is null)
             {
                 return _plain is not null && _plain.Remove(subscription);
@@ -165,10 +194,32 @@ internal sealed partial class SubList
     /// <summary>Gathers a match; queue members of the same group found at different nodes are merged.</summary>
     private struct MatchCollector
     {
+        private Node? _single;
         private List<Subscription>? _plain;
         private List<(byte[] Name, List<Subscription> Members)>? _queues;
+        private bool _merged;
 
         public void Add(Node node)
+        {
+            if (!node.HasSubscriptions)
+            {
+                return;
+            }
+            if (!_merged)
+            {
+                if (_single is null)
+                {
+                    // Lists only once a second node contributes; one node answers with its own result.
+                    _single = node;
+                    return;
+                }
+                _merged = true;
+                Merge(_single);
+            }
+            Merge(node);
+        }
+
+        private void Merge(Node node)
         {
             if (node.Plain is { Count: > 0 } plain)
             {
@@ -192,6 +243,10 @@ internal sealed partial class SubList
 
         public readonly SubListResult ToResult()
         {
+            if (!_merged)
+            {
+                return _single?.Result() ?? SubListResult.Empty;
+            }
             if (_plain is null && _queues is null)
             {
                 return SubListResult.Empty;

@@ -16,6 +16,7 @@ internal sealed partial class SubList
     private readonly Level _root = new();
     private readonly Dictionary<byte[], SubListResult> _cache = new(ByteKeyComparer.Instance);
     private readonly Dictionary<byte[], SubListResult>.AlternateLookup<ReadOnlySpan<byte>> _cacheLookup;
+    private readonly AdmissionFilter _admission = new();
     private long _generationId;
     private int _count;
     private long _inserts;
@@ -118,6 +119,12 @@ internal sealed partial class SubList
             MatchLevel(_root, subject, tokens[..tokenCount], ref collector);
             var result = collector.ToResult();
 
+            // One-shot subjects (request inboxes) are matched but not cached: caching them would copy a
+            // key per request and sweep entries that are reused.
+            if (!_admission.Admit(ByteKeyComparer.Hash(subject)))
+            {
+                return result;
+            }
             if (_cache.Count >= MaxCacheEntries)
             {
                 SweepCache();

@@ -47,8 +47,37 @@ public class MatchCacheTests
         var cache = new MatchCache();
         for (var i = 0; i < 2000; i++)
         {
-            cache.Lookup(subList, System.Text.Encoding.UTF8.GetBytes($"s.{i}"));
+            var subject = System.Text.Encoding.UTF8.GetBytes($"s.{i}");
+            cache.Lookup(subList, subject);
+            cache.Lookup(subList, subject);
         }
         Assert.InRange(cache.Count, 1, 512);
+    }
+
+    [Fact]
+    public void OneShotSubjects_AreMatchedButNotCached_RepeatedOnesAre()
+    {
+        var subList = new SubList();
+        Assert.True(subList.Insert(Sub("_INBOX.abc.*", "1")));
+        var cache = new MatchCache();
+        for (var i = 0; i < 100; i++)
+        {
+            Assert.Single(cache.Lookup(subList, System.Text.Encoding.UTF8.GetBytes($"_INBOX.abc.{i}")).Plain);
+        }
+        Assert.Equal(0, cache.Count);
+
+        cache.Lookup(subList, "_INBOX.abc.0"u8);
+        Assert.Equal(1, cache.Count);
+    }
+
+    [Fact]
+    public void UncachedSubject_StillSeesSubscriptionChanges()
+    {
+        var subList = new SubList();
+        var cache = new MatchCache();
+        Assert.Empty(cache.Lookup(subList, "_INBOX.abc.1"u8).Plain);
+        Assert.True(subList.Insert(Sub("_INBOX.abc.*", "1")));
+        Assert.Single(cache.Lookup(subList, "_INBOX.abc.2"u8).Plain);
+        Assert.Single(cache.Lookup(subList, "_INBOX.abc.1"u8).Plain);
     }
 }

@@ -128,14 +128,73 @@ public class SubListTests
     }
 
     [Fact]
-    public void RepeatedMatch_IsServedFromTheCache()
+    public void RepeatedMatch_IsServedFromTheCache_FromItsSecondSighting()
     {
         var list = new SubList();
         list.Insert(Sub("foo"));
         var a = Match(list, "foo");
+        Assert.Equal(0, list.GetStats().CacheEntries);
         var b = Match(list, "foo");
+        Assert.Equal(1, list.GetStats().CacheEntries);
+        var c = Match(list, "foo");
         Assert.Same(a, b);
+        Assert.Same(b, c);
         Assert.Equal(1, list.GetStats().CacheHits);
+    }
+
+    [Fact]
+    public void OneShotSubjects_UnderOneWildcard_ShareOneResult_AndStayOutOfTheCache()
+    {
+        var list = new SubList();
+        var inbox = Sub("_INBOX.abc.*");
+        list.Insert(inbox);
+        var first = Match(list, "_INBOX.abc.1");
+        for (var i = 2; i < 100; i++)
+        {
+            Assert.Same(first, Match(list, $"_INBOX.abc.{i}"));
+        }
+        Assert.Same(inbox, Assert.Single(first.Plain));
+        Assert.Equal(0, list.GetStats().CacheEntries);
+    }
+
+    [Fact]
+    public void SharedNodeResult_IsRebuilt_WhenTheNodeChanges()
+    {
+        var list = new SubList();
+        var one = Sub("_INBOX.abc.*", sid: "1");
+        var two = Sub("_INBOX.abc.*", sid: "2");
+        var member = Sub("_INBOX.abc.*", queue: "q", sid: "3");
+        list.Insert(one);
+        var before = Match(list, "_INBOX.abc.1");
+        Assert.Single(before.Plain);
+
+        list.Insert(two);
+        list.Insert(member);
+        var after = Match(list, "_INBOX.abc.2");
+        Assert.NotSame(before, after);
+        Assert.Equal(2, after.Plain.Length);
+        Assert.Same(member, Assert.Single(Assert.Single(after.QueueGroups)));
+
+        list.Remove(one);
+        list.Remove(member);
+        var removed = Match(list, "_INBOX.abc.3");
+        Assert.Same(two, Assert.Single(removed.Plain));
+        Assert.Empty(removed.QueueGroups);
+    }
+
+    [Fact]
+    public void MatchAcrossTwoNodes_MergesBoth_AndMergesQueueGroups()
+    {
+        var list = new SubList();
+        var wildcard = Sub("_INBOX.*.*", queue: "q", sid: "1");
+        var full = Sub("_INBOX.>", queue: "q", sid: "2");
+        var plain = Sub("_INBOX.abc.*", sid: "3");
+        list.Insert(wildcard);
+        list.Insert(full);
+        list.Insert(plain);
+        var result = Match(list, "_INBOX.abc.7");
+        Assert.Same(plain, Assert.Single(result.Plain));
+        Assert.Equal(2, Assert.Single(result.QueueGroups).Length);
     }
 
     [Fact]
