@@ -615,8 +615,20 @@ internal sealed class MqttConnection
         }
         if (retain)
         {
-            _owner.SetRetained(session.Account, Encoding.UTF8.GetString(subjectBytes), topic, payload, qos);
+            var gate = _owner.Retained(session.Account).Gate;
+            lock (gate)
+            {
+                _owner.SetRetained(session.Account, Encoding.UTF8.GetString(subjectBytes), topic, payload, qos);
+                PublishLive(session, subjectBytes, payload, qos, retain, pubAckId);
+            }
+            return;
         }
+        PublishLive(session, subjectBytes, payload, qos, retain, pubAckId);
+    }
+
+    /// <summary>The NATS fan-out and, for QoS 1/2, the copy in $MQTT_msgs (matched now, flushed per read buffer).</summary>
+    private void PublishLive(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> payload, byte qos, bool retain, ushort pubAckId)
+    {
         ReadOnlySpan<byte> headers = qos switch
         {
             0 => "NATS/1.0\r\nNmqtt-Pub:0\r\n\r\n"u8,
@@ -665,6 +677,16 @@ internal sealed class MqttConnection
     {
         var filters = ParseFilters(header, body, subscribe: true, out var packetId);
         var session = _session!;
+        var retained = _owner.Retained(session.Account);
+        // See MqttRetainedStore.Gate: no retained publish lands between adding a filter and sending its retained messages.
+        lock (retained.Gate)
+        {
+            SubscribeLocked(session, filters, packetId, retained);
+        }
+    }
+
+    private void SubscribeLocked(MqttSession session, List<(string? Subject, byte Qos)> filters, ushort packetId, MqttRetainedStore retained)
+    {
         var granted = new byte[filters.Count];
         var added = new List<(string Subject, byte Qos)>();
         for (var i = 0; i < filters.Count; i++)
@@ -702,7 +724,6 @@ internal sealed class MqttConnection
             _owner.SaveSession(session);
         }
         Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
-        var retained = _owner.Retained(session.Account);
         if (retained.Count > 0)
         {
             foreach (var (subject, qos) in added)

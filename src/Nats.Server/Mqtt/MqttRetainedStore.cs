@@ -17,6 +17,14 @@ internal sealed class MqttRetainedStore
 
     public int Count => _messages.Count;
 
+    /// <summary>
+    /// Held by a retained PUBLISH across storing it and its live fan-out, and by a SUBSCRIBE across adding its
+    /// filters and sending their retained messages: a subscription racing a retained publish then gets that
+    /// message exactly once (live or retained, never both, never neither) and never an older retained value
+    /// after a newer live one. Plain publishes do not take it.
+    /// </summary>
+    public Lock Gate { get; } = new();
+
     /// <summary>Sets or replaces; an empty payload clears the topic's retained message, as MQTT says.</summary>
     public void Set(string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos)
     {
