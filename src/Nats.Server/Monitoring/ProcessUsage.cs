@@ -37,7 +37,7 @@ internal sealed class ProcessUsage
             {
                 _cpuPercent = Percent(cpu - _lastCpu, Stopwatch.GetElapsedTime(_lastSampleTimestamp, now));
             }
-            _rss = process.WorkingSet64;
+            _rss = Hosting.ResidentMemory.Bytes();
             _lastCpu = cpu;
             _lastSampleTimestamp = now;
             return (_rss, _cpuPercent);
