@@ -83,6 +83,17 @@ fi
 passed=0
 failed=0
 status=0
+
+# One style (.editorconfig): the build already fails on the :warning style rules; this also catches whitespace and
+# using-order drift that the build does not report. Counted as one check.
+log "dotnet format --verify-no-changes"
+if dotnet format Nats.slnx --verify-no-changes --severity warn -v q; then
+  passed=$((passed + 1))
+else
+  echo "dotnet format found files to reformat: run 'dotnet format Nats.slnx --severity warn' and commit"
+  failed=$((failed + 1))
+  status=1
+fi
 for project in tests/*/*.csproj samples/*/*.csproj; do
   name=$(basename "$project" .csproj)
   log "$name"

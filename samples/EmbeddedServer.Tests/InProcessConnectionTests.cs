@@ -1,6 +1,6 @@
-using NATS.Client.Core;
 using Nats.Server.Embedding;
 using Nats.Server.NatsNet;
+using NATS.Client.Core;
 
 namespace EmbeddedServer.Tests;
 

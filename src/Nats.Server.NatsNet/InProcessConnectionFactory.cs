@@ -1,5 +1,5 @@
-using NATS.Client.Core;
 using Nats.Server.Embedding;
+using NATS.Client.Core;
 
 namespace Nats.Server.NatsNet;
 

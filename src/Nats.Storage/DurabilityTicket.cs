@@ -29,7 +29,9 @@ public readonly struct DurabilityTicket
     public void Wait()
     {
         if (_task is not null && !_task.IsCompletedSuccessfully)
+        {
             _task.GetAwaiter().GetResult();
+        }
     }
 }
 

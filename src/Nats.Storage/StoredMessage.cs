@@ -22,7 +22,10 @@ public sealed class StoredMessage
     internal Span<byte> Rent(int size)
     {
         if (Buffer.Length < size)
+        {
             Buffer = new byte[Math.Max(size, Math.Min(Buffer.Length * 2, 1 << 20))];
+        }
+
         return Buffer.AsSpan(0, size);
     }
 

@@ -22,7 +22,9 @@ public sealed class SubjectFilterSet
                 break;
             }
             if (!list.Contains(f, StringComparer.Ordinal))
+            {
                 list.Add(f);
+            }
         }
         Filters = list.ToArray();
     }
@@ -35,11 +37,16 @@ public sealed class SubjectFilterSet
     public bool Matches(string subject)
     {
         if (MatchesAll)
+        {
             return true;
+        }
+
         foreach (var f in Filters)
         {
             if (SubjectMatch.HasWildcard(f) ? SubjectMatch.Matches(subject, SubjectMatch.Tokenize(f)) : f == subject)
+            {
                 return true;
+            }
         }
         return false;
     }

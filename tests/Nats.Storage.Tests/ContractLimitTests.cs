@@ -10,7 +10,10 @@ public sealed class ContractLimitTests
     {
         using var h = new StoreHarness(kind, new StoreConfig { MaxMsgs = 10, MaxMsgsPerSubject = 3 });
         for (var i = 0; i < 40; i++)
+        {
             h.Store.StoreMsg(i < 20 ? "one" : $"many.{i}", default, Payload);
+        }
+
         var st = h.Store.State();
         Assert.Equal(10UL, st.Msgs);
         Assert.Equal(31UL, st.FirstSeq);
@@ -23,7 +26,11 @@ public sealed class ContractLimitTests
     {
         using var h = new StoreHarness(kind, new StoreConfig
         {
-            MaxMsgs = 3, Discard = DiscardPolicy.New, MaxMsgsPerSubject = 2, DiscardNewPerSubject = true, MaxMsgSize = 8,
+            MaxMsgs = 3,
+            Discard = DiscardPolicy.New,
+            MaxMsgsPerSubject = 2,
+            DiscardNewPerSubject = true,
+            MaxMsgSize = 8,
         });
         h.Store.StoreMsg("a", default, Payload);
         h.Store.StoreMsg("a", default, Payload);
@@ -105,10 +112,15 @@ public sealed class ContractLimitTests
             msgs += md;
             bytes += bd;
             if (md < 0)
+            {
                 removed.Add(seq);
+            }
         });
         for (var i = 0; i < 5; i++)
+        {
             h.Store.StoreMsg("cb", default, Payload);
+        }
+
         h.Store.RemoveMsg(5);
         var st = h.Store.State();
         Assert.Equal((long)st.Msgs, msgs);

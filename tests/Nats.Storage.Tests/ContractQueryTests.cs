@@ -16,7 +16,10 @@ public sealed class ContractQueryTests
         var sm = new StoredMessage();
         Assert.Equal(LoadStatus.Eof, h.Store.TryLoadMsg(1, sm));
         for (var i = 0; i < 5; i++)
+        {
             h.Store.StoreMsg("a", default, Payload);
+        }
+
         h.Store.RemoveMsg(1);
         h.Store.RemoveMsg(3);
         foreach (var store in h.NowAndReopened())
@@ -36,7 +39,10 @@ public sealed class ContractQueryTests
     {
         using var h = new StoreHarness(kind);
         for (var i = 0; i < 100; i++)
+        {
             h.Store.StoreMsg(i == 40 ? "rare" : "common", default, Payload);
+        }
+
         foreach (var store in h.NowAndReopened())
         {
             Assert.Equal(41UL, store.LoadNextMsg("rare", 1, null, out var skip)!.Sequence);
@@ -55,9 +61,15 @@ public sealed class ContractQueryTests
         var rnd = new Random(7);
         var subjects = new[] { "orders.new", "orders.paid", "orders.eu.new", "ship.eu", "ship.us", "audit" };
         for (var i = 0; i < 600; i++)
+        {
             h.Store.StoreMsg(subjects[rnd.Next(subjects.Length)], default, Payload);
+        }
+
         for (var i = 0; i < 150; i++)
+        {
             h.Store.RemoveMsg((ulong)rnd.Next(1, 601));
+        }
+
         var sets = new[]
         {
             new[] { "orders.*", "orders.new" },         // overlapping: each message counted once
@@ -100,7 +112,10 @@ public sealed class ContractQueryTests
     {
         using var h = new StoreHarness(kind);
         foreach (var s in new[] { "kv.a", "kv.b", "kv.a", "other", "kv.c", "kv.b" })
+        {
             h.Store.StoreMsg(s, default, Payload);
+        }
+
         foreach (var store in h.NowAndReopened())
         {
             Assert.Equal([3UL, 5, 6], store.MultiLastSeqs(["kv.*"], 0, 0));
@@ -166,9 +181,15 @@ public sealed class ContractQueryTests
         var seen = new List<(ulong Seq, string Subject, RemovalReason Reason)>();
         h.Store.RegisterStorageRemovals((seq, subject, reason) => seen.Add((seq, subject, reason)));
         for (var i = 0; i < 4; i++)
+        {
             h.Store.StoreMsg("per", default, Payload);                  // 4th trims seq 1
+        }
+
         for (var i = 0; i < 6; i++)
+        {
             h.Store.StoreMsg($"m.{i}", default, Payload);              // 5..10; 10th trims seq 2
+        }
+
         h.Store.StoreMsg("ttl", default, Payload, ttl: 1);              // 11, trims 3
         h.Store.RemoveMsg(5);
         h.Store.EraseMsg(6);
@@ -227,7 +248,9 @@ public sealed class ContractQueryTests
         for (var s = st.FirstSeq; s <= st.LastSeq; s++)
         {
             if (store.TryLoadMsg(s, sm) == LoadStatus.Found)
+            {
                 result.Add(s);
+            }
         }
         return [.. result];
     }

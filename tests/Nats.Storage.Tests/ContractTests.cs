@@ -42,7 +42,10 @@ public sealed class ContractTests
     {
         using var h = new StoreHarness(kind);
         for (var i = 0; i < 300; i++)
+        {
             h.Store.StoreMsg(i % 100 == 7 ? $"foo.baz.{i}" : "foo.bar", default, Payload);
+        }
+
         foreach (var store in h.NowAndReopened())
         {
             Assert.Equal(8UL, store.LoadNextMsg("foo.baz.*", 1)!.Sequence);
@@ -63,13 +66,19 @@ public sealed class ContractTests
     {
         using var h = new StoreHarness(kind);
         for (var i = 0; i < 1000; i++)
+        {
             h.Store.StoreMsg(i % 10 == 0 ? $"a.{i % 30}" : "b", default, Payload);
+        }
+
         h.Store.RemoveMsg(11);
         h.Store.RemoveMsg(21);
         var seen = new List<ulong>();
         var sm = new StoredMessage();
         for (ulong start = 0; h.Store.LoadNextMsg("a.*", start, sm) is { } m; start = m.Sequence + 1)
+        {
             seen.Add(m.Sequence);
+        }
+
         Assert.Equal(98, seen.Count);
         Assert.DoesNotContain(11UL, seen);
         Assert.Equal(Enumerable.Range(0, 100).Select(i => (ulong)(i * 10 + 1)).Where(s => s is not 11 and not 21), seen);
@@ -104,7 +113,10 @@ public sealed class ContractTests
     {
         using var h = new StoreHarness(kind);
         for (var i = 0; i < 10; i++)
+        {
             h.Store.StoreMsg("s", default, Payload);
+        }
+
         Assert.True(h.Store.RemoveMsg(1));
         Assert.True(h.Store.EraseMsg(5));
         Assert.False(h.Store.RemoveMsg(5));
@@ -148,7 +160,10 @@ public sealed class ContractTests
     {
         using var h = new StoreHarness(kind);
         for (var i = 0; i < 50; i++)
+        {
             h.Store.StoreMsg($"p.{i % 5}", default, Payload);
+        }
+
         Assert.Equal(50UL, h.Store.Purge());
         foreach (var store in h.NowAndReopened())
         {
@@ -167,7 +182,10 @@ public sealed class ContractTests
     {
         using var h = new StoreHarness(kind);
         for (var i = 0; i < 30; i++)
+        {
             h.Store.StoreMsg(i % 3 == 0 ? "k.a" : "k.b", default, Payload);
+        }
+
         Assert.Equal(7UL, h.Store.PurgeEx("k.a", 0, 3));
         Assert.Equal(3UL, h.Store.FilteredState(0, "k.a").Msgs);
         Assert.Equal(4UL, h.Store.PurgeEx("k.b", 8, 0));
@@ -186,7 +204,10 @@ public sealed class ContractTests
     {
         using var h = new StoreHarness(kind, blockSize: 1024);
         for (var i = 0; i < 100; i++)
+        {
             h.Store.StoreMsg($"c.{i % 4}", default, Payload);
+        }
+
         Assert.Equal(39UL, h.Store.Compact(40));
         h.Store.Truncate(80);
         foreach (var store in h.NowAndReopened())
@@ -227,7 +248,10 @@ public sealed class ContractTests
         var bulk3 = model.Where(kv => kv.Value == "bulk.3").Select(kv => kv.Key).ToList();
         Assert.Equal((ulong)(bulk3.Count - 133), h.Store.PurgeEx("bulk.3", 0, 133));
         foreach (var s in bulk3.Take(bulk3.Count - 133))
+        {
             model.Remove(s);
+        }
+
         var below = model.Keys.Where(k => k < 12_345).ToList();
         Assert.Equal((ulong)below.Count, h.Store.Compact(12_345));
         below.ForEach(k => model.Remove(k));
@@ -241,7 +265,10 @@ public sealed class ContractTests
             Assert.Equal(model.Keys.First(), st.FirstSeq);
             Assert.Equal(20_000UL, st.LastSeq);
             for (ulong s = 14_000; s <= 20_000; s++)
+            {
                 Assert.Equal(model.ContainsKey(s), store.LoadMsg(s) is not null);
+            }
+
             Assert.Equal((ulong)model.Count(kv => kv.Value == "bulk.3"), store.FilteredState(0, "bulk.3").Msgs);
         }
     }
@@ -268,7 +295,10 @@ public sealed class ContractTests
         using var h = new StoreHarness(kind);
         // 100 x "o.N" for N in 0..9 interleaved, plus "z" every 7th.
         for (var i = 1; i <= 200; i++)
+        {
             h.Store.StoreMsg(i % 7 == 0 ? "z" : $"o.{i % 10}", default, Payload);
+        }
+
         h.Store.RemoveMsg(100);
         var all = Enumerable.Range(1, 200).Where(i => i != 100).ToList();
         string SubjectOf(int i) => i % 7 == 0 ? "z" : $"o.{i % 10}";

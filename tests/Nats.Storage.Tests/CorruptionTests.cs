@@ -26,7 +26,9 @@ public sealed class CorruptionTests(ITestOutputHelper output)
             foreach (var crashed in new[] { false, true })
             {
                 for (var seed = 1; seed <= Seeds; seed++)
+                {
                     data.Add(kind, crashed, seed);
+                }
             }
         }
         return data;
@@ -79,7 +81,10 @@ public sealed class CorruptionTests(ITestOutputHelper output)
         var state = store.State();
         output.WriteLine($"unreadable {unreadable.Count}, lost {state.Lost?.Count} ({state.Lost?.Sequences.Count} known), last {state.LastSeq}");
         foreach (var w in warnings)
+        {
             output.WriteLine(w);
+        }
+
         Assert.True(unreadable.Count > 0 || damage.StartsWith("flip", StringComparison.Ordinal),
             "the damage should have cost at least one message");
         if (unreadable.Count > 0)
@@ -98,15 +103,24 @@ public sealed class CorruptionTests(ITestOutputHelper output)
             fresh.Add(seq);
         }
         foreach (var seq in fresh)
+        {
             Assert.NotNull(store.LoadMsg(seq));
+        }
+
         store.Stop();
 
         warnings.Clear();
         store = StreamStores.OpenFile(new StoreConfig(), options);
         foreach (var (i, seq) in fresh.Index())
+        {
             Assert.Equal(BitConverter.GetBytes(i), store.LoadMsg(seq)!.Data.ToArray());
+        }
+
         foreach (var seq in payloads.Keys.Except(unreadable))
+        {
             Assert.NotNull(store.LoadMsg(seq));
+        }
+
         Assert.Null(store.State().Lost); // damage was repaired or tombstoned, not reported again
         Assert.Empty(warnings);
         Assert.True(store.StoreMsg("later", default, [1]).Seq > fresh[^1]);
@@ -127,13 +141,13 @@ public sealed class CorruptionTests(ITestOutputHelper output)
                 Truncate(blocks[rng.Next(blocks.Length - 1)], rng, insideRecord: false);
                 break;
             case "zero-tail-newest":
-            {
-                var bytes = System.IO.File.ReadAllBytes(blocks[^1]);
-                var zero = Math.Min(bytes.Length - 1, rng.Next(1, 4) * 1024 + rng.Next(0, 512));
-                Array.Clear(bytes, bytes.Length - zero, zero);
-                System.IO.File.WriteAllBytes(blocks[^1], bytes);
-                break;
-            }
+                {
+                    var bytes = System.IO.File.ReadAllBytes(blocks[^1]);
+                    var zero = Math.Min(bytes.Length - 1, rng.Next(1, 4) * 1024 + rng.Next(0, 512));
+                    Array.Clear(bytes, bytes.Length - zero, zero);
+                    System.IO.File.WriteAllBytes(blocks[^1], bytes);
+                    break;
+                }
             case "flip-newest":
                 Flip(blocks[^1], rng, 3);
                 break;
@@ -142,7 +156,10 @@ public sealed class CorruptionTests(ITestOutputHelper output)
                 break;
             default:
                 foreach (var b in blocks)
+                {
                     Flip(b, rng, 2);
+                }
+
                 break;
         }
     }
@@ -152,10 +169,15 @@ public sealed class CorruptionTests(ITestOutputHelper output)
         var bytes = System.IO.File.ReadAllBytes(path);
         var boundaries = new HashSet<long>();
         for (var off = 0; off < bytes.Length; off += BitConverter.ToInt32(bytes, off))
+        {
             boundaries.Add(off);
+        }
+
         long cut;
         do
+        {
             cut = rng.NextInt64(1, bytes.Length - 1);
+        }
         while (insideRecord && boundaries.Contains(cut));
         using var f = new FileStream(path, FileMode.Open);
         f.SetLength(cut);
@@ -165,7 +187,10 @@ public sealed class CorruptionTests(ITestOutputHelper output)
     {
         var bytes = System.IO.File.ReadAllBytes(path);
         for (var i = 0; i < count; i++)
+        {
             bytes[rng.Next(bytes.Length)] ^= (byte)rng.Next(1, 256);
+        }
+
         System.IO.File.WriteAllBytes(path, bytes);
     }
 }

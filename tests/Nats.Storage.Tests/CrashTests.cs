@@ -71,7 +71,10 @@ public sealed class CrashTests
             // pages, and the kernel may stop a write between pages on SIGKILL) leaves a torn tail; it
             // is reported as lost, but it must never include an acknowledged message.
             if (store.State().Lost is { } lost)
+            {
                 Assert.DoesNotContain(lost.Sequences, s => stored.ContainsKey(s) && !mayBeRemoved.Contains(s));
+            }
+
             store.Stop();
         }
         Assert.True(stored.Count > rounds, "the writer never got going");
@@ -97,8 +100,12 @@ public sealed class CrashTests
         child.ErrorDataReceived += (_, e) =>
         {
             if (e.Data is not null)
+            {
                 lock (errors)
+                {
                     errors.AppendLine(e.Data);
+                }
+            }
         };
         child.BeginErrorReadLine();
         var reader = new Thread(() =>
@@ -108,12 +115,17 @@ public sealed class CrashTests
             while ((line = child.StandardOutput.ReadLine()) is not null)
             {
                 if (!line.EndsWith(" .", StringComparison.Ordinal))
+                {
                     continue;
+                }
+
                 lock (lines)
                 {
                     lines.Add(line[..^2]);
                     if (lines.Count >= target)
+                    {
                         enough.Set();
+                    }
                 }
             }
             enough.Set();

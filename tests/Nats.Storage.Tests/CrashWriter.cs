@@ -29,7 +29,9 @@ internal static class CrashWriter
                 // Announced first: a removal can reach the disk before its acknowledgement is printed.
                 stdout.WriteLine($"T {victim} .");
                 if (store.RemoveMsg(victim))
+                {
                     pending.Add($"R {victim} .");
+                }
             }
             else
             {
@@ -40,14 +42,20 @@ internal static class CrashWriter
             }
             var batched = mode is FileWriteMode.Buffered or FileWriteMode.BufferedMessages;
             if (batched && pending.Count < batch)
+            {
                 continue;
+            }
+
             if (batched)
             {
                 store.FlushAllPending();
                 batch = rng.Next(1, 64);
             }
             foreach (var line in pending)
+            {
                 stdout.WriteLine(line);
+            }
+
             pending.Clear();
         }
     }

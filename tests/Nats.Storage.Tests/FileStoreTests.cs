@@ -17,7 +17,10 @@ public sealed class FileStoreTests
     {
         using var h = new StoreHarness("file", blockSize: 2048);
         for (var i = 0; i < 200; i++)
+        {
             h.Store.StoreMsg("r", default, Payload);
+        }
+
         Assert.True(BlockCount(h.Directory) >= 10);
         h.Store.Stop();
         var blocks = Directory.GetFiles(Path.Combine(h.Directory, "msgs"), "*.blk");
@@ -33,13 +36,18 @@ public sealed class FileStoreTests
     {
         using var h = new StoreHarness("file", blockSize: 4096);
         for (var i = 0; i < 1000; i++)
+        {
             h.Store.StoreMsg($"c.{i % 10}", default, Payload);
+        }
+
         var before = BlockBytes(h.Directory);
         h.Store.Compact(301);                     // the first ~30% of blocks become empty
         for (ulong s = 301; s <= 900; s++)
         {
             if (s % 5 != 0)
+            {
                 h.Store.RemoveMsg(s);             // 80% removed from the middle blocks
+            }
         }
         h.Store.FlushAllPending();
         var after = BlockBytes(h.Directory);
@@ -51,7 +59,10 @@ public sealed class FileStoreTests
             Assert.Equal(120UL + 100, st.Msgs);
             Assert.Equal(305UL, st.FirstSeq);
             for (ulong s = 301; s <= 1000; s++)
+            {
                 Assert.Equal(s > 900 || s % 5 == 0, store.LoadMsg(s) is not null);
+            }
+
             Assert.Null(st.Lost);
         }
     }
@@ -61,12 +72,21 @@ public sealed class FileStoreTests
     {
         using var h = new StoreHarness("file", blockSize: 1024);
         for (var i = 0; i < 100; i++)
+        {
             h.Store.StoreMsg("t", default, Payload);
+        }
+
         h.Store.RemoveMsg(50);                    // tombstone lands in the block holding message ~100
         for (var i = 0; i < 100; i++)
+        {
             h.Store.StoreMsg("u", default, Payload);
+        }
+
         for (ulong s = 90; s <= 200; s++)
+        {
             h.Store.RemoveMsg(s);                 // empties the tombstone's block, which gets deleted
+        }
+
         h.Store.FlushAllPending();
         var store = h.Reopen();
         Assert.Null(store.LoadMsg(50));
@@ -87,7 +107,10 @@ public sealed class FileStoreTests
         var opts = new FileStoreOptions { Directory = dir.Path, WriteMode = mode, SyncMode = sync, BlockSize = 4096 };
         var store = StreamStores.OpenFile(new StoreConfig(), opts);
         for (var i = 0; i < 300; i++)
+        {
             store.StoreMsg("w", default, Payload);
+        }
+
         store.FlushAllPending();
         var onDisk = BlockBytes(dir.Path);
         Assert.True(onDisk >= 300 * Payload.Length, "flushed data must be in the files");
@@ -110,7 +133,10 @@ public sealed class FileStoreTests
         };
         var store = StreamStores.OpenFile(new StoreConfig(), opts);
         for (var i = 0; i < 20; i++)
+        {
             store.StoreMsg("b", default, Payload);
+        }
+
         Assert.Equal(0, BlockBytes(dir.Path));
         store.FlushAllPending();
         var flushed = BlockBytes(dir.Path);
@@ -133,7 +159,9 @@ public sealed class FileStoreTests
         {
             store.StoreMsg("sync", default, Payload);
             if (i % 10 == 0)
+            {
                 store.SyncNow();
+            }
         }
         h.Store.RemoveMsg(3);
         store.SyncNow();

@@ -9,8 +9,11 @@ public static class Program
     public static int Main(string[] args)
     {
         if (args.Length >= 1 && args[0] == "crash-writer")
+        {
             return CrashWriter.Run(args[1], int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture),
                 Enum.Parse<Nats.Storage.File.FileWriteMode>(args[3]));
+        }
+
         Console.Error.WriteLine("usage: crash-writer DIR BLOCKSIZE WriteThrough|Buffered");
         return 2;
     }

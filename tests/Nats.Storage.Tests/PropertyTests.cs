@@ -15,7 +15,10 @@ public sealed class PropertyTests
         var count = int.TryParse(Environment.GetEnvironmentVariable("NATS_STORAGE_PROPERTY_SEEDS"), out var n) ? n : 24;
         var data = new TheoryData<int>();
         for (var i = 1; i <= count; i++)
+        {
             data.Add(i);
+        }
+
         return data;
     }
 
@@ -52,9 +55,15 @@ public sealed class PropertyTests
                 history.Add($"{op}:{a.Result}");
                 Assert.True(a.Result == b.Result, $"{opName}: memory={a.Result} file={b.Result}");
                 if (op == 99)
+                {
                     file.Reopen();
+                }
+
                 if (op == 98)
+                {
                     file.Store.FlushAllPending();
+                }
+
                 CompareQueries(mem.Store, file.Store, rng, $"{opName} after [{string.Join(", ", history.TakeLast(8))}]");
             }
             catch (Exception e) when (e is not Xunit.Sdk.XunitException)
@@ -80,15 +89,15 @@ public sealed class PropertyTests
             switch (op)
             {
                 case < 50:
-                {
-                    var subj = SubjectPool[r.Next(SubjectPool.Length)];
-                    var hdr = r.Next(4) == 0 ? Bytes.Of("NATS/1.0\r\nk: v\r\n\r\n") : [];
-                    var data = new byte[r.Next(0, 60)];
-                    r.NextBytes(data);
-                    var ttl = r.Next(10) == 0 ? r.Next(1, 20) : 0;
-                    var (seq, ts) = s.StoreMsg(subj, hdr, data, ttl);
-                    return new($"stored {seq} {ts}", arg);
-                }
+                    {
+                        var subj = SubjectPool[r.Next(SubjectPool.Length)];
+                        var hdr = r.Next(4) == 0 ? Bytes.Of("NATS/1.0\r\nk: v\r\n\r\n") : [];
+                        var data = new byte[r.Next(0, 60)];
+                        r.NextBytes(data);
+                        var ttl = r.Next(10) == 0 ? r.Next(1, 20) : 0;
+                        var (seq, ts) = s.StoreMsg(subj, hdr, data, ttl);
+                        return new($"stored {seq} {ts}", arg);
+                    }
                 case < 62:
                     return new($"removed {s.RemoveMsg(PickSeq())}", arg);
                 case < 65:
@@ -96,31 +105,37 @@ public sealed class PropertyTests
                 case < 67:
                     return new($"purged {s.Purge()}", arg);
                 case < 73:
-                {
-                    var f = Filters[r.Next(Filters.Length)];
-                    var seq = r.Next(3) == 0 ? PickSeq() : 0;
-                    var keep = (ulong)(r.Next(3) == 0 ? r.Next(0, 4) : 0);
-                    return new($"purgeEx {s.PurgeEx(f, seq, keep)}", arg);
-                }
+                    {
+                        var f = Filters[r.Next(Filters.Length)];
+                        var seq = r.Next(3) == 0 ? PickSeq() : 0;
+                        var keep = (ulong)(r.Next(3) == 0 ? r.Next(0, 4) : 0);
+                        return new($"purgeEx {s.PurgeEx(f, seq, keep)}", arg);
+                    }
                 case < 76:
                     return new($"compacted {s.Compact(PickSeq())}", arg);
                 case < 78:
-                {
-                    var seq = st.LastSeq - (ulong)Math.Min((long)st.LastSeq, r.Next(0, 6));
-                    if (seq + 1 < st.FirstSeq)
-                        return new("skip truncate", arg);
-                    s.Truncate(seq);
-                    return new($"truncated {seq}", arg);
-                }
+                    {
+                        var seq = st.LastSeq - (ulong)Math.Min((long)st.LastSeq, r.Next(0, 6));
+                        if (seq + 1 < st.FirstSeq)
+                        {
+                            return new("skip truncate", arg);
+                        }
+
+                        s.Truncate(seq);
+                        return new($"truncated {seq}", arg);
+                    }
                 case < 82:
                     return new($"skipped {s.SkipMsg()}", arg);
                 case < 90:
-                {
-                    if (first)
-                        clock.Advance(TimeSpan.FromSeconds(r.Next(1, 10)));
-                    s.ExpireMessages();
-                    return new("expired", arg);
-                }
+                    {
+                        if (first)
+                        {
+                            clock.Advance(TimeSpan.FromSeconds(r.Next(1, 10)));
+                        }
+
+                        s.ExpireMessages();
+                        return new("expired", arg);
+                    }
                 default:
                     return new("noop", arg);
             }
@@ -158,7 +173,10 @@ public sealed class PropertyTests
     {
         var st = m.State();
         for (var s = st.FirstSeq; s <= st.LastSeq; s++)
+        {
             Assert.Equal(Describe(m.LoadMsg(s)), Describe(f.LoadMsg(s)));
+        }
+
         Assert.Equal(m.DeletedSeqs(), f.DeletedSeqs());
         Assert.Equal(m.AllLastSeqs(), f.AllLastSeqs());
     }

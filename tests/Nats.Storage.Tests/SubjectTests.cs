@@ -34,7 +34,10 @@ public sealed class SubjectTests
     {
         var index = new SubjectIndex();
         foreach (var s in new[] { "a.b", "a.c", "a.b.c", "x.b", "a" })
+        {
             index.GetOrAdd(s);
+        }
+
         var all = new Collect(int.MaxValue);
         index.Match("a.*", SubjectMatch.Tokenize("a.*"), ref all);
         Assert.Equal(["a.b", "a.c"], all.Seen.Order());

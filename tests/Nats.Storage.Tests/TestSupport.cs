@@ -80,7 +80,9 @@ internal sealed class StoreHarness : IDisposable
     private void Warn(string line)
     {
         lock (Warnings)
+        {
             Warnings.Add(line);
+        }
     }
 
     /// <summary>The store as it is, then (file kind) the same store after a stop and reopen.</summary>
@@ -88,14 +90,19 @@ internal sealed class StoreHarness : IDisposable
     {
         yield return Store;
         if (IsFile)
+        {
             yield return Reopen();
+        }
     }
 
     /// <summary>File store: stops and reopens (exercising recovery). Memory store: unchanged.</summary>
     public IStreamStore Reopen()
     {
         if (!IsFile)
+        {
             return Store;
+        }
+
         Store.Stop();
         Store = Create();
         return Store;

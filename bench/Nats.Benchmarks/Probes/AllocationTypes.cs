@@ -16,13 +16,18 @@ internal sealed class AllocationTypes : EventListener
     protected override void OnEventSourceCreated(EventSource source)
     {
         if (source.Name == "Microsoft-Windows-DotNETRuntime")
+        {
             EnableEvents(source, EventLevel.Verbose, (EventKeywords)0x1);
+        }
     }
 
     protected override void OnEventWritten(EventWrittenEventArgs e)
     {
         if (!On || e.EventName is null || !e.EventName.StartsWith("GCAllocationTick") || e.Payload is null)
+        {
             return;
+        }
+
         var name = e.PayloadNames!.IndexOf("TypeName") is var i and >= 0 ? e.Payload[i]?.ToString() ?? "?" : "?";
         var amount = e.PayloadNames!.IndexOf("AllocationAmount64") is var j and >= 0 ? Convert.ToInt64(e.Payload[j]) : 100_000;
         Bytes.AddOrUpdate(name, amount, (_, v) => v + amount);
@@ -32,6 +37,8 @@ internal sealed class AllocationTypes : EventListener
     public void Print()
     {
         foreach (var (k, v) in Bytes.OrderByDescending(kv => kv.Value).Take(15))
+        {
             Console.WriteLine($"  {v,12:N0} {k}");
+        }
     }
 }

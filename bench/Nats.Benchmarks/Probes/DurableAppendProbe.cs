@@ -16,14 +16,19 @@ internal static class DurableAppendProbe
     {
         Console.WriteLine($"disk sync latency (128 B append then sync, {Path.GetTempPath()}):");
         foreach (var data in new[] { true, false })
+        {
             RawSync(data, TimeSpan.FromSeconds(Math.Min(seconds, 3)));
+        }
+
         Console.WriteLine();
         Console.WriteLine("| Mode | Writers | acked appends/s | fsyncs/s | appends per fsync | p50 ack | p99 ack |");
         Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|");
         foreach (var (mode, write) in new[] { (FileSyncMode.GroupCommit, FileWriteMode.WriteThrough), (FileSyncMode.GroupCommit, FileWriteMode.Buffered), (FileSyncMode.Interval, FileWriteMode.WriteThrough) })
         {
             foreach (var writers in new[] { 1, 16, 256 })
+            {
                 await Measure(mode, write, writers, seconds);
+            }
         }
         return 0;
     }
@@ -45,9 +50,14 @@ internal static class DurableAppendProbe
                 f.Write(buf, off);
                 off += buf.Length;
                 if (dataOnly)
+                {
                     f.Sync();
+                }
                 else
+                {
                     RandomAccess.FlushToDisk(h);
+                }
+
                 lat.Add(Stopwatch.GetElapsedTime(t).TotalMicroseconds);
             }
             lat.Sort();

@@ -1,7 +1,7 @@
 using System.Diagnostics;
-using NATS.Client.Core;
 using Nats.Server.Embedding;
 using Nats.Server.NatsNet;
+using NATS.Client.Core;
 
 namespace Nats.Benchmarks.Probes;
 

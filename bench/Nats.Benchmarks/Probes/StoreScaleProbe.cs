@@ -30,7 +30,10 @@ internal static class StoreScaleProbe
             var store = StreamStores.OpenFile(config, options);
             store.StoreMsg("keep", default, payload);
             for (var i = 1; i < n - 1; i++)
+            {
                 store.StoreMsg("bulk", default, payload);
+            }
+
             store.StoreMsg("keep", default, payload);
             store.FlushAllPending();
             var onDisk = new DirectoryInfo(dir).EnumerateFiles("*", SearchOption.AllDirectories).Sum(f => f.Length);

@@ -47,7 +47,9 @@ internal sealed class DurableAppend : IAsyncDisposable
             var r = _store.StoreMsg("durable.append", default, Payload);
             await r.Durable;
             if (latencies is not null)
+            {
                 latencies[offset + i] = Stopwatch.GetTimestamp() - start;
+            }
         }
     }
 

@@ -27,7 +27,9 @@ public class FileStoreBenchmarks
         _store = StreamStores.OpenFile(new StoreConfig { Name = "BENCH" },
             new FileStoreOptions { Directory = _dir, WriteMode = Mode, SyncMode = FileSyncMode.Interval });
         for (var i = 0; i < 10_000; i++)
+        {
             _store.StoreMsg($"bench.{i % 100}", default, _payload);
+        }
     }
 
     [GlobalCleanup]
@@ -66,7 +68,10 @@ public class FileStorePurgeBenchmarks
     public ulong PurgeExAndTrim()
     {
         for (var i = 0; i < 1000; i++)
+        {
             _store.StoreMsg(Subjects[i % 10], default, _payload);
+        }
+
         var purged = _store.PurgeEx("purge.3", 0, 1);
         var last = _store.State().LastSeq;
         return purged + _store.Compact(last - 499);

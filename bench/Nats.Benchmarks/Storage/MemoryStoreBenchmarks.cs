@@ -24,7 +24,9 @@ public class MemoryStoreLoadNextBenchmarks
         _store = StreamStores.CreateMemory(new StoreConfig { Name = "TEST" });
         var msg = "ok"u8.ToArray();
         for (var i = 0; i < Messages; i++)
+        {
             _store.StoreMsg(i % MatchEvery == 0 ? $"foo.baz.{i}" : "foo.bar", default, msg);
+        }
     }
 
     [GlobalCleanup]
@@ -41,7 +43,10 @@ public class MemoryStoreLoadNextBenchmarks
             start = m.Sequence + 1;
         }
         if (count != Messages / MatchEvery)
+        {
             throw new InvalidOperationException($"expected {Messages / MatchEvery} matches, got {count}");
+        }
+
         return count;
     }
 }

@@ -1,7 +1,7 @@
+using Nats.LoadBench.Client;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
-using Nats.LoadBench.Client;
 
 namespace Nats.LoadBench.Kit;
 

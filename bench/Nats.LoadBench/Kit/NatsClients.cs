@@ -1,7 +1,7 @@
 using System.Threading.Channels;
-using NATS.Client.Core;
 using Nats.LoadBench.Client;
 using Nats.LoadBench.Servers;
+using NATS.Client.Core;
 
 namespace Nats.LoadBench.Kit;
 

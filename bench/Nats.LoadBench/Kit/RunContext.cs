@@ -1,8 +1,8 @@
 using System.Collections.Concurrent;
-using NATS.Client.Core;
 using Nats.LoadBench.Client;
 using Nats.LoadBench.Scenarios;
 using Nats.LoadBench.Servers;
+using NATS.Client.Core;
 
 namespace Nats.LoadBench.Kit;
 

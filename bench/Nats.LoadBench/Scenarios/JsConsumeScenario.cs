@@ -1,8 +1,8 @@
 using System.Diagnostics;
+using Nats.LoadBench.Kit;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
-using Nats.LoadBench.Kit;
 
 namespace Nats.LoadBench.Scenarios;
 

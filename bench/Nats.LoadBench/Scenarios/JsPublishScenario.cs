@@ -1,6 +1,6 @@
 using System.Diagnostics;
-using NATS.Client.JetStream.Models;
 using Nats.LoadBench.Kit;
+using NATS.Client.JetStream.Models;
 
 namespace Nats.LoadBench.Scenarios;
 

@@ -1,6 +1,6 @@
 using System.Diagnostics;
-using NATS.Client.Core;
 using Nats.LoadBench.Kit;
+using NATS.Client.Core;
 
 namespace Nats.LoadBench.Scenarios;
 

@@ -49,11 +49,31 @@ internal static class StreamConfigValidator
         {
             throw new JsApiException(JsErrors.ReplicasCountCannotBeNegative);
         }
-        if (cfg.MaxMsgs == 0) cfg.MaxMsgs = -1;
-        if (cfg.MaxMsgsPerSubject == 0) cfg.MaxMsgsPerSubject = -1;
-        if (cfg.MaxBytes == 0) cfg.MaxBytes = -1;
-        if (cfg.MaxMsgSize == 0) cfg.MaxMsgSize = -1;
-        if (cfg.MaxConsumers == 0) cfg.MaxConsumers = -1;
+        if (cfg.MaxMsgs == 0)
+        {
+            cfg.MaxMsgs = -1;
+        }
+
+        if (cfg.MaxMsgsPerSubject == 0)
+        {
+            cfg.MaxMsgsPerSubject = -1;
+        }
+
+        if (cfg.MaxBytes == 0)
+        {
+            cfg.MaxBytes = -1;
+        }
+
+        if (cfg.MaxMsgSize == 0)
+        {
+            cfg.MaxMsgSize = -1;
+        }
+
+        if (cfg.MaxConsumers == 0)
+        {
+            cfg.MaxConsumers = -1;
+        }
+
         var serverWindow = (long)options.MaxDuplicateWindow.TotalNanoseconds;
         if (cfg.DuplicateWindow == 0 && cfg.Mirror is null)
         {
@@ -184,14 +204,37 @@ internal static class StreamConfigValidator
     /// <summary>Go's omitempty makes "" and [] disappear; keeping them null gives the same JSON.</summary>
     private static void Normalise(StreamConfig cfg)
     {
-        if (cfg.Description == "") cfg.Description = null;
-        if (cfg.TemplateOwner == "") cfg.TemplateOwner = null;
-        if (cfg.Subjects is { Count: 0 }) cfg.Subjects = null;
-        if (cfg.Sources is { Count: 0 }) cfg.Sources = null;
+        if (cfg.Description == "")
+        {
+            cfg.Description = null;
+        }
+
+        if (cfg.TemplateOwner == "")
+        {
+            cfg.TemplateOwner = null;
+        }
+
+        if (cfg.Subjects is { Count: 0 })
+        {
+            cfg.Subjects = null;
+        }
+
+        if (cfg.Sources is { Count: 0 })
+        {
+            cfg.Sources = null;
+        }
+
         if (cfg.Placement is { } placement)
         {
-            if (placement.Cluster == "") placement.Cluster = null;
-            if (placement.Tags is { Count: 0 }) placement.Tags = null;
+            if (placement.Cluster == "")
+            {
+                placement.Cluster = null;
+            }
+
+            if (placement.Tags is { Count: 0 })
+            {
+                placement.Tags = null;
+            }
         }
         foreach (var source in (cfg.Sources ?? []).Append(cfg.Mirror))
         {

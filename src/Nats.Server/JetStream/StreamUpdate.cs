@@ -9,17 +9,61 @@ internal static class StreamUpdate
     {
         static JsApiException Invalid(string text) => new(JsErrors.StreamInvalidConfigF.WithErr(text));
 
-        if (cfg.Name != old.Name) throw Invalid("stream configuration name must match original");
-        if (cfg.MaxConsumers != old.MaxConsumers) throw Invalid("stream configuration update can not change MaxConsumers");
-        if (cfg.Storage != old.Storage) throw Invalid("stream configuration update can not change storage type");
-        if (cfg.Retention != old.Retention) throw Invalid("stream configuration update can not change retention policy");
-        if (!string.IsNullOrEmpty(old.TemplateOwner)) throw Invalid("stream configuration update not allowed on template owned stream");
-        if (!string.IsNullOrEmpty(cfg.TemplateOwner)) throw Invalid("stream configuration update can not be owned by a template");
-        if (!cfg.Sealed && old.Sealed) throw Invalid("stream configuration update can not unseal a sealed stream");
-        if (!cfg.DenyDelete && old.DenyDelete) throw Invalid("stream configuration update can not cancel deny message deletes");
-        if (!cfg.DenyPurge && old.DenyPurge) throw Invalid("stream configuration update can not cancel deny purge");
-        if (!SameJson(cfg.Mirror, old.Mirror)) throw new JsApiException(JsErrors.StreamMirrorNotUpdatable);
-        if (!SameRepublish(cfg.RePublish, old.RePublish)) throw Invalid("stream configuration update can not change RePublish");
+        if (cfg.Name != old.Name)
+        {
+            throw Invalid("stream configuration name must match original");
+        }
+
+        if (cfg.MaxConsumers != old.MaxConsumers)
+        {
+            throw Invalid("stream configuration update can not change MaxConsumers");
+        }
+
+        if (cfg.Storage != old.Storage)
+        {
+            throw Invalid("stream configuration update can not change storage type");
+        }
+
+        if (cfg.Retention != old.Retention)
+        {
+            throw Invalid("stream configuration update can not change retention policy");
+        }
+
+        if (!string.IsNullOrEmpty(old.TemplateOwner))
+        {
+            throw Invalid("stream configuration update not allowed on template owned stream");
+        }
+
+        if (!string.IsNullOrEmpty(cfg.TemplateOwner))
+        {
+            throw Invalid("stream configuration update can not be owned by a template");
+        }
+
+        if (!cfg.Sealed && old.Sealed)
+        {
+            throw Invalid("stream configuration update can not unseal a sealed stream");
+        }
+
+        if (!cfg.DenyDelete && old.DenyDelete)
+        {
+            throw Invalid("stream configuration update can not cancel deny message deletes");
+        }
+
+        if (!cfg.DenyPurge && old.DenyPurge)
+        {
+            throw Invalid("stream configuration update can not cancel deny purge");
+        }
+
+        if (!SameJson(cfg.Mirror, old.Mirror))
+        {
+            throw new JsApiException(JsErrors.StreamMirrorNotUpdatable);
+        }
+
+        if (!SameRepublish(cfg.RePublish, old.RePublish))
+        {
+            throw Invalid("stream configuration update can not change RePublish");
+        }
+
         if (cfg.Sealed)
         {
             cfg.MaxAge = 0;

@@ -201,8 +201,14 @@ internal sealed class MqttJetStream
                     Ensure(js, new StreamConfig { Name = RetainedStream, Subjects = [RetainedPrefix + ">"], Storage = StorageKind.File, Retention = RetentionPolicy.Limits, Replicas = replicas });
                     Ensure(js, new StreamConfig
                     {
-                        Name = Qos2InStream, Subjects = [Qos2InPrefix + ">"], Storage = StorageKind.File, Retention = RetentionPolicy.Limits,
-                        Discard = Nats.Server.JetStream.Api.DiscardPolicy.New, MaxMsgsPerSubject = 1, DiscardNewPerSubject = true, Replicas = replicas,
+                        Name = Qos2InStream,
+                        Subjects = [Qos2InPrefix + ">"],
+                        Storage = StorageKind.File,
+                        Retention = RetentionPolicy.Limits,
+                        Discard = Nats.Server.JetStream.Api.DiscardPolicy.New,
+                        MaxMsgsPerSubject = 1,
+                        DiscardNewPerSubject = true,
+                        Replicas = replicas,
                     });
                     Ensure(js, new StreamConfig { Name = OutStream, Subjects = ["$MQTT.out.>"], Storage = StorageKind.File, Retention = RetentionPolicy.Interest, Replicas = replicas });
                     state = new AccountState(js, _server.CreateInternalPublisher(account, "nats-server.mqtt.jsa"));

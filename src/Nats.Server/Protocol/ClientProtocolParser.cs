@@ -187,43 +187,43 @@ internal static class ClientProtocolParser
         switch (kind)
         {
             case CommandKind.Sub:
-            {
-                Span<Range> parts = stackalloc Range[4];
-                var count = SplitArguments(buffer, args, parts, includeLineBreaks: true);
-                if (count == 2)
                 {
-                    command.Subject = parts[0];
-                    command.Sid = parts[1];
+                    Span<Range> parts = stackalloc Range[4];
+                    var count = SplitArguments(buffer, args, parts, includeLineBreaks: true);
+                    if (count == 2)
+                    {
+                        command.Subject = parts[0];
+                        command.Sid = parts[1];
+                    }
+                    else if (count == 3)
+                    {
+                        command.Subject = parts[0];
+                        command.Queue = parts[1];
+                        command.Sid = parts[2];
+                    }
+                    else
+                    {
+                        return Fail(ParseError.ProtocolViolation, out error);
+                    }
+                    break;
                 }
-                else if (count == 3)
-                {
-                    command.Subject = parts[0];
-                    command.Queue = parts[1];
-                    command.Sid = parts[2];
-                }
-                else
-                {
-                    return Fail(ParseError.ProtocolViolation, out error);
-                }
-                break;
-            }
             case CommandKind.Unsub:
-            {
-                Span<Range> parts = stackalloc Range[3];
-                var count = SplitArguments(buffer, args, parts, includeLineBreaks: true);
-                if (count is < 1 or > 2)
                 {
-                    return Fail(ParseError.ProtocolViolation, out error);
+                    Span<Range> parts = stackalloc Range[3];
+                    var count = SplitArguments(buffer, args, parts, includeLineBreaks: true);
+                    if (count is < 1 or > 2)
+                    {
+                        return Fail(ParseError.ProtocolViolation, out error);
+                    }
+                    command.Sid = parts[0];
+                    command.UnsubMax = -1;
+                    if (count == 2)
+                    {
+                        command.UnsubHasMax = true;
+                        command.UnsubMax = ParseSize(buffer[parts[1]]);
+                    }
+                    break;
                 }
-                command.Sid = parts[0];
-                command.UnsubMax = -1;
-                if (count == 2)
-                {
-                    command.UnsubHasMax = true;
-                    command.UnsubMax = ParseSize(buffer[parts[1]]);
-                }
-                break;
-            }
             default:
                 command.Argument = args;
                 break;

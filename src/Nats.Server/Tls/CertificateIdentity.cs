@@ -16,9 +16,18 @@ internal sealed class CertificateIdentity
 
     private static readonly Dictionary<string, string> TypeNames = new(StringComparer.Ordinal)
     {
-        ["2.5.4.6"] = "C", ["2.5.4.10"] = "O", ["2.5.4.11"] = "OU", ["2.5.4.3"] = "CN", ["2.5.4.5"] = "SERIALNUMBER",
-        ["2.5.4.7"] = "L", ["2.5.4.8"] = "ST", ["2.5.4.9"] = "STREET", ["2.5.4.17"] = "POSTALCODE",
-        [DomainComponentOid] = "DC", ["0.9.2342.19200300.100.1.1"] = "UID", ["1.2.840.113549.1.9.1"] = "EMAILADDRESS",
+        ["2.5.4.6"] = "C",
+        ["2.5.4.10"] = "O",
+        ["2.5.4.11"] = "OU",
+        ["2.5.4.3"] = "CN",
+        ["2.5.4.5"] = "SERIALNUMBER",
+        ["2.5.4.7"] = "L",
+        ["2.5.4.8"] = "ST",
+        ["2.5.4.9"] = "STREET",
+        ["2.5.4.17"] = "POSTALCODE",
+        [DomainComponentOid] = "DC",
+        ["0.9.2342.19200300.100.1.1"] = "UID",
+        ["1.2.840.113549.1.9.1"] = "EMAILADDRESS",
     };
 
     private CertificateIdentity(List<string> names, List<List<(string Type, string Value)>> dn, string subject, string domainComponents)

@@ -50,7 +50,10 @@ internal sealed class ConsumerLog : IDisposable
         snapshot = ReadSnapshot(fs, Path.Combine(dir, "state.dat"), out var gen);
         var path = LogPath(dir, gen);
         foreach (var stale in fs.ListFiles(dir, "").Where(p => Path.GetFileName(p).StartsWith("log.", StringComparison.Ordinal) && p != path))
+        {
             fs.Delete(stale); // a newer snapshot already covers it
+        }
+
         fs.Delete(Path.Combine(dir, "state.tmp"));
         var created = !fs.FileExists(path);
         var log = fs.Open(path, StoreFileMode.OpenOrCreate);
@@ -62,7 +65,10 @@ internal sealed class ConsumerLog : IDisposable
             var len = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(pos));
             if (len < 8 || len > buf.Length - pos
                 || Crc32C.Compute(buf.AsSpan(pos, len - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(pos + len - 4)))
+            {
                 break;
+            }
+
             records.Add(buf.AsSpan(pos + 4, len - 8).ToArray());
             pos += len;
         }
@@ -136,7 +142,10 @@ internal sealed class ConsumerLog : IDisposable
         {
             batch.Directories.Add(_dir);
             if (Path.GetDirectoryName(_dir) is { } parent)
+            {
                 batch.Directories.Add(parent);
+            }
+
             _dirDirty = false;
         }
     }
@@ -147,14 +156,23 @@ internal sealed class ConsumerLog : IDisposable
     {
         gen = 0;
         if (!fs.FileExists(path))
+        {
             return null;
+        }
+
         byte[] buf;
         using (var f = fs.Open(path, StoreFileMode.Open))
+        {
             buf = f.ReadAll();
+        }
+
         if (buf.Length < 20 || BinaryPrimitives.ReadUInt32LittleEndian(buf) != SnapshotMagic
             || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12)) != buf.Length - 20
             || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))
+        {
             throw new StoreException(StoreError.InvalidArgument, $"consumer state file {path} is damaged");
+        }
+
         gen = BinaryPrimitives.ReadUInt64LittleEndian(buf.AsSpan(4));
         return buf.AsSpan(16, buf.Length - 20).ToArray();
     }

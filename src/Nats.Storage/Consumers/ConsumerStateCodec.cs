@@ -51,7 +51,10 @@ internal static class ConsumerStateCodec
     public static ConsumerState? Decode(ReadOnlySpan<byte> buf)
     {
         if (buf.Length < 2 || buf[0] != Magic || buf[1] is not (1 or GoVersion or ExactVersion))
+        {
             return null;
+        }
+
         var version = buf[1];
         var pos = 2;
         var state = new ConsumerState();
@@ -60,23 +63,47 @@ internal static class ConsumerStateCodec
         var dc = Varint.Read(buf, ref pos);
         var ds = Varint.Read(buf, ref pos);
         if (pos < 0)
+        {
             return null;
+        }
+
         if (version == 1)
         {
             // Version 1 stored the next sequences to deliver; Go adjusts them down on decode.
-            if (afc > 1) afc--;
-            if (afs > 1) afs--;
-            if (dc > 1) dc--;
-            if (ds > 1) ds--;
+            if (afc > 1)
+            {
+                afc--;
+            }
+
+            if (afs > 1)
+            {
+                afs--;
+            }
+
+            if (dc > 1)
+            {
+                dc--;
+            }
+
+            if (ds > 1)
+            {
+                ds--;
+            }
         }
         const ulong high = 1UL << 63;
         if ((afs & high) != 0 || (ds & high) != 0)
+        {
             return null;
+        }
+
         state.AckFloor = new SequencePair(afc, afs);
         state.Delivered = new SequencePair(dc, ds);
         var numPending = Varint.Read(buf, ref pos);
         if (pos < 0 || numPending > (ulong)buf.Length)
+        {
             return null;
+        }
+
         if (numPending > 0)
         {
             var mints = Varint.ReadSigned(buf, ref pos);
@@ -86,7 +113,10 @@ internal static class ConsumerStateCodec
                 var dseq = version == 1 ? 0 : Varint.Read(buf, ref pos) + afc;
                 var ts = Varint.ReadSigned(buf, ref pos);
                 if (pos < 0 || sseq == 0)
+                {
                     return null;
+                }
+
                 ts = version switch
                 {
                     1 => (ts + mints) * 1_000_000_000,
@@ -98,15 +128,23 @@ internal static class ConsumerStateCodec
         }
         var numRedelivered = Varint.Read(buf, ref pos);
         if (pos < 0 || numRedelivered > (ulong)buf.Length)
+        {
             return null;
+        }
+
         for (ulong i = 0; i < numRedelivered; i++)
         {
             var seq = Varint.Read(buf, ref pos);
             var n = Varint.Read(buf, ref pos);
             if (pos < 0)
+            {
                 return null;
+            }
+
             if (seq > 0 && n > 0)
+            {
                 state.Redelivered[seq + afs] = n;
+            }
         }
         return state;
     }

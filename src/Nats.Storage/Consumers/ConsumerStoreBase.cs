@@ -37,7 +37,9 @@ internal abstract class ConsumerStoreBase : IConsumerStore
         get
         {
             lock (Sync)
+            {
                 return Closed;
+            }
         }
     }
 
@@ -50,7 +52,9 @@ internal abstract class ConsumerStoreBase : IConsumerStore
         get
         {
             lock (Sync)
+            {
                 return Tracker.Config;
+            }
         }
     }
 
@@ -71,7 +75,9 @@ internal abstract class ConsumerStoreBase : IConsumerStore
     public bool HasState()
     {
         lock (Sync)
+        {
             return Tracker.HasState;
+        }
     }
 
     public DurabilityTicket UpdateDelivered(ulong dseq, ulong sseq, ulong dc, long ts)
@@ -93,7 +99,9 @@ internal abstract class ConsumerStoreBase : IConsumerStore
             try
             {
                 if (!Tracker.Ack(dseq, sseq))
+                {
                     return Current();
+                }
             }
             catch (StoreException e) when (e.Error == StoreError.MsgNotFound && hadRedelivered)
             {
@@ -146,7 +154,9 @@ internal abstract class ConsumerStoreBase : IConsumerStore
     public void Stop()
     {
         if (Close(out var inFlight))
+        {
             Finish(inFlight, delete: false);
+        }
     }
 
     public void Delete()
@@ -162,7 +172,10 @@ internal abstract class ConsumerStoreBase : IConsumerStore
         {
             inFlight = Closed ? DurabilityTicket.Completed : Current();
             if (Closed)
+            {
                 return false;
+            }
+
             Closed = true;
             return true;
         }
@@ -212,7 +225,9 @@ internal abstract class ConsumerStoreBase : IConsumerStore
     protected void ThrowIfClosed()
     {
         if (Closed)
+        {
             throw new StoreException(StoreError.Closed);
+        }
     }
 
     protected static long UnixNowNs() => (DateTime.UtcNow.Ticks - DateTime.UnixEpoch.Ticks) * 100;

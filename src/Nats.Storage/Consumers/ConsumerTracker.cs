@@ -17,21 +17,32 @@ internal sealed class ConsumerTracker(ConsumerStoreConfig config)
     public void UpdateStarting(ulong sseq)
     {
         if (sseq <= State.Delivered.Stream)
+        {
             return;
+        }
+
         State.Delivered = State.Delivered with { Stream = sseq };
         if (Config.AckPolicy == AckPolicy.None)
+        {
             State.AckFloor = State.AckFloor with { Stream = sseq };
+        }
     }
 
     /// <summary>False when the update changed nothing (an old replay), so it need not be persisted.</summary>
     public bool Delivered(ulong dseq, ulong sseq, ulong dc, long ts)
     {
         if (dc != 1 && Config.AckPolicy == AckPolicy.None)
+        {
             throw new StoreException(StoreError.NoAckPolicy);
+        }
+
         var st = State;
         // A replay older than what is already acknowledged changes nothing.
         if (dseq <= st.AckFloor.Consumer)
+        {
             return false;
+        }
+
         if (Config.AckPolicy == AckPolicy.None)
         {
             // Nothing is ever pending: delivered is acknowledged.
@@ -51,22 +62,35 @@ internal sealed class ConsumerTracker(ConsumerStoreConfig config)
         {
             // A redelivery keeps the original consumer sequence and refreshes the time.
             if (st.Pending.TryGetValue(sseq, out var p))
+            {
                 st.Pending[sseq] = p with { Timestamp = ts };
+            }
         }
         else
         {
             st.Pending[sseq] = new PendingDelivery(dseq, ts);
         }
         if (dseq > st.Delivered.Consumer)
+        {
             st.Delivered = st.Delivered with { Consumer = dseq };
+        }
+
         if (sseq > st.Delivered.Stream)
+        {
             st.Delivered = st.Delivered with { Stream = sseq };
+        }
+
         if (dc > 1)
         {
             if (Config.MaxDeliver > 0 && dc > (ulong)Config.MaxDeliver)
+            {
                 st.Pending.Remove(sseq);
+            }
+
             if (st.Redelivered.GetValueOrDefault(sseq) < dc - 1)
+            {
                 st.Redelivered[sseq] = dc - 1;
+            }
         }
         return true;
     }
@@ -75,10 +99,16 @@ internal sealed class ConsumerTracker(ConsumerStoreConfig config)
     public bool Ack(ulong dseq, ulong sseq)
     {
         if (Config.AckPolicy == AckPolicy.None)
+        {
             throw new StoreException(StoreError.NoAckPolicy);
+        }
+
         var st = State;
         if (dseq <= st.AckFloor.Consumer)
+        {
             return false;
+        }
+
         if (!st.Pending.TryGetValue(sseq, out var p))
         {
             st.Redelivered.Remove(sseq);
@@ -109,7 +139,10 @@ internal sealed class ConsumerTracker(ConsumerStoreConfig config)
         }
         st.Pending.Remove(sseq);
         if (dseq > p.Sequence && p.Sequence > 0)
+        {
             dseq = p.Sequence; // a redelivery is acknowledged under its original consumer sequence
+        }
+
         if (st.Pending.Count == 0)
         {
             st.AckFloor = st.Delivered;
@@ -125,7 +158,10 @@ internal sealed class ConsumerTracker(ConsumerStoreConfig config)
                     if (st.Pending.TryGetValue(ss, out var next))
                     {
                         if (next.Sequence > 0)
+                        {
                             st.AckFloor = new SequencePair(next.Sequence - 1, ss - 1);
+                        }
+
                         break;
                     }
                 }
@@ -139,7 +175,10 @@ internal sealed class ConsumerTracker(ConsumerStoreConfig config)
     {
         Validate(state);
         if (state.Delivered.Consumer < State.Delivered.Consumer || state.AckFloor.Stream < State.AckFloor.Stream)
+        {
             throw new StoreException(StoreError.InvalidArgument, "old update ignored");
+        }
+
         State = state.Clone();
     }
 
@@ -149,13 +188,21 @@ internal sealed class ConsumerTracker(ConsumerStoreConfig config)
     private static void Validate(ConsumerState state)
     {
         if (state.AckFloor.Consumer > state.Delivered.Consumer)
+        {
             throw new StoreException(StoreError.InvalidArgument, "bad ack floor for consumer");
+        }
+
         if (state.AckFloor.Stream > state.Delivered.Stream)
+        {
             throw new StoreException(StoreError.InvalidArgument, "bad ack floor for stream");
+        }
+
         foreach (var seq in state.Pending.Keys)
         {
             if (seq <= state.AckFloor.Stream || seq > state.Delivered.Stream)
+            {
                 throw new StoreException(StoreError.InvalidArgument, $"bad pending entry, sequence [{seq}] out of range");
+            }
         }
     }
 }

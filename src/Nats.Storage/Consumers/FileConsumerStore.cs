@@ -25,23 +25,36 @@ internal sealed class FileConsumerStore : ConsumerStoreBase
         _log = ConsumerLog.Open(fs, dir, Sync, out var snapshot, out var records);
         var persistedConfig = false;
         if (snapshot is not null)
+        {
             persistedConfig = ApplySnapshot(snapshot);
+        }
+
         foreach (var rec in records)
+        {
             persistedConfig |= Replay(rec);
+        }
+
         if (config is not null && (!persistedConfig || !SameConfig(Tracker.Config, config)))
         {
             Tracker.Config = config;
             lock (Sync)
+            {
                 PersistConfig(config);
+            }
         }
         else if (!persistedConfig)
         {
             lock (Sync)
+            {
                 PersistConfig(Tracker.Config);
+            }
         }
         DurabilityTicket created;
         lock (Sync)
+        {
             created = _log.Current();
+        }
+
         created.Wait(); // opening is rare: a consumer's creation is durable before it is used
         _compactAt = Math.Max(_minCompact, _log.Length * 2);
     }

@@ -18,7 +18,10 @@ internal static class Varint
     {
         var ux = (ulong)v << 1;
         if (v < 0)
+        {
             ux = ~ux;
+        }
+
         Put(buf, ux);
     }
 
@@ -26,16 +29,24 @@ internal static class Varint
     public static ulong Read(ReadOnlySpan<byte> buf, ref int pos)
     {
         if (pos < 0)
+        {
             return 0;
+        }
+
         ulong v = 0;
         for (var shift = 0; shift < 70; shift += 7)
         {
             if (pos >= buf.Length)
+            {
                 break;
+            }
+
             var b = buf[pos++];
             v |= (ulong)(b & 0x7F) << shift;
             if (b < 0x80)
+            {
                 return v;
+            }
         }
         pos = -1;
         return 0;

@@ -77,12 +77,18 @@ internal sealed class SlotList
     {
         var c = (int)((seq - _base) >> Shift);
         if (--_live[c] > 0 || c == _chunks.Count - 1)
+        {
             return;
+        }
+
         var chunk = _chunks[c]!;
         _releasedTs[c] = chunk[Mask].Timestamp;
         _chunks[c] = null;
         if (_payloads is not null)
+        {
             _payloads[c] = null;
+        }
+
         Recycle(chunk);
     }
 
@@ -93,7 +99,10 @@ internal sealed class SlotList
         {
             var c = (int)((seq - _base) >> Shift);
             if (_chunks[c] is not null)
+            {
                 return seq;
+            }
+
             seq = _base + ((ulong)(c + 1) << Shift);
         }
         return seq;
@@ -116,10 +125,16 @@ internal sealed class SlotList
         {
             var c = (int)((seq - _base) >> Shift);
             if (_chunks[c] is not null)
+            {
                 return seq;
+            }
+
             var start = _base + ((ulong)c << Shift);
             if (start == 0)
+            {
                 return 0;
+            }
+
             seq = start - 1;
         }
         return seq;
@@ -130,28 +145,42 @@ internal sealed class SlotList
     public ulong SeekTime(long ts, ulong from)
     {
         if (from >= _end)
+        {
             return _end;
+        }
+
         int lo = (int)((from - _base) >> Shift), hi = _chunks.Count - 1;
         while (lo < hi)
         {
             var mid = lo + (hi - lo) / 2;
             if (ChunkMaxTs(mid) < ts)
+            {
                 lo = mid + 1;
+            }
             else
+            {
                 hi = mid;
+            }
         }
         var chunkStart = _base + ((ulong)lo << Shift);
         var chunk = _chunks[lo];
         if (chunk is null)
+        {
             return Math.Max(chunkStart, from);
+        }
+
         ulong a = Math.Max(chunkStart, from), b = Math.Min(chunkStart + Mask + 1, _end);
         while (a < b)
         {
             var mid = a + (b - a) / 2;
             if (chunk[(int)((mid - _base) & Mask)].Timestamp < ts)
+            {
                 a = mid + 1;
+            }
             else
+            {
                 b = mid;
+            }
         }
         return a;
     }
@@ -167,7 +196,10 @@ internal sealed class SlotList
     public void ExtendTo(ulong seq)
     {
         if (seq < _end || seq < _base)
+        {
             return;
+        }
+
         var needChunks = (int)(((seq - _base) >> Shift) + 1);
         // The newest chunk was kept while appends could still land in it; once it is not the newest,
         // it goes if nothing in it is live.
@@ -176,7 +208,10 @@ internal sealed class SlotList
             _releasedTs[^1] = oldLast[Mask].Timestamp;
             _chunks[^1] = null;
             if (_payloads is not null)
+            {
                 _payloads[^1] = null;
+            }
+
             Recycle(oldLast);
         }
         while (_chunks.Count < needChunks)
@@ -191,7 +226,10 @@ internal sealed class SlotList
         }
         // The newest chunk may have been released while it was not the newest; appends need it back.
         if (_chunks[needChunks - 1] is null)
+        {
             Revive(needChunks - 1);
+        }
+
         _end = seq + 1;
     }
 
@@ -207,7 +245,9 @@ internal sealed class SlotList
             if (_chunks[c] is { } chunk)
             {
                 for (; s <= chunkEnd; s++)
+                {
                     chunk[(int)((s - _base) & Mask)].Timestamp = ts;
+                }
             }
             else
             {
@@ -221,7 +261,10 @@ internal sealed class SlotList
     public void ReleaseBelow(ulong seq)
     {
         if (seq <= _base)
+        {
             return;
+        }
+
         if (seq >= _end)
         {
             Reset(seq);
@@ -229,11 +272,16 @@ internal sealed class SlotList
         }
         var drop = (int)((seq - _base) >> Shift);
         if (drop == 0)
+        {
             return;
+        }
+
         for (var i = 0; i < drop; i++)
         {
             if (_chunks[i] is { } c)
+            {
                 Recycle(c);
+            }
         }
         _chunks.RemoveRange(0, drop);
         _payloads?.RemoveRange(0, drop);
@@ -246,7 +294,10 @@ internal sealed class SlotList
     public void TruncateAfter(ulong seq)
     {
         if (seq + 1 >= _end)
+        {
             return;
+        }
+
         if (seq < _base)
         {
             Reset(seq + 1);
@@ -258,12 +309,16 @@ internal sealed class SlotList
         {
             lastKept[(int)((s - _base) & Mask)] = default;
             if (_payloads is not null)
+            {
                 PayloadOf(s) = null;
+            }
         }
         for (var i = keepChunks; i < _chunks.Count; i++)
         {
             if (_chunks[i] is { } c)
+            {
                 Recycle(c);
+            }
         }
         _chunks.RemoveRange(keepChunks, _chunks.Count - keepChunks);
         _payloads?.RemoveRange(keepChunks, _payloads.Count - keepChunks);
@@ -278,7 +333,9 @@ internal sealed class SlotList
         foreach (var c in _chunks)
         {
             if (c is not null)
+            {
                 Recycle(c);
+            }
         }
         _chunks.Clear();
         _payloads?.Clear();
@@ -291,7 +348,10 @@ internal sealed class SlotList
     private long ChunkMaxTs(int c)
     {
         if (c == _chunks.Count - 1)
+        {
             return long.MaxValue;
+        }
+
         return _chunks[c] is { } chunk ? chunk[Mask].Timestamp : _releasedTs[c];
     }
 
@@ -304,11 +364,16 @@ internal sealed class SlotList
         if (floor != 0)
         {
             for (var i = 0; i < ChunkSize; i++)
+            {
                 chunk[i].Timestamp = floor;
+            }
         }
         _chunks[c] = chunk;
         if (_payloads is not null)
+        {
             _payloads[c] = new byte[]?[ChunkSize];
+        }
+
         _live[c] = 0;
         return chunk;
     }
@@ -316,7 +381,10 @@ internal sealed class SlotList
     private void Recycle(Slot[] chunk)
     {
         if (_spare.Count >= 4)
+        {
             return;
+        }
+
         Array.Clear(chunk);
         _spare.Push(chunk);
     }

@@ -27,7 +27,10 @@ internal abstract partial class StoreCore
             if (open is not null && !open.IsClosed)
             {
                 if (config is not null)
+                {
                     open.UpdateConfig(config);
+                }
+
                 return open;
             }
             // Opened outside the stream lock: a file consumer's creation waits for its fsync, and
@@ -55,7 +58,9 @@ internal abstract partial class StoreCore
             foreach (var (name, store) in _consumers)
             {
                 if (!store.IsDeleted)
+                {
                     names.Add(name);
+                }
             }
             return [.. names];
         }
@@ -64,13 +69,18 @@ internal abstract partial class StoreCore
     private void StopConsumers()
     {
         foreach (var c in _consumers.Values)
+        {
             c.Stop();
+        }
+
         _consumers.Clear();
     }
 
     private static void ValidateConsumerName(string name)
     {
         if (string.IsNullOrEmpty(name) || name is "." or ".." || name.IndexOfAny(['/', '\\', '\0']) >= 0)
+        {
             throw new StoreException(StoreError.InvalidArgument, "invalid consumer name");
+        }
     }
 }

@@ -18,7 +18,9 @@ internal abstract partial class StoreCore
     protected void QueueEvent(long msgs, long bytes, ulong seq, string subject, RemovalReason reason = RemovalReason.Removed)
     {
         if (HasHandlers)
+        {
             _events.Add(new UpdateEvent(msgs, bytes, seq, subject, reason));
+        }
     }
 
     protected void FireEvents()
@@ -26,7 +28,10 @@ internal abstract partial class StoreCore
         var handler = _onUpdate;
         var removal = _onRemoval;
         if (handler is null && removal is null)
+        {
             return;
+        }
+
         lock (_deliverLock)
         {
             int n;
@@ -34,9 +39,15 @@ internal abstract partial class StoreCore
             {
                 n = _events.Count;
                 if (n == 0)
+                {
                     return;
+                }
+
                 if (_deliverBuffer.Length < n)
+                {
                     _deliverBuffer = new UpdateEvent[Math.Max(n, _deliverBuffer.Length * 2)];
+                }
+
                 _events.CopyTo(_deliverBuffer);
                 _events.Clear();
             }
@@ -45,7 +56,9 @@ internal abstract partial class StoreCore
                 var e = _deliverBuffer[i];
                 handler?.Invoke(e.Msgs, e.Bytes, e.Seq, e.Subject);
                 if (e.Msgs < 0)
+                {
                     removal?.Invoke(e.Seq, e.Subject, e.Reason);
+                }
             }
         }
     }

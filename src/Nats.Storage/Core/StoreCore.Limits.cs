@@ -15,29 +15,49 @@ internal abstract partial class StoreCore
     {
         var cfg = Config;
         if (cfg.MaxMsgSize > 0 && payloadLength > cfg.MaxMsgSize)
+        {
             throw new StoreException(StoreError.MsgTooLarge);
+        }
+
         if (cfg.Discard != DiscardPolicy.New)
+        {
             return;
+        }
+
         if (cfg.MaxMsgs > 0 && MsgCount >= (ulong)cfg.MaxMsgs)
+        {
             throw new StoreException(StoreError.MaxMsgs);
+        }
+
         if (cfg.MaxBytes > 0 && ByteCount + (ulong)size > (ulong)cfg.MaxBytes)
+        {
             throw new StoreException(StoreError.MaxBytes);
+        }
+
         if (cfg.DiscardNewPerSubject && cfg.MaxMsgsPerSubject > 0
             && Subjects.Find(subject) is { } info && info.Count >= (ulong)cfg.MaxMsgsPerSubject)
+        {
             throw new StoreException(StoreError.MaxMsgsPerSubject);
+        }
     }
 
     private void EnforceLimitsAfterStore(string subject)
     {
         var cfg = Config;
         if (cfg.MaxMsgsPerSubject > 0 && Subjects.Find(subject) is { } info)
+        {
             TrimSubject(info, (ulong)cfg.MaxMsgsPerSubject);
+        }
+
         EnforceTotals();
         if (cfg.MaxAge > TimeSpan.Zero || _ttl is { Count: > 0 })
         {
             if (cfg.MaxAge > TimeSpan.Zero && OldestAgeable() is var oldest && oldest != 0
                 && Slots[oldest].Timestamp <= NowNanos() - cfg.MaxAge.Ticks * 100)
+            {
                 ExpireLocked();
+            }
+
             ScheduleExpiry();
         }
     }
@@ -47,7 +67,9 @@ internal abstract partial class StoreCore
         if (Config.MaxMsgsPerSubject > 0)
         {
             foreach (var info in Subjects.All.ToArray())
+            {
                 TrimSubject(info, (ulong)Config.MaxMsgsPerSubject);
+            }
         }
         EnforceTotals();
         ExpireLocked();
@@ -59,12 +81,16 @@ internal abstract partial class StoreCore
         if (cfg.MaxMsgs > 0)
         {
             while (MsgCount > (ulong)cfg.MaxMsgs)
+            {
                 RemoveSlot(FirstSeq, erase: false, bulk: false, RemovalReason.MaxMsgs);
+            }
         }
         if (cfg.MaxBytes > 0)
         {
             while (ByteCount > (ulong)cfg.MaxBytes && MsgCount > 0)
+            {
                 RemoveSlot(FirstSeq, erase: false, bulk: false, RemovalReason.MaxBytes);
+            }
         }
     }
 
@@ -82,7 +108,10 @@ internal abstract partial class StoreCore
         lock (Sync)
         {
             if (Closed)
+            {
                 return;
+            }
+
             ExpireLocked();
             ScheduleExpiry();
             OnCommit();
@@ -99,15 +128,22 @@ internal abstract partial class StoreCore
         {
             var cutoff = now - Config.MaxAge.Ticks * 100;
             for (var s = OldestAgeable(); s != 0 && Slots[s].Timestamp <= cutoff; s = OldestAgeable())
+            {
                 RemoveSlot(s, erase: false, bulk: false, RemovalReason.MaxAge);
+            }
         }
         if (_ttl is null)
+        {
             return;
+        }
+
         while (_ttl.TryPeek(out var seq, out var expiry) && expiry <= now)
         {
             _ttl.Dequeue();
             if (Slots.Contains(seq) && Slots[seq].HasMessage)
+            {
                 RemoveSlot(seq, erase: false, bulk: false, RemovalReason.Ttl);
+            }
         }
     }
 
@@ -116,12 +152,21 @@ internal abstract partial class StoreCore
     private ulong OldestAgeable()
     {
         if (MsgCount == 0)
+        {
             return 0;
+        }
+
         if (_neverExpire is not { Count: > 0 })
+        {
             return FirstSeq;
+        }
+
         var s = Math.Max(_ageFrom, FirstSeq);
         while (s <= LastSeq && (!Slots[s].HasMessage || _neverExpire.Contains(s)))
+        {
             s++;
+        }
+
         _ageFrom = s;
         return s <= LastSeq ? s : 0;
     }
@@ -145,30 +190,51 @@ internal abstract partial class StoreCore
         _neverExpire?.RemoveWhere(s => s > seq);
         _ageFrom = Math.Min(_ageFrom, seq + 1);
         if (_ttl is null || _ttl.Count == 0)
+        {
             return;
+        }
+
         var keep = _ttl.UnorderedItems.Where(e => e.Element <= seq).ToArray();
         _ttl.Clear();
         foreach (var (s, exp) in keep)
+        {
             _ttl.Enqueue(s, exp);
+        }
     }
 
     protected void ScheduleExpiry()
     {
         if (Closed)
+        {
             return;
+        }
+
         long due = long.MaxValue;
         if (Config.MaxAge > TimeSpan.Zero && OldestAgeable() is var oldest && oldest != 0)
+        {
             due = Slots[oldest].Timestamp + Config.MaxAge.Ticks * 100;
+        }
+
         if (_ttl is not null && _ttl.TryPeek(out _, out var ttlDue))
+        {
             due = Math.Min(due, ttlDue);
+        }
+
         if (due == long.MaxValue || (_timerDue != 0 && _timerDue <= due))
+        {
             return;
+        }
+
         _timerDue = due;
         var delay = TimeSpan.FromTicks(Math.Max((due - NowNanos()) / 100, TimeSpan.TicksPerMillisecond));
         if (_timer is null)
+        {
             _timer = Clock.CreateTimer(static s => ((StoreCore)s!).OnExpiryTimer(), this, delay, Timeout.InfiniteTimeSpan);
+        }
         else
+        {
             _timer.Change(delay, Timeout.InfiniteTimeSpan);
+        }
     }
 
     private void OnExpiryTimer()
@@ -176,7 +242,10 @@ internal abstract partial class StoreCore
         lock (Sync)
         {
             if (Closed)
+            {
                 return;
+            }
+
             _timerDue = 0;
             ExpireLocked();
             ScheduleExpiry();

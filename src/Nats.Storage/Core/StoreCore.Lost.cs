@@ -21,7 +21,10 @@ internal abstract partial class StoreCore
         _lostCount++;
         _lostBytes += bytes;
         if (seq != 0 && _lostSeqs.Count < MaxLostSeqs)
+        {
             _lostSeqs.Add(seq);
+        }
+
         Warn?.Invoke(message);
         Damaged?.Invoke(new StoreDamage(block, seq, seq, bytes, message));
     }

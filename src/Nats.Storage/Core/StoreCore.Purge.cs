@@ -14,7 +14,10 @@ internal abstract partial class StoreCore
         {
             ThrowIfClosed();
             if (!Slots.Contains(seq) || !Slots[seq].HasMessage)
+            {
                 return false;
+            }
+
             RemoveSlot(seq, erase, bulk: false, erase ? RemovalReason.Erased : RemovalReason.Removed);
             OnCommit();
         }
@@ -57,11 +60,17 @@ internal abstract partial class StoreCore
             if (SubjectMatch.IsAll(subject))
             {
                 if (keep == 0 && seq == 0)
+                {
                     purged = PurgeAllLocked();
+                }
                 else if (seq > 1)
+                {
                     purged = CompactLocked(seq);
+                }
                 else if (keep > 0 && keep < MsgCount)
+                {
                     purged = CompactLocked(LastSeq - keep + 1);
+                }
             }
             else
             {
@@ -79,11 +88,16 @@ internal abstract partial class StoreCore
         {
             ThrowIfClosed();
             if (seq >= LastSeq)
+            {
                 return;
+            }
+
             for (var s = Math.Max(seq + 1, FirstSeq); s <= LastSeq; s++)
             {
                 if (Slots.Contains(s) && Slots[s].HasMessage)
+                {
                     RemoveSlot(s, erase: false, bulk: true, RemovalReason.Truncate);
+                }
             }
             LastTs = Slots.Contains(seq) ? Slots.TimestampAt(seq) : 0;
             LastSeq = seq;
@@ -113,9 +127,15 @@ internal abstract partial class StoreCore
     {
         var purged = MsgCount;
         if (purged > 0)
+        {
             QueueEvent(-(long)purged, -(long)ByteCount, LastSeq, "", RemovalReason.Purge);
+        }
+
         foreach (var info in Subjects.All)
+        {
             info.Node = null;
+        }
+
         Subjects.Clear();
         MsgCount = 0;
         ByteCount = 0;
@@ -129,7 +149,10 @@ internal abstract partial class StoreCore
     protected ulong CompactLocked(ulong seq)
     {
         if (seq == 0)
+        {
             return 0;
+        }
+
         if (MsgCount == 0 || seq > LastSeq)
         {
             var purged = PurgeAllLocked();
@@ -144,7 +167,10 @@ internal abstract partial class StoreCore
             return purged;
         }
         if (seq <= FirstSeq)
+        {
             return 0;
+        }
+
         ulong n = 0;
         // Removing the first message moves FirstSeq and releases index chunks below it, so the cursor
         // jumps to FirstSeq rather than walking through released slots.
@@ -164,12 +190,18 @@ internal abstract partial class StoreCore
     {
         var ss = Filtered(1, subject);
         if (ss.Msgs == 0)
+        {
             return 0;
+        }
+
         var target = ss.Msgs;
         if (keep > 0)
         {
             if (keep >= target)
+            {
                 return 0;
+            }
+
             target -= keep;
         }
         var last = seq > 1 ? seq - 1 : ss.Last;
@@ -180,7 +212,10 @@ internal abstract partial class StoreCore
         {
             var info = Slots[s].Subject;
             if (info is null)
+            {
                 continue;
+            }
+
             if (literal is not null ? ReferenceEquals(info, literal) : Matches(info))
             {
                 RemoveSlot(s, erase: false, bulk: false, RemovalReason.Purge);

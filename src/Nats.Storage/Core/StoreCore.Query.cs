@@ -21,7 +21,10 @@ internal abstract partial class StoreCore
         {
             ThrowIfClosed();
             if (!lastPerSubject)
+            {
                 return (Filtered(sseq, filter).Msgs, LastSeq);
+            }
+
             var v = new LastPerSubjectCounter(this, Math.Max(sseq, FirstSeq));
             Subjects.Match(filter, SubjectMatch.IsAll(filter) ? null : PrepareFilter(filter), ref v);
             return (v.Count, LastSeq);
@@ -31,28 +34,42 @@ internal abstract partial class StoreCore
     public (ulong Total, ulong ValidThrough) NumPendingMulti(ulong sseq, SubjectFilterSet filters, bool lastPerSubject)
     {
         if (filters.MatchesAll)
+        {
             return NumPending(sseq, ">", lastPerSubject);
+        }
+
         lock (Sync)
         {
             ThrowIfClosed();
             if (MsgCount == 0)
+            {
                 return (0, LastSeq);
+            }
+
             sseq = Math.Max(sseq, FirstSeq);
             var mark = NextMark();
             if (lastPerSubject)
             {
                 var v = new LastPerSubjectCounter(this, sseq) { Mark = mark };
                 foreach (var f in filters.Filters)
+                {
                     Subjects.Match(f, PrepareFilter(f), ref v);
+                }
+
                 return (v.Count, LastSeq);
             }
             if (sseq > LastSeq)
+            {
                 return (0, LastSeq);
+            }
             // One pass over the union of matching subjects (a subject two filters match counts once),
             // then the shared straddle correction.
             var totals = new FilterTotals(this, sseq, mark) { VisitMark = mark };
             foreach (var f in filters.Filters)
+            {
                 Subjects.Match(f, PrepareFilter(f), ref totals);
+            }
+
             return (CountWithStraddlers(ref totals, sseq, mark), LastSeq);
         }
     }
@@ -63,23 +80,37 @@ internal abstract partial class StoreCore
         {
             ThrowIfClosed();
             if (MsgCount == 0)
+            {
                 return [];
+            }
+
             if (maxSeq == 0 || maxSeq > LastSeq)
+            {
                 maxSeq = LastSeq;
+            }
+
             var seen = new HashSet<SubjectInfo>(ReferenceEqualityComparer.Instance);
             var seqs = new List<ulong>();
             var collector = new SubjectCollector(seen);
             foreach (var f in filters)
+            {
                 Subjects.Match(f, SubjectMatch.IsAll(f) ? null : PrepareFilter(f), ref collector);
+            }
+
             foreach (var info in seen)
             {
                 FixLast(info);
                 var last = info.Last <= maxSeq ? info.Last : FindPrev(info.Subject, maxSeq);
                 if (last == 0)
+                {
                     continue;
+                }
+
                 seqs.Add(last);
                 if (maxAllowed > 0 && seqs.Count > maxAllowed)
+                {
                     throw new StoreException(StoreError.TooManyResults);
+                }
             }
             seqs.Sort();
             return [.. seqs];
@@ -115,7 +146,10 @@ internal abstract partial class StoreCore
         var states = SubjectsState(filter);
         var totals = new Dictionary<string, ulong>(states.Count, StringComparer.Ordinal);
         foreach (var (subject, st) in states)
+        {
             totals[subject] = st.Msgs;
+        }
+
         return totals;
     }
 
@@ -142,12 +176,17 @@ internal abstract partial class StoreCore
         {
             ThrowIfClosed();
             if (MsgCount == 0)
+            {
                 return [];
+            }
+
             var result = new List<ulong>();
             for (var s = FirstSeq; s <= LastSeq; s++)
             {
                 if (!Slots[s].HasMessage)
+                {
                     result.Add(s);
+                }
             }
             return [.. result];
         }
@@ -182,11 +221,16 @@ internal abstract partial class StoreCore
         {
             ThrowIfClosed();
             if (MsgCount == 0 || ts > LastTs)
+            {
                 return LastSeq + 1;
+            }
             // Slot timestamps never decrease (removed and skipped slots keep theirs), so binary search.
             var lo = Slots.NextPossible(Slots.SeekTime(ts, FirstSeq));
             while (lo <= LastSeq && !Slots[lo].HasMessage)
+            {
                 lo = Slots.NextAfter(lo);
+            }
+
             return Math.Min(lo, LastSeq + 1);
         }
     }
@@ -194,16 +238,30 @@ internal abstract partial class StoreCore
     private SimpleState Filtered(ulong sseq, string filter)
     {
         if (MsgCount == 0)
+        {
             return default;
+        }
+
         if (sseq < FirstSeq)
+        {
             sseq = FirstSeq;
+        }
+
         if (sseq > LastSeq)
+        {
             return default;
+        }
+
         var first = FindNext(filter, sseq);
         if (first == 0)
+        {
             return default;
+        }
+
         if (SubjectMatch.IsAll(filter))
+        {
             return new SimpleState(CountAllFrom(sseq), first, FindPrev(filter, LastSeq));
+        }
 
         var tokens = PrepareFilter(filter);
         var mark = NextMark();
@@ -215,7 +273,10 @@ internal abstract partial class StoreCore
     private int NextMark()
     {
         if (++_straddleMark == int.MaxValue)
+        {
             _straddleMark = 1;
+        }
+
         return _straddleMark;
     }
 
@@ -231,7 +292,9 @@ internal abstract partial class StoreCore
                 for (var s = v.StraddleLo; s < sseq; s++)
                 {
                     if (Slots[s].Subject is { } info && info.StraddleMark == mark)
+                    {
                         below++;
+                    }
                 }
                 total += v.StraddleCount - below;
             }
@@ -240,7 +303,9 @@ internal abstract partial class StoreCore
                 for (var s = sseq; s <= v.StraddleHi; s++)
                 {
                     if (Slots[s].Subject is { } info && info.StraddleMark == mark)
+                    {
                         total++;
+                    }
                 }
             }
         }
@@ -250,16 +315,25 @@ internal abstract partial class StoreCore
     private ulong CountAllFrom(ulong sseq)
     {
         if (sseq <= FirstSeq)
+        {
             return MsgCount;
+        }
+
         ulong n = 0;
         if (sseq - FirstSeq < LastSeq - sseq)
         {
             for (var s = FirstSeq; s < sseq; s = Slots.NextAfter(s))
+            {
                 n += Slots[s].HasMessage ? 1UL : 0;
+            }
+
             return MsgCount - n;
         }
         for (var s = Slots.NextPossible(sseq); s <= LastSeq; s = Slots.NextAfter(s))
+        {
             n += Slots[s].HasMessage ? 1UL : 0;
+        }
+
         return n;
     }
 
@@ -277,14 +351,23 @@ internal abstract partial class StoreCore
             if (VisitMark != 0)
             {
                 if (info.VisitMark == VisitMark)
+                {
                     return true;
+                }
+
                 info.VisitMark = VisitMark;
             }
             store.FixLast(info);
             if (info.Last < sseq)
+            {
                 return true;
+            }
+
             if (info.Last > Last)
+            {
                 Last = info.Last;
+            }
+
             store.FixFirst(info);
             if (info.First >= sseq)
             {
@@ -309,12 +392,18 @@ internal abstract partial class StoreCore
             if (Mark != 0)
             {
                 if (info.VisitMark == Mark)
+                {
                     return true;
+                }
+
                 info.VisitMark = Mark;
             }
             store.FixLast(info);
             if (info.Last >= sseq)
+            {
                 Count++;
+            }
+
             return true;
         }
     }

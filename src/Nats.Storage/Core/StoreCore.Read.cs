@@ -31,11 +31,17 @@ internal abstract partial class StoreCore
         {
             ThrowIfClosed();
             if (seq > LastSeq || seq == 0 && LastSeq == 0)
+            {
                 status = LoadStatus.Eof;
+            }
             else if (Slots.Contains(seq) && Slots[seq].HasMessage && Materialize(seq, into) is not null)
+            {
                 status = LoadStatus.Found;
+            }
             else
+            {
                 status = LoadStatus.NotFound;
+            }
         }
         FireEvents();
         return status;
@@ -54,10 +60,16 @@ internal abstract partial class StoreCore
             {
                 var seq = FindNext(filter, start);
                 if (seq == 0)
+                {
                     break;
+                }
+
                 result = Materialize(seq, reuse);
                 if (result is not null)
+                {
                     break;
+                }
+
                 start = seq + 1; // damaged record: it is now counted as lost, carry on past it
             }
             skip = result?.Sequence ?? LastSeq;
@@ -69,7 +81,10 @@ internal abstract partial class StoreCore
     public StoredMessage? LoadNextMsgMulti(SubjectFilterSet filters, ulong start, StoredMessage? reuse, out ulong skip)
     {
         if (filters.MatchesAll)
+        {
             return LoadNextMsg(">", start, reuse, out skip);
+        }
+
         StoredMessage? result = null;
         lock (Sync)
         {
@@ -78,10 +93,16 @@ internal abstract partial class StoreCore
             {
                 var seq = FindNextMulti(filters, start);
                 if (seq == 0)
+                {
                     break;
+                }
+
                 result = Materialize(seq, reuse);
                 if (result is not null)
+                {
                     break;
+                }
+
                 start = seq + 1;
             }
             skip = result?.Sequence ?? LastSeq;
@@ -100,12 +121,21 @@ internal abstract partial class StoreCore
             {
                 var seq = 0UL;
                 foreach (var f in filters.Filters)
+                {
                     seq = Math.Max(seq, FindPrev(f, start));
+                }
+
                 if (seq == 0)
+                {
                     break;
+                }
+
                 result = Materialize(seq, reuse);
                 if (result is not null)
+                {
                     break;
+                }
+
                 start = seq - 1;
             }
             skip = result?.Sequence ?? 0;
@@ -126,7 +156,9 @@ internal abstract partial class StoreCore
             {
                 best = seq;
                 if (best <= start)
+                {
                     break;
+                }
             }
         }
         return best;
@@ -142,10 +174,16 @@ internal abstract partial class StoreCore
             {
                 var seq = FindPrev(filter, start);
                 if (seq == 0)
+                {
                     break;
+                }
+
                 result = Materialize(seq, reuse);
                 if (result is not null)
+                {
                     break;
+                }
+
                 start = seq - 1;
             }
         }
@@ -161,7 +199,9 @@ internal abstract partial class StoreCore
             ThrowIfClosed();
             var seq = FindLast(subject);
             if (seq != 0)
+            {
                 result = Materialize(seq, reuse) ?? (LastSeq > 0 ? MaterializePrev(subject, seq - 1, reuse) : null);
+            }
         }
         FireEvents();
         return result;
@@ -182,10 +222,16 @@ internal abstract partial class StoreCore
         {
             var seq = FindPrev(filter, start);
             if (seq == 0)
+            {
                 return null;
+            }
+
             var sm = Materialize(seq, reuse);
             if (sm is not null)
+            {
                 return sm;
+            }
+
             start = seq - 1;
         }
         return null;
@@ -215,17 +261,28 @@ internal abstract partial class StoreCore
     protected ulong FindNext(string filter, ulong start)
     {
         if (MsgCount == 0)
+        {
             return 0;
+        }
+
         if (start < FirstSeq)
+        {
             start = FirstSeq;
+        }
+
         if (start > LastSeq)
+        {
             return 0;
+        }
+
         if (SubjectMatch.IsAll(filter))
         {
             for (var s = Slots.NextPossible(start); s <= LastSeq; s = Slots.NextAfter(s))
             {
                 if (Slots[s].HasMessage)
+                {
                     return s;
+                }
             }
             return 0;
         }
@@ -234,16 +291,27 @@ internal abstract partial class StoreCore
         {
             var info = Subjects.Find(filter);
             if (info is null)
+            {
                 return 0;
+            }
+
             FixFirst(info);
             if (info.Last < start)
+            {
                 return 0;
+            }
+
             if (info.First >= start)
+            {
                 return info.First;
+            }
+
             for (var s = Slots.NextPossible(start); s <= info.Last; s = Slots.NextAfter(s))
             {
                 if (ReferenceEquals(Slots[s].Subject, info))
+                {
                     return s;
+                }
             }
             return 0;
         }
@@ -255,9 +323,15 @@ internal abstract partial class StoreCore
             var bounds = new NextBounds(this, start);
             Subjects.Match(filter, tokens, ref bounds);
             if (bounds.Lo == ulong.MaxValue)
+            {
                 return 0;
+            }
+
             if (bounds.Lo != start)
+            {
                 return bounds.Lo; // the exact first sequence of the earliest matching subject
+            }
+
             start = bounds.Lo;
             end = bounds.Hi;
         }
@@ -265,7 +339,9 @@ internal abstract partial class StoreCore
         {
             var info = Slots[s].Subject;
             if (info is not null && Matches(info))
+            {
                 return s;
+            }
         }
         return 0;
     }
@@ -274,11 +350,20 @@ internal abstract partial class StoreCore
     protected ulong FindPrev(string filter, ulong start)
     {
         if (MsgCount == 0)
+        {
             return 0;
+        }
+
         if (start > LastSeq)
+        {
             start = LastSeq;
+        }
+
         if (start < FirstSeq)
+        {
             return 0;
+        }
+
         var floor = FirstSeq;
         var tokens = SubjectMatch.IsAll(filter) ? null : PrepareFilter(filter);
         SubjectInfo? literal = null;
@@ -286,22 +371,36 @@ internal abstract partial class StoreCore
         {
             literal = Subjects.Find(filter);
             if (literal is null)
+            {
                 return 0;
+            }
+
             FixLast(literal);
             FixFirst(literal);
             if (literal.First > start)
+            {
                 return 0;
+            }
+
             if (literal.Last <= start)
+            {
                 return literal.Last;
+            }
+
             floor = literal.First;
         }
         for (var s = start; s >= floor; s--)
         {
             var info = Slots[s].Subject;
             if (info is not null && (literal is null ? tokens is null || Matches(info) : ReferenceEquals(info, literal)))
+            {
                 return s;
+            }
+
             if (s == 0)
+            {
                 break;
+            }
         }
         return 0;
     }
@@ -309,15 +408,24 @@ internal abstract partial class StoreCore
     protected ulong FindLast(string filter)
     {
         if (MsgCount == 0)
+        {
             return 0;
+        }
+
         if (SubjectMatch.IsAll(filter))
+        {
             return FindPrev(filter, LastSeq);
+        }
+
         var tokens = PrepareFilter(filter);
         if (tokens is null)
         {
             var info = Subjects.Find(filter);
             if (info is null)
+            {
                 return 0;
+            }
+
             FixLast(info);
             return info.Last;
         }
@@ -331,14 +439,23 @@ internal abstract partial class StoreCore
     protected string[]? PrepareFilter(string filter)
     {
         if (!SubjectMatch.HasWildcard(filter))
+        {
             return null;
+        }
+
         if (!_filters.TryGetValue(filter, out var entry))
         {
             if (_filters.Count >= 256)
+            {
                 _filters.Clear();
+            }
+
             entry = (SubjectMatch.Tokenize(filter), _nextEpoch++);
             if (_nextEpoch == int.MaxValue)
+            {
                 _nextEpoch = 1;
+            }
+
             _filters[filter] = entry;
         }
         _curTokens = entry.Tokens;
@@ -365,11 +482,20 @@ internal abstract partial class StoreCore
         public bool Visit(SubjectInfo info)
         {
             if (info.Last < start)
+            {
                 return true;
+            }
+
             if (info.First >= start && info.FirstStale)
+            {
                 store.FixFirst(info);
+            }
+
             if (info.Last > Hi)
+            {
                 Hi = info.Last;
+            }
+
             if (info.First <= start)
             {
                 // A subject spanning start: the answer may be start itself; stop walking (Go's MatchUntil).
@@ -378,7 +504,10 @@ internal abstract partial class StoreCore
                 return false;
             }
             if (info.First < Lo)
+            {
                 Lo = info.First;
+            }
+
             return true;
         }
     }
@@ -391,7 +520,10 @@ internal abstract partial class StoreCore
         {
             store.FixLast(info);
             if (info.Last > Max)
+            {
                 Max = info.Last;
+            }
+
             return true;
         }
     }

@@ -22,7 +22,9 @@ internal abstract partial class StoreCore
             if (_neverExpire is not null)
             {
                 foreach (var s in _neverExpire)
+                {
                     ttls[s] = -1;
+                }
             }
         }
         using var gzip = new GZipStream(destination, CompressionLevel.Fastest, leaveOpen: true);
@@ -46,7 +48,10 @@ internal abstract partial class StoreCore
                     }
                     next = seq + 1;
                     if (Materialize(seq, sm) is null)
+                    {
                         continue;
+                    }
+
                     chunk.Add(sm, ttls.GetValueOrDefault(seq));
                     msgs++;
                     bytes += (ulong)Slots[seq].Size;

@@ -42,7 +42,9 @@ internal abstract partial class StoreCore : IStreamStore
         get
         {
             lock (Sync)
+            {
                 return Slots.AllocatedChunks;
+            }
         }
     }
 
@@ -118,7 +120,10 @@ internal abstract partial class StoreCore : IStreamStore
             ThrowIfClosed();
             ValidateSubject(subject);
             if (seq <= LastSeq)
+            {
                 throw new StoreException(StoreError.SequenceMismatch);
+            }
+
             var size = MessageSize(subject, header.Length, data.Length);
             try
             {
@@ -150,12 +155,18 @@ internal abstract partial class StoreCore : IStreamStore
     public void SkipMsgs(ulong seq, ulong num)
     {
         if (num == 0)
+        {
             return;
+        }
+
         lock (Sync)
         {
             ThrowIfClosed();
             if (seq != LastSeq + 1)
+            {
                 throw new StoreException(StoreError.SequenceMismatch);
+            }
+
             SkipRange(seq, num, Math.Max(NowNanos(), LastTs));
             OnCommit();
         }
@@ -166,7 +177,9 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             if (!Closed)
+            {
                 OnFlush();
+            }
         }
     }
 
@@ -196,7 +209,10 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             if (Closed)
+            {
                 return;
+            }
+
             StopExpiryTimer();
             StopConsumers();
             OnStop();
@@ -211,7 +227,10 @@ internal abstract partial class StoreCore : IStreamStore
             StopExpiryTimer();
             StopConsumers();
             if (!Closed)
+            {
                 OnStop();
+            }
+
             Closed = true;
             OnDelete();
         }
@@ -235,9 +254,14 @@ internal abstract partial class StoreCore : IStreamStore
         slot.Size = size;
         AddToCounts(seq, info, size, ts);
         if (ttlExpiry > 0)
+        {
             TrackTtl(seq, ttlExpiry);
+        }
         else if (ttlExpiry < 0)
+        {
             MarkNeverExpires(seq);
+        }
+
         QueueEvent(1, size, seq, info.Subject);
     }
 
@@ -267,7 +291,10 @@ internal abstract partial class StoreCore : IStreamStore
         info.Count++;
         Slots.NoteLive(seq);
         if (MsgCount == 0)
+        {
             FirstSeq = seq;
+        }
+
         MsgCount++;
         ByteCount += (ulong)size;
         LastSeq = seq;
@@ -278,7 +305,10 @@ internal abstract partial class StoreCore : IStreamStore
     private void FillGap(ulong seq, long ts)
     {
         if (seq <= LastSeq + 1)
+        {
             return;
+        }
+
         if (MsgCount == 0)
         {
             Slots.Reset(seq);
@@ -317,7 +347,10 @@ internal abstract partial class StoreCore : IStreamStore
         var size = slot.Size;
         slot.Subject = null;
         if (_payloadsInIndex)
+        {
             Slots.PayloadOf(seq) = null;
+        }
+
         Slots.NoteDead(seq); // may release the chunk: the slot reference is not used after this
         MsgCount--;
         ByteCount -= (ulong)size;
@@ -357,7 +390,9 @@ internal abstract partial class StoreCore : IStreamStore
         _neverExpire?.Remove(seq);
         QueueEvent(-1, -size, seq, info.Subject, reason);
         if (seq == FirstSeq)
+        {
             AdvanceFirst();
+        }
     }
 
     private void AdvanceFirst()
@@ -370,7 +405,10 @@ internal abstract partial class StoreCore : IStreamStore
         }
         var s = Slots.NextPossible(FirstSeq + 1);
         while (!Slots[s].HasMessage)
+        {
             s = Slots.NextAfter(s);
+        }
+
         FirstSeq = s;
         Slots.ReleaseBelow(s);
     }
@@ -378,10 +416,16 @@ internal abstract partial class StoreCore : IStreamStore
     protected void FixFirst(SubjectInfo info)
     {
         if (!info.FirstStale)
+        {
             return;
+        }
+
         var s = Math.Max(info.First, FirstSeq);
         while (s <= info.Last && !ReferenceEquals(Slots[s].Subject, info))
+        {
             s = Slots.NextAfter(s);
+        }
+
         info.First = s;
         info.FirstStale = false;
     }
@@ -389,11 +433,17 @@ internal abstract partial class StoreCore : IStreamStore
     protected void FixLast(SubjectInfo info)
     {
         if (!info.LastStale)
+        {
             return;
+        }
+
         var s = Math.Min(info.Last, LastSeq);
         var floor = Math.Max(info.First, FirstSeq);
         while (s > floor && !ReferenceEquals(Slots[s].Subject, info))
+        {
             s = Math.Max(Slots.PrevPossible(s - 1), floor);
+        }
+
         info.Last = s;
         info.LastStale = false;
     }
@@ -403,12 +453,16 @@ internal abstract partial class StoreCore : IStreamStore
     protected void ThrowIfClosed()
     {
         if (Closed)
+        {
             throw new StoreException(StoreError.Closed);
+        }
     }
 
     private static void ValidateSubject(string subject)
     {
         if (string.IsNullOrEmpty(subject) || SubjectMatch.HasWildcard(subject))
+        {
             throw new StoreException(StoreError.InvalidArgument, "invalid subject");
+        }
     }
 }

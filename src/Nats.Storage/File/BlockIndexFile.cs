@@ -27,7 +27,10 @@ internal static class BlockIndexFile
         for (var off = 0; off < block.Length;)
         {
             if (!RecordCodec.TryRead(block[off..], out var rec))
+            {
                 return; // never index a block we cannot fully parse; recovery will scan it instead
+            }
+
             size += EntrySize + rec.SubjectLength;
             count++;
             off += rec.Length;
@@ -60,7 +63,10 @@ internal static class BlockIndexFile
         // Not fsynced: an index is only trusted when its checksum verifies and the block has the length
         // it describes, so a torn or lost index only costs a scan at the next recovery.
         using (var f = fs.Open(tmp, StoreFileMode.Create))
+        {
             f.Write(buf.AsSpan(0, size), 0);
+        }
+
         System.Buffers.ArrayPool<byte>.Shared.Return(buf);
         fs.Rename(tmp, idxPath);
     }
@@ -73,7 +79,10 @@ internal static class BlockIndexFile
         try
         {
             if (!fs.FileExists(idxPath))
+            {
                 return false;
+            }
+
             using var f = fs.Open(idxPath, StoreFileMode.Open);
             buf = f.ReadAll();
         }
@@ -86,7 +95,10 @@ internal static class BlockIndexFile
             || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(4)) != Version
             || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) != blockLength
             || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))
+        {
             return false;
+        }
+
         var count = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12));
         var pos = HeaderSize;
         for (var i = 0; i < count; i++)
@@ -115,7 +127,10 @@ internal static class BlockIndexFile
         try
         {
             if (!fs.FileExists(PathFor(blockPath)))
+            {
                 return result;
+            }
+
             using var f = fs.Open(PathFor(blockPath), StoreFileMode.Open);
             buf = f.ReadAll();
         }
@@ -127,7 +142,10 @@ internal static class BlockIndexFile
             || BinaryPrimitives.ReadUInt32LittleEndian(buf) != Magic
             || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) <= length
             || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))
+        {
             return result;
+        }
+
         var count = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12));
         var pos = HeaderSize;
         for (var i = 0; i < count; i++)
@@ -136,7 +154,10 @@ internal static class BlockIndexFile
             var offset = BinaryPrimitives.ReadInt32LittleEndian(e);
             var len = BinaryPrimitives.ReadInt32LittleEndian(e[4..]);
             if ((RecordKind)e[8] == RecordKind.Message && offset + (long)len > length)
+            {
                 result.Add((BinaryPrimitives.ReadUInt64LittleEndian(e[16..]), len));
+            }
+
             pos += EntrySize + BinaryPrimitives.ReadUInt16LittleEndian(e[10..]);
         }
         return result;

@@ -27,7 +27,10 @@ internal static class Crc32C
             }
             crc = (uint)c;
             foreach (var b in data)
+            {
                 crc = Sse42.Crc32(crc, b);
+            }
+
             return crc;
         }
         if (Crc32.Arm64.IsSupported)
@@ -38,11 +41,17 @@ internal static class Crc32C
                 data = data[8..];
             }
             foreach (var b in data)
+            {
                 crc = Crc32.ComputeCrc32C(crc, b);
+            }
+
             return crc;
         }
         foreach (var b in data)
+        {
             crc = Table[(crc ^ b) & 0xFF] ^ (crc >> 8);
+        }
+
         return crc;
     }
 
@@ -53,7 +62,10 @@ internal static class Crc32C
         {
             var c = i;
             for (var k = 0; k < 8; k++)
+            {
                 c = (c & 1) != 0 ? 0x82F63B78u ^ (c >> 1) : c >> 1;
+            }
+
             table[i] = c;
         }
         return table;

@@ -29,9 +29,14 @@ internal sealed partial class FileStore
         var clock = _opts.Clock ?? TimeProvider.System;
         _flushTimer = clock.CreateTimer(static s => ((FileStore)s!).OnFlushTimer(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         if (_opts.SyncMode == FileSyncMode.Interval && _opts.SyncInterval > TimeSpan.Zero)
+        {
             _syncTimer = clock.CreateTimer(static s => ((FileStore)s!).SyncNow(), this, _opts.SyncInterval, _opts.SyncInterval);
+        }
+
         if (_opts.ScrubInterval > TimeSpan.Zero)
+        {
             _scrubTimer = clock.CreateTimer(static s => ((FileStore)s!).OnScrubTimer(), this, _opts.ScrubInterval, _opts.ScrubInterval);
+        }
     }
 
     private void StopBackground()
@@ -51,7 +56,9 @@ internal sealed partial class FileStore
         lock (Sync)
         {
             if (Closed || _opts.SyncMode == FileSyncMode.Always)
+            {
                 return DurabilityTicket.Completed;
+            }
             // Interval mode: an explicit request for durability starts a round now.
             return _opts.SyncMode == FileSyncMode.Interval ? _commit.Enlist() : _commit.Current();
         }
@@ -65,14 +72,25 @@ internal sealed partial class FileStore
         var appended = _appendedMessage;
         _appendedMessage = false;
         if (_recovering)
+        {
             return;
+        }
+
         if (_opts.WriteMode == FileWriteMode.WriteThrough || _opts.SyncMode == FileSyncMode.Always
             || (_opts.WriteMode == FileWriteMode.BufferedMessages && !appended))
+        {
             _active.WritePending();
+        }
         else if (_active.HasPending)
+        {
             ArmFlush();
+        }
+
         if (_candidates.Count > 0)
+        {
             ArmFlush(); // block removal and compaction happen off the publish path
+        }
+
         switch (_opts.SyncMode)
         {
             case FileSyncMode.GroupCommit:
@@ -88,7 +106,10 @@ internal sealed partial class FileStore
     {
         _active.WritePending();
         if (_opts.SyncMode == FileSyncMode.Always)
+        {
             SyncInline();
+        }
+
         ProcessCandidates();
     }
 
@@ -96,7 +117,10 @@ internal sealed partial class FileStore
     private void ArmFlush()
     {
         if (_flushArmed || _flushTimer is null)
+        {
             return;
+        }
+
         _flushArmed = true;
         _flushTimer.Change(_opts.FlushDelay, Timeout.InfiniteTimeSpan);
     }
@@ -107,13 +131,18 @@ internal sealed partial class FileStore
         {
             _flushArmed = false;
             if (Closed)
+            {
                 return;
+            }
+
             try
             {
                 _active.WritePending();
                 ProcessCandidates();
                 if (_opts.SyncMode == FileSyncMode.GroupCommit && HasUnsynced())
+                {
                     _commit.Enlist();
+                }
             }
             catch (IOException e)
             {
@@ -129,7 +158,10 @@ internal sealed partial class FileStore
         lock (Sync)
         {
             if (Closed)
+            {
                 return;
+            }
+
             _commit.Enlist();
         }
     }
@@ -137,11 +169,16 @@ internal sealed partial class FileStore
     private bool HasUnsynced()
     {
         if (_active.HasPending || _dirDirty || _metaWanted)
+        {
             return true;
+        }
+
         foreach (var b in _blocks)
         {
             if (b.NeedsSync)
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -150,7 +187,10 @@ internal sealed partial class FileStore
     private void CollectUnsynced(SyncBatch batch)
     {
         if (Closed)
+        {
             return; // Stop synced everything itself
+        }
+
         _active.WritePending();
         // One meta write in flight at a time: a second write before the first is durable would go into
         // the same slot (the one not holding the durable state) while a round is still syncing it.
@@ -182,14 +222,22 @@ internal sealed partial class FileStore
     private void OnSynced(SyncBatch batch)
     {
         if (batch.Meta.Generation == 0)
+        {
             return;
+        }
+
         _metaInFlight = false;
         if (Closed)
+        {
             return;
+        }
+
         _meta.MarkDurable(batch.Meta);
         _durableReserved = Math.Max(_durableReserved, batch.MetaReserved);
         if (_metaWanted && _opts.SyncMode != FileSyncMode.Always)
+        {
             _commit.Enlist(); // asked for while this one was in flight
+        }
     }
 
     /// <summary>Sync-always mode: the whole round inline, under the lock, before the call returns.</summary>
@@ -210,7 +258,10 @@ internal sealed partial class FileStore
     private void ReserveUpTo(ulong seq)
     {
         if (seq + _reserveStep / 2 < _meta.Reserved && seq <= _durableReserved)
+        {
             return;
+        }
+
         if (seq > _durableReserved)
         {
             // The writer outran a sync round (fast publishing, slow fsyncs): reserve further ahead from
@@ -225,7 +276,9 @@ internal sealed partial class FileStore
         {
             _metaWanted = true;
             if (_opts.SyncMode != FileSyncMode.Always)
+            {
                 _commit.Enlist();
+            }
         }
     }
 }

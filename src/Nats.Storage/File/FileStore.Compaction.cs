@@ -9,7 +9,10 @@ internal sealed partial class FileStore
     private void ProcessCandidates()
     {
         if (_candidates.Count == 0)
+        {
             return;
+        }
+
         var list = _candidates.Where(b => b != _active && _byId.ContainsKey(b.Id)).OrderBy(b => b.Id).ToArray();
         _candidates.Clear();
         var wroteMarkers = false;
@@ -19,7 +22,10 @@ internal sealed partial class FileStore
             var emptyish = block.LiveMsgs == 0;
             var sparse = total > 0 && block.LiveBytes < total * (1 - _opts.CompactThreshold);
             if (!emptyish && !sparse)
+            {
                 continue;
+            }
+
             if (block.Length == 0)
             {
                 RemoveBlock(block); // nothing was ever written here
@@ -31,9 +37,15 @@ internal sealed partial class FileStore
                 // so a crash at any point leaves a replayable set of files. A store that never held or
                 // purged anything has first sequence 0, which a marker would turn into 1.
                 if (FirstSeq != 0)
+                {
                     AppendControl(RecordKind.FirstMarker, MsgCount == 0 ? LastSeq + 1 : FirstSeq);
+                }
+
                 if (LastSeq != 0)
+                {
                     AppendControl(RecordKind.Skip, LastSeq);
+                }
+
                 wroteMarkers = true;
             }
             CarryTombstones(block);
@@ -42,9 +54,13 @@ internal sealed partial class FileStore
             // Restating can rotate the active block, so every block written since the last sync is synced.
             SyncWrittenBlocks();
             if (emptyish)
+            {
                 RemoveBlock(block);
+            }
             else
+            {
                 RewriteBlock(block, KeepForCompaction);
+            }
         }
         if (_dirDirty)
         {
@@ -58,7 +74,10 @@ internal sealed partial class FileStore
     {
         _active.WritePending();
         foreach (var b in _blocks)
+        {
             b.Sync();
+        }
+
         if (_dirDirty)
         {
             _fs.SyncDirectory(_dir);
@@ -85,13 +104,21 @@ internal sealed partial class FileStore
                 continue;
             }
             if (rec.Kind == RecordKind.Tombstone && NeedsTombstone(rec.Seq, block, floor))
+            {
                 (carry ??= []).Add(rec.Seq);
+            }
+
             off += rec.Length;
         }
         if (carry is null)
+        {
             return;
+        }
+
         foreach (var seq in carry)
+        {
             AppendControl(RecordKind.Tombstone, seq);
+        }
     }
 
     private bool NeedsTombstone(ulong seq, MessageBlock holder, ulong floor)
@@ -167,7 +194,10 @@ internal sealed partial class FileStore
     private void RemoveBlock(MessageBlock block)
     {
         if (_lastRead == block)
+        {
             _lastRead = null;
+        }
+
         _blocks.Remove(block);
         _byId.Remove(block.Id);
         _cached.Remove(block);
@@ -184,18 +214,28 @@ internal sealed partial class FileStore
         foreach (var block in _blocks.ToArray())
         {
             if (block.MaxSeq <= lastSeq && !HasControlAbove(block, lastSeq))
+            {
                 continue;
+            }
+
             RewriteBlock(block, (MessageBlock _, in RecordHeader rec) => rec.Kind == RecordKind.FirstMarker ? rec.Seq <= lastSeq + 1 : rec.Seq <= lastSeq);
             if (block.MaxSeq > lastSeq)
+            {
                 block.MaxSeq = lastSeq;
+            }
         }
         AppendControl(RecordKind.Skip, lastSeq);
         if (FirstSeq != 0)
+        {
             AppendControl(RecordKind.FirstMarker, MsgCount == 0 ? LastSeq + 1 : FirstSeq);
+        }
+
         foreach (var b in _blocks)
         {
             if (b != _active && b.LiveMsgs == 0)
+            {
                 _candidates.Add(b);
+            }
         }
     }
 
@@ -205,9 +245,15 @@ internal sealed partial class FileStore
         for (var off = 0; off < block.Length;)
         {
             if (!RecordCodec.TryRead(cache.AsSpan(off, block.Length - off), out var rec))
+            {
                 return true;
+            }
+
             if (rec.Seq > seq)
+            {
                 return true;
+            }
+
             off += rec.Length;
         }
         return false;

@@ -14,7 +14,9 @@ internal sealed partial class FileStore
         get
         {
             lock (Sync)
+            {
                 return _blocks.Count(b => b.Cache is not null);
+            }
         }
     }
 

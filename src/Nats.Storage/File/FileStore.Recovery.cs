@@ -25,7 +25,10 @@ internal sealed partial class FileStore
             var file = _fs.Open(path, StoreFileMode.Open);
             var length = file.Length;
             if (length > int.MaxValue)
+            {
                 throw new IOException($"block {path} is larger than a block can be");
+            }
+
             var block = new MessageBlock(id, path, file, (int)length) { Sealed = true };
             _blocks.Add(block);
             _byId[id] = block;
@@ -37,7 +40,10 @@ internal sealed partial class FileStore
                 foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(_fs, path, length))
                 {
                     if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
+                    {
                         continue;
+                    }
+
                     scanDamaged = true;
                     RecordLost(seq, (ulong)len, $"block {id}: message {seq} is missing (block is shorter than when it was sealed)", id);
                 }
@@ -62,7 +68,9 @@ internal sealed partial class FileStore
             for (var s = LastSeq + 1; s <= _meta.CleanLast; s++)
             {
                 if (!IsKnownLost(s))
+                {
                     RecordLost(s, 0, $"message {s} is missing from the end of the stream");
+                }
             }
             target = _meta.CleanLast;
         }
@@ -70,7 +78,10 @@ internal sealed partial class FileStore
         // even if no record of them survived (a tail cut exactly at a record boundary looks like writes
         // that never happened), so numbering resumes above it.
         if ((damaged || !_meta.Clean) && _meta.Valid)
+        {
             target = Math.Max(target, _meta.Reserved);
+        }
+
         if (_meta.Existed && !_meta.Valid)
         {
             Warn?.Invoke("stream meta file is damaged; skipping ahead so no sequence can be reused");
@@ -80,7 +91,10 @@ internal sealed partial class FileStore
         _recovering = false;
         _active = NewBlock();
         if (target > LastSeq)
+        {
             SkipRange(LastSeq + 1, target - LastSeq, LastTs);
+        }
+
         _meta.Write(LastSeq + _opts.SequenceReserve, LastSeq, clean: false, sync: true);
         _durableReserved = _meta.Reserved;
         _fs.SyncDirectory(_opts.Directory);
@@ -89,7 +103,9 @@ internal sealed partial class FileStore
         foreach (var b in _blocks)
         {
             if (b != _active && b.LiveMsgs == 0)
+            {
                 _candidates.Add(b);
+            }
         }
     }
 
@@ -123,7 +139,10 @@ internal sealed partial class FileStore
             // be trusted). Without a next record the count is unknown here.
             ulong nextSeq = 0;
             if (next < len && RecordCodec.TryRead(cache.AsSpan(next, len - next), out var after) && after.Kind == RecordKind.Message)
+            {
                 nextSeq = after.Seq;
+            }
+
             var gap = nextSeq > LastSeq + 1 && nextSeq - LastSeq - 1 <= 10_000 ? nextSeq - LastSeq - 1 : 0;
             var what = next == len && IsZero(cache.AsSpan(off, len - off)) ? "zeroed or torn" : "damaged";
             if (gap == 0)
@@ -133,8 +152,10 @@ internal sealed partial class FileStore
             else
             {
                 for (var s = LastSeq + 1; s < nextSeq; s++)
+                {
                     RecordLost(s, s == LastSeq + 1 ? (ulong)(next - off) : 0,
                         $"block {block.Id}: message {s} dropped ({next - off} {what} bytes at offset {off})", block.Id);
+                }
             }
             off = next;
         }
@@ -146,7 +167,9 @@ internal sealed partial class FileStore
         for (var p = from; p + RecordCodec.Overhead <= len; p++)
         {
             if (RecordCodec.TryRead(cache.AsSpan(p, len - p), out _))
+            {
                 return p;
+            }
         }
         return len;
     }
@@ -158,36 +181,55 @@ internal sealed partial class FileStore
         switch (rec.Kind)
         {
             case RecordKind.Message:
-            {
-                if (rec.Seq <= LastSeq && LastSeq != 0)
-                    return; // stale index entry; the scan path reports these
-                var info = Subjects.GetOrAdd(subject);
-                var size = MessageSize(info.Subject, rec.HeaderLength, rec.DataLength);
-                ref var slot = ref RestoreSlot(rec.Seq, info, rec.Timestamp, size);
-                slot.A = block.Id;
-                slot.B = offset;
-                block.NoteMessage(rec.Seq, size);
-                if (rec.TtlExpiry > 0)
-                    TrackTtl(rec.Seq, rec.TtlExpiry);
-                else if (rec.TtlExpiry < 0)
-                    MarkNeverExpires(rec.Seq);
-                break;
-            }
+                {
+                    if (rec.Seq <= LastSeq && LastSeq != 0)
+                    {
+                        return; // stale index entry; the scan path reports these
+                    }
+
+                    var info = Subjects.GetOrAdd(subject);
+                    var size = MessageSize(info.Subject, rec.HeaderLength, rec.DataLength);
+                    ref var slot = ref RestoreSlot(rec.Seq, info, rec.Timestamp, size);
+                    slot.A = block.Id;
+                    slot.B = offset;
+                    block.NoteMessage(rec.Seq, size);
+                    if (rec.TtlExpiry > 0)
+                    {
+                        TrackTtl(rec.Seq, rec.TtlExpiry);
+                    }
+                    else if (rec.TtlExpiry < 0)
+                    {
+                        MarkNeverExpires(rec.Seq);
+                    }
+
+                    break;
+                }
             case RecordKind.Tombstone:
                 if (Slots.Contains(rec.Seq) && Slots[rec.Seq].HasMessage)
+                {
                     RemoveSlot(rec.Seq, erase: false, bulk: true);
+                }
+
                 break;
             case RecordKind.Skip:
                 // A skip record carries the store's last time when it was written; restating it keeps
                 // the recovered last time identical to the one the store had (truncate can lower it).
                 if (rec.Seq > LastSeq)
+                {
                     SkipRange(LastSeq + 1, rec.Seq - LastSeq, rec.Timestamp);
+                }
                 else if (rec.Seq == LastSeq)
+                {
                     LastTs = rec.Timestamp;
+                }
+
                 break;
             case RecordKind.Erased:
                 if (rec.Seq > LastSeq)
+                {
                     SkipRange(LastSeq + 1, rec.Seq - LastSeq, Math.Max(rec.Timestamp, LastTs));
+                }
+
                 break;
             case RecordKind.FirstMarker:
                 CompactLocked(rec.Seq);

@@ -29,28 +29,43 @@ internal sealed partial class FileStore
     internal int ScrubNow()
     {
         if (Interlocked.Exchange(ref _scrubbing, 1) == 1)
+        {
             return 0;
+        }
+
         try
         {
             MessageBlock[] sealedBlocks;
             lock (Sync)
             {
                 if (Closed)
+                {
                     return 0;
+                }
+
                 sealedBlocks = _blocks.Where(b => b != _active && b.Sealed).ToArray();
             }
             var found = 0;
             foreach (var block in sealedBlocks)
             {
                 if (ReadAndFindDamage(block.File, block.Length) is null)
+                {
                     continue;
+                }
+
                 lock (Sync)
                 {
                     if (Closed || !_byId.ContainsKey(block.Id))
+                    {
                         continue;
+                    }
+
                     var damage = ReadAndFindDamage(block.File, block.Length);
                     if (damage is null)
+                    {
                         continue;
+                    }
+
                     found += damage.Count;
                     HandleDamage(block, damage);
                     OnCommit();
@@ -76,7 +91,10 @@ internal sealed partial class FileStore
             {
                 var n = file.Read(buf.AsSpan(read, length - read), read);
                 if (n <= 0)
+                {
                     break;
+                }
+
                 read += n;
             }
             buf.AsSpan(read, length - read).Clear(); // a file cut short: zeros fail every checksum
@@ -114,17 +132,25 @@ internal sealed partial class FileStore
             for (var s = Math.Max(block.MinSeq, FirstSeq); s != 0 && s <= block.MaxSeq && s <= LastSeq; s++)
             {
                 if (!Slots.Contains(s))
+                {
                     continue;
+                }
+
                 ref var slot = ref Slots[s];
                 if (!slot.HasMessage || slot.A != block.Id || slot.B < offset || slot.B >= offset + length)
+                {
                     continue;
+                }
+
                 var size = slot.Size;
                 RemoveSlot(s, erase: false, bulk: false);
                 RecordLost(s, (ulong)size, $"block {block.Id}: message {s} damaged on disk ({length} bytes at offset {offset}); dropped", block.Id);
                 any = true;
             }
             if (!any)
+            {
                 RecordLost(0, (ulong)length, $"block {block.Id}: {length} damaged bytes at offset {offset} (no live message)", block.Id);
+            }
         }
         _cached.Remove(block);
         block.DropCache();

@@ -54,7 +54,9 @@ internal sealed partial class FileStore : StoreCore
         get
         {
             lock (Sync)
+            {
                 return _blocks.Select(b => b.Path).ToArray();
+            }
         }
     }
 
@@ -69,7 +71,10 @@ internal sealed partial class FileStore : StoreCore
         var subjectBytes = Encoding.UTF8.GetByteCount(subject);
         var size = RecordCodec.Size(subjectBytes, header.Length, data.Length, ttlExpiry != 0);
         if (size > RecordCodec.MaxRecord || subjectBytes > ushort.MaxValue)
+        {
             throw new StoreException(StoreError.MsgTooLarge);
+        }
+
         var block = RoomFor(size);
         var offset = block.Length;
         RecordCodec.Write(block.Reserve(size), RecordKind.Message, seq, timestamp, ttlExpiry, subject, subjectBytes, header, data);
@@ -92,10 +97,16 @@ internal sealed partial class FileStore : StoreCore
         var max = block.Length - offset;
         var n = block.File.Read(_readScratch.AsSpan(0, Math.Min(_readScratch.Length, max)), offset);
         if (n < RecordCodec.Overhead)
+        {
             return null;
+        }
+
         var len = System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(_readScratch);
         if (len < RecordCodec.Overhead || len > max || len > RecordCodec.MaxRecord)
+        {
             return null;
+        }
+
         if (len > n)
         {
             if (_readScratch.Length < len)
@@ -108,7 +119,10 @@ internal sealed partial class FileStore : StoreCore
             {
                 var r = block.File.Read(_readScratch.AsSpan(n, len - n), offset + n);
                 if (r <= 0)
+                {
                     return null;
+                }
+
                 n += r;
             }
         }
@@ -120,7 +134,10 @@ internal sealed partial class FileStore : StoreCore
     {
         var last = _lastRead;
         if (last is not null && last.Id == id)
+        {
             return last;
+        }
+
         return _lastRead = _byId[id];
     }
 
@@ -129,7 +146,10 @@ internal sealed partial class FileStore : StoreCore
         var block = BlockOf(slot.A);
         block.LastUse = ++_useTick;
         if (slot.B >= block.Length)
+        {
             return false;
+        }
+
         byte[] buf;
         int at;
         if (block.Cache is { } cached)
@@ -150,7 +170,9 @@ internal sealed partial class FileStore : StoreCore
         var avail = buf == _readScratch ? _readLength : block.Length - slot.B;
         if (!RecordCodec.TryRead(buf.AsSpan(at, avail), out var rec)
             || rec.Kind != RecordKind.Message || rec.Seq != seq)
+        {
             return false;
+        }
         // Copied out: cache arrays are pooled and reused once a block leaves the cache.
         var total = rec.HeaderLength + rec.DataLength;
         buf.AsSpan(at + rec.HeaderOffset, total).CopyTo(into.Rent(total));
@@ -166,20 +188,34 @@ internal sealed partial class FileStore : StoreCore
         block.LiveBytes -= slot.Size;
         block.DeadBytes += slot.Size;
         if (_recovering)
+        {
             return;
+        }
+
         if (erase)
+        {
             EraseRecord(block, slot.B, seq);
+        }
+
         if (!bulk)
+        {
             AppendControl(RecordKind.Tombstone, seq);
+        }
+
         if (block != _active && (block.LiveMsgs == 0
             || block.LiveBytes < (block.LiveBytes + block.DeadBytes) * (1 - _opts.CompactThreshold)))
+        {
             _candidates.Add(block);
+        }
     }
 
     protected override void OnSkip(ulong seq, ulong count, long timestamp)
     {
         if (_recovering)
+        {
             return;
+        }
+
         var last = seq + count - 1;
         AppendControl(RecordKind.Skip, last);
         ReserveUpTo(last);
@@ -188,13 +224,18 @@ internal sealed partial class FileStore : StoreCore
     protected override void OnCompacted(ulong firstSeq)
     {
         if (_recovering)
+        {
             return;
+        }
+
         AppendControl(RecordKind.FirstMarker, firstSeq);
         ReserveUpTo(firstSeq - 1);
         foreach (var b in _blocks)
         {
             if (b != _active && b.LiveMsgs == 0)
+            {
                 _candidates.Add(b);
+            }
         }
         // Deleting the emptied blocks (with its fsyncs) is left to the background pass that OnCommit
         // arms, so a purge or compact returns without waiting for the disk under the store lock.
@@ -203,7 +244,10 @@ internal sealed partial class FileStore : StoreCore
     protected override void OnTruncated(ulong lastSeq)
     {
         if (_recovering)
+        {
             return;
+        }
+
         TruncateBlocks(lastSeq);
     }
 
@@ -213,14 +257,23 @@ internal sealed partial class FileStore : StoreCore
         ProcessCandidates();
         _active.WritePending();
         if (_active.Length > 0)
+        {
             SealActive();
+        }
+
         foreach (var b in _blocks)
+        {
             b.Sync();
+        }
+
         _fs.SyncDirectory(_dir);
         // Only after every block is durable may the meta file claim a clean stop at LastSeq.
         _meta.Write(Math.Max(_meta.Reserved, LastSeq), LastSeq, clean: true, sync: true);
         foreach (var b in _blocks)
+        {
             b.Dispose();
+        }
+
         _meta.Dispose();
     }
 
@@ -264,7 +317,10 @@ internal sealed partial class FileStore : StoreCore
     {
         var cache = block.Cache ?? LoadCache(block);
         if (!RecordCodec.TryRead(cache.AsSpan(offset, block.Length - offset), out var rec) || rec.Seq != seq)
+        {
             return;
+        }
+
         var bytes = new byte[rec.Length];
         var body = rec.Length - RecordCodec.Overhead;
         var random = new byte[body];
@@ -299,14 +355,23 @@ internal sealed partial class FileStore : StoreCore
     {
         block.LastUse = ++_useTick;
         if (block.Cache is null)
+        {
             return;
+        }
+
         if (!_cached.Contains(block))
+        {
             _cached.Add(block);
+        }
+
         while (_cached.Count > Math.Max(1, _opts.MaxCachedBlocks))
         {
             var victim = _cached.Where(b => b != _active).MinBy(b => b.LastUse);
             if (victim is null)
+            {
                 break;
+            }
+
             victim.DropCache();
             _cached.Remove(victim);
         }

@@ -66,7 +66,10 @@ internal sealed class GroupCommit
     public DurabilityTicket Enlist()
     {
         if (_fault is not null)
+        {
             return new DurabilityTicket(Task.FromException(_fault));
+        }
+
         _open.HasWork = true;
         StartIfRoom();
         return new DurabilityTicket(_open.Task);
@@ -76,20 +79,31 @@ internal sealed class GroupCommit
     public DurabilityTicket Current()
     {
         if (_fault is not null)
+        {
             return new DurabilityTicket(Task.FromException(_fault));
+        }
+
         if (_open.HasWork)
+        {
             return new DurabilityTicket(_open.Task);
+        }
         // Rounds complete in order, so the newest in flight covers every earlier one.
         Round? newest = null;
         foreach (var r in _inFlight)
+        {
             newest = r;
+        }
+
         return newest is not null ? new DurabilityTicket(newest.Task) : DurabilityTicket.Completed;
     }
 
     private void StartIfRoom()
     {
         if (_startQueued || !_open.HasWork || _inFlight.Count >= MaxInFlight || _fault is not null)
+        {
             return;
+        }
+
         _startQueued = true;
         SyncThreads.Run(this);
     }
@@ -102,7 +116,10 @@ internal sealed class GroupCommit
         {
             _startQueued = false;
             if (!_open.HasWork || _fault is not null || _inFlight.Count >= MaxInFlight)
+            {
                 return;
+            }
+
             round = _open;
             _open = new Round();
             _inFlight.Enqueue(round);
@@ -186,7 +203,9 @@ internal sealed class GroupCommit
             }
         }
         foreach (var d in batch.Directories)
+        {
             _fs.SyncDirectory(d);
+        }
     }
 
     private sealed class Round

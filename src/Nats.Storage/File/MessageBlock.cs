@@ -58,9 +58,15 @@ internal sealed class MessageBlock : IDisposable
     public void NoteMessage(ulong seq, int recordLength)
     {
         if (MinSeq == 0 || seq < MinSeq)
+        {
             MinSeq = seq;
+        }
+
         if (seq > MaxSeq)
+        {
             MaxSeq = seq;
+        }
+
         LiveMsgs++;
         LiveBytes += recordLength;
     }
@@ -98,7 +104,10 @@ internal sealed class MessageBlock : IDisposable
     public void WritePending()
     {
         if (Flushed >= Length)
+        {
             return;
+        }
+
         File.Write(Cache.AsSpan(Flushed, Length - Flushed), Flushed);
         Flushed = Length;
         NeedsSync = true;
@@ -107,7 +116,10 @@ internal sealed class MessageBlock : IDisposable
     public byte[] LoadCache()
     {
         if (Cache is { } c)
+        {
             return c;
+        }
+
         var buf = Pool.Rent(Math.Max(Length, 1));
         var read = 0;
         while (read < Length)
@@ -129,16 +141,25 @@ internal sealed class MessageBlock : IDisposable
     public void Overwrite(int offset, ReadOnlySpan<byte> bytes)
     {
         if (Cache is { } c)
+        {
             bytes.CopyTo(c.AsSpan(offset));
+        }
+
         if (offset < Flushed)
+        {
             File.Write(bytes[..Math.Min(bytes.Length, Flushed - offset)], offset);
+        }
+
         NeedsSync = true;
     }
 
     public void Sync()
     {
         if (!NeedsSync)
+        {
             return;
+        }
+
         NeedsSync = false;
         File.Sync();
     }

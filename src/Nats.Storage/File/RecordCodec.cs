@@ -66,7 +66,10 @@ internal static class RecordCodec
             pos += 8;
         }
         if (subjectBytes > 0)
+        {
             pos += Encoding.UTF8.GetBytes(subject, rec[pos..]);
+        }
+
         header.CopyTo(rec[pos..]);
         pos += header.Length;
         data.CopyTo(rec[pos..]);
@@ -85,23 +88,41 @@ internal static class RecordCodec
     {
         rec = default;
         if (buf.Length < Overhead)
+        {
             return false;
+        }
+
         var len = BinaryPrimitives.ReadInt32LittleEndian(buf);
         if (len < Overhead || len > MaxRecord || len > buf.Length)
+        {
             return false;
+        }
+
         var kind = (RecordKind)buf[4];
         if (kind is < RecordKind.Message or > RecordKind.Erased)
+        {
             return false;
+        }
+
         var flags = buf[5];
         if ((flags & ~FlagTtl) != 0)
+        {
             return false;
+        }
+
         int subj = BinaryPrimitives.ReadUInt16LittleEndian(buf[6..]);
         var hdr = BinaryPrimitives.ReadInt32LittleEndian(buf[8..]);
         var fixedPart = Overhead + ((flags & FlagTtl) != 0 ? 8 : 0);
         if (hdr < 0 || (long)fixedPart + subj + hdr > len)
+        {
             return false;
+        }
+
         if (Crc32C.Compute(buf[..(len - 4)]) != BinaryPrimitives.ReadUInt32LittleEndian(buf[(len - 4)..]))
+        {
             return false;
+        }
+
         var ttl = (flags & FlagTtl) != 0 ? BinaryPrimitives.ReadInt64LittleEndian(buf[FixedSize..]) : 0;
         rec = new RecordHeader(len, kind, subj, hdr, len - fixedPart - subj - hdr,
             BinaryPrimitives.ReadUInt64LittleEndian(buf[12..]), BinaryPrimitives.ReadInt64LittleEndian(buf[20..]), ttl);

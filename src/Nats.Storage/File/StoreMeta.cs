@@ -31,10 +31,16 @@ internal sealed class StoreMeta : IDisposable
             var s = all.AsSpan(slot * SlotSize, SlotSize);
             if (BinaryPrimitives.ReadUInt32LittleEndian(s) != Magic
                 || Crc32C.Compute(s[..(SlotSize - 4)]) != BinaryPrimitives.ReadUInt32LittleEndian(s[(SlotSize - 4)..]))
+            {
                 continue;
+            }
+
             var gen = BinaryPrimitives.ReadUInt64LittleEndian(s[24..]);
             if (Valid && gen <= _generation)
+            {
                 continue;
+            }
+
             Valid = true;
             _generation = gen;
             _durableSlot = _lastSlot = slot;
@@ -78,7 +84,9 @@ internal sealed class StoreMeta : IDisposable
         _lastSlot = _durableSlot ^ 1;
         _file.Write(_buf, (long)_lastSlot * SlotSize);
         if (sync)
+        {
             Sync();
+        }
     }
 
     public void Sync()
@@ -91,7 +99,9 @@ internal sealed class StoreMeta : IDisposable
     public void MarkDurable((ulong Generation, int Slot) latest)
     {
         if (latest.Generation == _generation)
+        {
             _durableSlot = latest.Slot;
+        }
     }
 
     public void Dispose() => _file.Dispose();

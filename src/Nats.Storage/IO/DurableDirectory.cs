@@ -16,17 +16,24 @@ public static class DurableDirectory
         {
             missing.Add(dir);
             if (Path.GetDirectoryName(dir) is null)
+            {
                 break;
+            }
         }
         if (missing.Count == 0)
+        {
             return false;
+        }
+
         Directory.CreateDirectory(path);
         // Deepest first: a parent's entry becomes durable only after what it names is, so a cut in between
         // leaves at worst an empty directory, never a name pointing nowhere.
         foreach (var dir in missing)
         {
             if (Path.GetDirectoryName(dir) is { } parent)
+            {
                 NativeSync.SyncDirectory(parent);
+            }
         }
         return true;
     }

@@ -76,7 +76,10 @@ public static class StoreFileExtensions
         {
             var n = file.Read(buf.AsSpan(read), read);
             if (n <= 0)
+            {
                 return buf[..read];
+            }
+
             read += n;
         }
         return buf;

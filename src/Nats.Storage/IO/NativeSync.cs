@@ -25,26 +25,38 @@ internal static partial class NativeSync
         {
             handle.DangerousAddRef(ref added);
             if (fdatasync((int)handle.DangerousGetHandle()) != 0)
+            {
                 throw Error("fdatasync", Marshal.GetLastPInvokeError());
+            }
         }
         finally
         {
             if (added)
+            {
                 handle.DangerousRelease();
+            }
         }
     }
 
     public static void SyncDirectory(string path)
     {
         if (!Linux)
+        {
             return;
+        }
+
         var fd = open(path, O_RDONLY | ODirectory | O_CLOEXEC);
         if (fd < 0)
+        {
             throw Error("open directory " + path, Marshal.GetLastPInvokeError());
+        }
+
         try
         {
             if (fsync(fd) != 0)
+            {
                 throw Error("fsync directory " + path, Marshal.GetLastPInvokeError());
+            }
         }
         finally
         {

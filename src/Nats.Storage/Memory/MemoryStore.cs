@@ -45,7 +45,9 @@ internal sealed class MemoryStore : StoreCore
     protected override void OnRemove(ulong seq, in Slot slot, bool erase, bool bulk)
     {
         if (erase && Slots.PayloadOf(seq) is { Length: > 0 } buf)
+        {
             RandomNumberGenerator.Fill(buf);
+        }
     }
 
     protected override void OnSkip(ulong seq, ulong count, long timestamp) { }

@@ -22,13 +22,18 @@ internal sealed class SnapshotChunkWriter(TarWriter tar)
         RecordCodec.Write(_buf.GetBuffer().AsSpan(start, size), RecordKind.Message, sm.Sequence, sm.Timestamp, ttlExpiry,
             sm.Subject, subjectBytes, sm.Header.Span, sm.Data.Span);
         if (_buf.Length >= ChunkSize)
+        {
             Flush();
+        }
     }
 
     public void Flush()
     {
         if (_buf.Length == 0)
+        {
             return;
+        }
+
         _buf.Position = 0;
         var entry = new PaxTarEntry(TarEntryType.RegularFile, $"msgs/{++_chunk:D10}.blk") { DataStream = _buf };
         tar.WriteEntry(entry);

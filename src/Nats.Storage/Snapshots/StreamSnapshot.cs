@@ -33,7 +33,10 @@ public static class StreamSnapshot
     {
         var st = into.State();
         if (st.Msgs != 0 || st.LastSeq != 0)
+        {
             throw new StoreException(StoreError.InvalidArgument, "restore needs an empty store");
+        }
+
         using var gzip = new GZipStream(source, CompressionMode.Decompress, leaveOpen: true);
         using var tar = new TarReader(gzip, leaveOpen: true);
         SnapshotManifest? manifest = null;
@@ -54,14 +57,24 @@ public static class StreamSnapshot
             {
                 var parts = name.Split('/');
                 if (parts.Length != 3)
+                {
                     throw Bad(name);
+                }
+
                 consumers.TryGetValue(parts[1], out var c);
                 if (parts[2] == "config.bin")
+                {
                     c.Config = ReadConsumerConfig(bytes);
+                }
                 else if (parts[2] == "state.bin")
+                {
                     c.State = ConsumerStateCodec.Decode(bytes) ?? throw Bad(name);
+                }
                 else
+                {
                     throw Bad(name);
+                }
+
                 consumers[parts[1]] = c;
             }
             else if (name == "stream.json")
@@ -74,20 +87,34 @@ public static class StreamSnapshot
             }
         }
         if (manifest is null || manifest.Version != Version)
+        {
             throw new StoreException(StoreError.InvalidArgument, "snapshot has no stream manifest of a known version");
+        }
+
         if (restored != manifest.Msgs || consumers.Count != manifest.Consumers)
+        {
             throw new StoreException(StoreError.InvalidArgument, "snapshot is incomplete");
+        }
         // Deleted sequences at either end: the range continues exactly where the original's did.
         var now = into.State();
         if (now.Msgs == 0 && manifest.FirstSeq > 1)
+        {
             into.Compact(manifest.FirstSeq);
+        }
+
         now = into.State();
         if (manifest.LastSeq > now.LastSeq)
+        {
             into.SkipMsgs(now.LastSeq + 1, manifest.LastSeq - now.LastSeq);
+        }
+
         foreach (var (name, (config, state)) in consumers)
         {
             if (config is null || state is null)
+            {
                 throw Bad($"obs/{name}");
+            }
+
             into.ConsumerStore(name, config).Update(state).Wait();
         }
         into.WhenDurable().Wait();
@@ -117,7 +144,10 @@ public static class StreamSnapshot
         while (pos < chunk.Length)
         {
             if (!RecordCodec.TryRead(chunk[pos..], out var rec) || rec.Kind != RecordKind.Message)
+            {
                 throw new StoreException(StoreError.InvalidArgument, "snapshot message record is damaged");
+            }
+
             var r = chunk.Slice(pos, rec.Length);
             var subject = System.Text.Encoding.UTF8.GetString(r.Slice(rec.SubjectOffset, rec.SubjectLength));
             var ttl = rec.TtlExpiry switch
@@ -138,12 +168,18 @@ public static class StreamSnapshot
     private static ConsumerStoreConfig ReadConsumerConfig(ReadOnlySpan<byte> buf)
     {
         if (buf.Length < 1)
+        {
             throw Bad("consumer config");
+        }
+
         var pos = 1;
         var maxDeliver = Varint.ReadSigned(buf, ref pos);
         var len = (int)Varint.Read(buf, ref pos);
         if (pos < 0 || len < 0 || pos + len > buf.Length)
+        {
             throw Bad("consumer config");
+        }
+
         return new ConsumerStoreConfig { AckPolicy = (AckPolicy)buf[0], MaxDeliver = maxDeliver, Metadata = buf.Slice(pos, len).ToArray() };
     }
 

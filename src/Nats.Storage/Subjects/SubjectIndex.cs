@@ -34,7 +34,10 @@ internal sealed class SubjectIndex
     public SubjectInfo GetOrAdd(string subject)
     {
         if (_bySubject.TryGetValue(subject, out var info))
+        {
             return info;
+        }
+
         info = new SubjectInfo(subject);
         _bySubject.Add(subject, info);
         var node = _root;
@@ -51,7 +54,10 @@ internal sealed class SubjectIndex
             }
             node = child;
             if (end < 0)
+            {
                 break;
+            }
+
             pos = end + 1;
         }
         node.Value = info;
@@ -62,11 +68,17 @@ internal sealed class SubjectIndex
     public void Remove(SubjectInfo info)
     {
         if (!_bySubject.Remove(info.Subject))
+        {
             return;
+        }
+
         var node = info.Node;
         info.Node = null;
         if (node is null)
+        {
             return;
+        }
+
         node.Value = null;
         while (node.Parent is { } parent && node.IsEmpty)
         {
@@ -90,12 +102,17 @@ internal sealed class SubjectIndex
             foreach (var info in _bySubject.Values)
             {
                 if (!visitor.Visit(info))
+                {
                     return false;
+                }
             }
             return true;
         }
         if (tokens is null)
+        {
             return _bySubject.TryGetValue(filter, out var one) ? visitor.Visit(one) : true;
+        }
+
         return MatchNode(_root, tokens, 0, ref visitor);
     }
 
@@ -103,16 +120,24 @@ internal sealed class SubjectIndex
         where TVisitor : struct, ISubjectVisitor
     {
         if (index == tokens.Length)
+        {
             return node.Value is null || visitor.Visit(node.Value);
+        }
+
         if (node.Children is null)
+        {
             return true;
+        }
+
         var token = tokens[index];
         if (token == ">")
         {
             foreach (var child in node.Children.Values)
             {
                 if (!VisitAll(child, ref visitor))
+                {
                     return false;
+                }
             }
             return true;
         }
@@ -121,7 +146,9 @@ internal sealed class SubjectIndex
             foreach (var child in node.Children.Values)
             {
                 if (!MatchNode(child, tokens, index + 1, ref visitor))
+                {
                     return false;
+                }
             }
             return true;
         }
@@ -132,13 +159,21 @@ internal sealed class SubjectIndex
         where TVisitor : struct, ISubjectVisitor
     {
         if (node.Value is not null && !visitor.Visit(node.Value))
+        {
             return false;
+        }
+
         if (node.Children is null)
+        {
             return true;
+        }
+
         foreach (var child in node.Children.Values)
         {
             if (!VisitAll(child, ref visitor))
+            {
                 return false;
+            }
         }
         return true;
     }

@@ -13,7 +13,9 @@ public static class SubjectMatch
             if ((c == '*' || c == '>')
                 && (i == 0 || subject[i - 1] == '.')
                 && (i + 1 == subject.Length || subject[i + 1] == '.'))
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -27,15 +29,27 @@ public static class SubjectMatch
         for (var t = 0; t < filter.Length; t++)
         {
             if (pos > subject.Length)
+            {
                 return false;
+            }
+
             var end = subject.IndexOf('.', pos);
             if (end < 0)
+            {
                 end = subject.Length;
+            }
+
             var ft = filter[t];
             if (ft == ">")
+            {
                 return true;
+            }
+
             if (ft != "*" && !subject.AsSpan(pos, end - pos).SequenceEqual(ft))
+            {
                 return false;
+            }
+
             pos = end + 1;
         }
         return pos > subject.Length;
@@ -44,9 +58,15 @@ public static class SubjectMatch
     public static bool Matches(string subject, string filter)
     {
         if (IsAll(filter))
+        {
             return true;
+        }
+
         if (!HasWildcard(filter))
+        {
             return subject == filter;
+        }
+
         return Matches(subject, Tokenize(filter));
     }
 
@@ -54,23 +74,37 @@ public static class SubjectMatch
     public static bool IsSubsetOf(string inner, string outer)
     {
         if (IsAll(outer))
+        {
             return true;
+        }
+
         var a = Tokenize(inner);
         var b = Tokenize(outer);
         for (var i = 0; i < b.Length; i++)
         {
             if (b[i] == ">")
+            {
                 return a.Length > i;
+            }
+
             if (i >= a.Length)
+            {
                 return false;
+            }
+
             if (b[i] == "*")
             {
                 if (a[i] == ">")
+                {
                     return false;
+                }
+
                 continue;
             }
             if (a[i] != b[i])
+            {
                 return false;
+            }
         }
         return a.Length == b.Length;
     }

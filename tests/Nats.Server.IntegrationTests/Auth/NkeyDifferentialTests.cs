@@ -1,9 +1,9 @@
-using Nats.Server.Tests.Auth;
 using System.Net.Sockets;
 using System.Text;
 using System.Text.Json;
 using Nats.Server.Auth;
 using Nats.Server.IntegrationTests.Infrastructure;
+using Nats.Server.Tests.Auth;
 
 namespace Nats.Server.IntegrationTests.Auth;
 

@@ -1,8 +1,8 @@
 using System.Text;
-using NATS.Client.Core;
 using Nats.Server.Delivery;
 using Nats.Server.IntegrationTests.Core;
 using Nats.Server.Subscriptions;
+using NATS.Client.Core;
 
 namespace Nats.Server.IntegrationTests.Delivery;
 

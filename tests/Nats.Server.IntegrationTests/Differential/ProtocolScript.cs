@@ -97,9 +97,18 @@ internal sealed class ProtocolScript
             case "option:":
                 foreach (var o in words.Skip(1))
                 {
-                    if (o == "keep-pings") s.KeepPings = true;
-                    else if (o == "no-auto-pong") s.NoAutoPong = true;
-                    else throw new FormatException($"unknown option '{o}'");
+                    if (o == "keep-pings")
+                    {
+                        s.KeepPings = true;
+                    }
+                    else if (o == "no-auto-pong")
+                    {
+                        s.NoAutoPong = true;
+                    }
+                    else
+                    {
+                        throw new FormatException($"unknown option '{o}'");
+                    }
                 }
 
                 return;

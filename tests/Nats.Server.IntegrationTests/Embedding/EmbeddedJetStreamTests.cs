@@ -1,7 +1,7 @@
+using Nats.Server.Embedding;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
-using Nats.Server.Embedding;
 
 namespace Nats.Server.IntegrationTests.Embedding;
 

@@ -135,7 +135,10 @@ internal sealed class AuthSettings
         {
             options.Users = _users.Select(u => new User
             {
-                Username = u.Name, Password = u.Password, Permissions = ToPermissions(u.Name), AllowedConnectionTypes = ConnectionTypesOf(u.Name),
+                Username = u.Name,
+                Password = u.Password,
+                Permissions = ToPermissions(u.Name),
+                AllowedConnectionTypes = ConnectionTypesOf(u.Name),
             }).ToList();
         }
 

@@ -35,7 +35,13 @@ internal sealed partial class GoServerProcess : ITestServer
 
     public string Log
     {
-        get { lock (_log) return _log.ToString(); }
+        get
+        {
+            lock (_log)
+            {
+                return _log.ToString();
+            }
+        }
     }
 
     public static Task<GoServerProcess> StartAsync(ServerSettings settings) => StartAsync(settings, BinaryPath, "go");
@@ -151,7 +157,10 @@ internal sealed partial class GoServerProcess : ITestServer
 
     private static string Snapshot(StringBuilder log)
     {
-        lock (log) return log.ToString();
+        lock (log)
+        {
+            return log.ToString();
+        }
     }
 
     private static void KillQuietly(Process p)

@@ -50,8 +50,8 @@ internal sealed partial class KillableServer : IAsyncDisposable
         psi.UseShellExecute = false;
         var log = new LogLines();
         var process = new Process { StartInfo = psi };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.Add(e.Data); };
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) log.Add(e.Data); };
+        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) { log.Add(e.Data); } };
+        process.OutputDataReceived += (_, e) => { if (e.Data is not null) { log.Add(e.Data); } };
         process.Start();
         process.BeginErrorReadLine();
         process.BeginOutputReadLine();

@@ -109,13 +109,41 @@ internal sealed class ServerSettings
     {
         var sb = new StringBuilder();
         var inv = CultureInfo.InvariantCulture;
-        if (MaxPayload is { } mp) sb.Append(inv, $"max_payload: {mp}\n");
-        if (MaxControlLine is { } mcl) sb.Append(inv, $"max_control_line: {mcl}\n");
-        if (MaxConnections is { } mc) sb.Append(inv, $"max_connections: {mc}\n");
-        if (MaxSubscriptions is { } ms) sb.Append(inv, $"max_subscriptions: {ms}\n");
-        if (PingIntervalSeconds is { } pi) sb.Append(inv, $"ping_interval: \"{pi}s\"\n");
-        if (PingMax is { } pm) sb.Append(inv, $"ping_max: {pm}\n");
-        if (NoHeaderSupport) sb.Append("no_header_support: true\n");
+        if (MaxPayload is { } mp)
+        {
+            sb.Append(inv, $"max_payload: {mp}\n");
+        }
+
+        if (MaxControlLine is { } mcl)
+        {
+            sb.Append(inv, $"max_control_line: {mcl}\n");
+        }
+
+        if (MaxConnections is { } mc)
+        {
+            sb.Append(inv, $"max_connections: {mc}\n");
+        }
+
+        if (MaxSubscriptions is { } ms)
+        {
+            sb.Append(inv, $"max_subscriptions: {ms}\n");
+        }
+
+        if (PingIntervalSeconds is { } pi)
+        {
+            sb.Append(inv, $"ping_interval: \"{pi}s\"\n");
+        }
+
+        if (PingMax is { } pm)
+        {
+            sb.Append(inv, $"ping_max: {pm}\n");
+        }
+
+        if (NoHeaderSupport)
+        {
+            sb.Append("no_header_support: true\n");
+        }
+
         if (Mappings.Count > 0)
         {
             sb.Append("mappings {\n");
@@ -136,10 +164,26 @@ internal sealed class ServerSettings
         {
             sb.Append("authorization {\n");
             Auth.AppendGoAuthorization(sb);
-            if (User is not null) sb.Append(inv, $"  user: \"{User}\"\n");
-            if (Password is not null) sb.Append(inv, $"  password: \"{Password}\"\n");
-            if (Token is not null) sb.Append(inv, $"  token: \"{Token}\"\n");
-            if (AuthTimeoutSeconds is { } at) sb.Append(inv, $"  timeout: {at}\n");
+            if (User is not null)
+            {
+                sb.Append(inv, $"  user: \"{User}\"\n");
+            }
+
+            if (Password is not null)
+            {
+                sb.Append(inv, $"  password: \"{Password}\"\n");
+            }
+
+            if (Token is not null)
+            {
+                sb.Append(inv, $"  token: \"{Token}\"\n");
+            }
+
+            if (AuthTimeoutSeconds is { } at)
+            {
+                sb.Append(inv, $"  timeout: {at}\n");
+            }
+
             sb.Append("}\n");
         }
 
@@ -154,13 +198,41 @@ internal sealed class ServerSettings
     public ServerOptions ToServerOptions()
     {
         var o = new ServerOptions { Host = "127.0.0.1", Port = 0 };
-        if (MaxPayload is { } mp) o.MaxPayload = mp;
-        if (MaxControlLine is { } mcl) o.MaxControlLine = mcl;
-        if (MaxConnections is { } mc) o.MaxConnections = mc;
-        if (MaxSubscriptions is { } ms) o.MaxSubscriptions = ms;
-        if (PingIntervalSeconds is { } pi) o.PingInterval = TimeSpan.FromSeconds(pi);
-        if (PingMax is { } pm) o.MaxPingsOut = pm;
-        if (AuthTimeoutSeconds is { } at) o.AuthTimeout = TimeSpan.FromSeconds(at);
+        if (MaxPayload is { } mp)
+        {
+            o.MaxPayload = mp;
+        }
+
+        if (MaxControlLine is { } mcl)
+        {
+            o.MaxControlLine = mcl;
+        }
+
+        if (MaxConnections is { } mc)
+        {
+            o.MaxConnections = mc;
+        }
+
+        if (MaxSubscriptions is { } ms)
+        {
+            o.MaxSubscriptions = ms;
+        }
+
+        if (PingIntervalSeconds is { } pi)
+        {
+            o.PingInterval = TimeSpan.FromSeconds(pi);
+        }
+
+        if (PingMax is { } pm)
+        {
+            o.MaxPingsOut = pm;
+        }
+
+        if (AuthTimeoutSeconds is { } at)
+        {
+            o.AuthTimeout = TimeSpan.FromSeconds(at);
+        }
+
         o.NoHeaderSupport = NoHeaderSupport;
         o.Mappings = Mappings
             .Select(m => new Nats.Server.Mappings.SubjectMapping(

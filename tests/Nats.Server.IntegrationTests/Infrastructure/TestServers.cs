@@ -35,8 +35,16 @@ internal static class TestServers
         }
         catch
         {
-            if (goTask.IsCompletedSuccessfully) await goTask.Result.DisposeAsync();
-            if (oursTask.IsCompletedSuccessfully) await oursTask.Result.DisposeAsync();
+            if (goTask.IsCompletedSuccessfully)
+            {
+                await goTask.Result.DisposeAsync();
+            }
+
+            if (oursTask.IsCompletedSuccessfully)
+            {
+                await oursTask.Result.DisposeAsync();
+            }
+
             throw;
         }
 

@@ -74,10 +74,26 @@ internal sealed class MqttRawClient : IAsyncDisposable
         AddString(body, protocol);
         body.Add(level);
         byte flags = 0;
-        if (clean) flags |= 0x02;
-        if (willTopic is not null) flags |= (byte)(0x04 | (willQos << 3) | (willRetain ? 0x20 : 0));
-        if (user is not null) flags |= 0x80;
-        if (password is not null) flags |= 0x40;
+        if (clean)
+        {
+            flags |= 0x02;
+        }
+
+        if (willTopic is not null)
+        {
+            flags |= (byte)(0x04 | (willQos << 3) | (willRetain ? 0x20 : 0));
+        }
+
+        if (user is not null)
+        {
+            flags |= 0x80;
+        }
+
+        if (password is not null)
+        {
+            flags |= 0x40;
+        }
+
         body.Add(flags);
         body.Add((byte)(keepAlive >> 8));
         body.Add((byte)keepAlive);
@@ -87,8 +103,16 @@ internal sealed class MqttRawClient : IAsyncDisposable
             AddString(body, willTopic);
             AddString(body, willMessage ?? "");
         }
-        if (user is not null) AddString(body, user);
-        if (password is not null) AddString(body, password);
+        if (user is not null)
+        {
+            AddString(body, user);
+        }
+
+        if (password is not null)
+        {
+            AddString(body, password);
+        }
+
         return Packet(0x10, body);
     }
 
@@ -118,7 +142,11 @@ internal sealed class MqttRawClient : IAsyncDisposable
         {
             var b = (byte)(length % 128);
             length /= 128;
-            if (length > 0) b |= 0x80;
+            if (length > 0)
+            {
+                b |= 0x80;
+            }
+
             packet.Add(b);
         }
         while (length > 0);

@@ -4,8 +4,8 @@ using System.Text;
 using MQTTnet;
 using MQTTnet.Formatter;
 using MQTTnet.Protocol;
-using NATS.Client.Core;
 using Nats.Server.IntegrationTests.Tls;
+using NATS.Client.Core;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 

@@ -1,10 +1,10 @@
 using System.Text.Json;
+using Nats.Server.IntegrationTests.Core;
+using Nats.Server.IntegrationTests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 using NATS.Client.KeyValueStore;
-using Nats.Server.IntegrationTests.Core;
-using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.Server.IntegrationTests.Operations;
 

@@ -131,8 +131,8 @@ public sealed partial class ExecutableTests
         psi.RedirectStandardOutput = true;
         psi.UseShellExecute = false;
         var process = new Process { StartInfo = psi };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.Add(e.Data); };
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) log.Add(e.Data); };
+        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) { log.Add(e.Data); } };
+        process.OutputDataReceived += (_, e) => { if (e.Data is not null) { log.Add(e.Data); } };
         process.Start();
         process.BeginErrorReadLine();
         process.BeginOutputReadLine();

@@ -28,8 +28,8 @@ public sealed class LameDuckJsTests
         };
         var output = new LogLines();
         using var node = new Process { StartInfo = psi };
-        node.OutputDataReceived += (_, e) => { if (e.Data is not null) output.Add(e.Data); };
-        node.ErrorDataReceived += (_, e) => { if (e.Data is not null) output.Add(e.Data); };
+        node.OutputDataReceived += (_, e) => { if (e.Data is not null) { output.Add(e.Data); } };
+        node.ErrorDataReceived += (_, e) => { if (e.Data is not null) { output.Add(e.Data); } };
         node.Start();
         node.BeginOutputReadLine();
         node.BeginErrorReadLine();

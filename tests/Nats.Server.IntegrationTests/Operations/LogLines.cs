@@ -10,12 +10,24 @@ internal sealed class LogLines
 
     public int Count
     {
-        get { lock (_lines) return _lines.Count; }
+        get
+        {
+            lock (_lines)
+            {
+                return _lines.Count;
+            }
+        }
     }
 
     public string Text
     {
-        get { lock (_lines) return string.Join('\n', _lines); }
+        get
+        {
+            lock (_lines)
+            {
+                return string.Join('\n', _lines);
+            }
+        }
     }
 
     public void Add(string line)

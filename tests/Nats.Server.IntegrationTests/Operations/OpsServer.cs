@@ -123,8 +123,8 @@ internal abstract partial class OpsServer : IAsyncDisposable
             }
             var process = new Process { StartInfo = psi };
             var server = new GoOps(dir, process);
-            process.ErrorDataReceived += (_, e) => { if (e.Data is not null) server.Log.Add(e.Data); };
-            process.OutputDataReceived += (_, e) => { if (e.Data is not null) server.Log.Add(e.Data); };
+            process.ErrorDataReceived += (_, e) => { if (e.Data is not null) { server.Log.Add(e.Data); } };
+            process.OutputDataReceived += (_, e) => { if (e.Data is not null) { server.Log.Add(e.Data); } };
             process.Start();
             process.BeginErrorReadLine();
             process.BeginOutputReadLine();

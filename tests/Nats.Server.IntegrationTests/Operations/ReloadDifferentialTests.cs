@@ -1,6 +1,6 @@
-using Nats.Server.Tests.Auth;
 using System.Text.Json;
 using Nats.Server.IntegrationTests.Infrastructure;
+using Nats.Server.Tests.Auth;
 
 namespace Nats.Server.IntegrationTests.Operations;
 

@@ -1,10 +1,10 @@
 using System.Text.Json;
 using System.Text.RegularExpressions;
+using Nats.Server.Configuration;
+using Nats.Server.IntegrationTests.Monitoring;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
-using Nats.Server.Configuration;
-using Nats.Server.IntegrationTests.Monitoring;
 
 namespace Nats.Server.IntegrationTests.SystemAccount;
 

@@ -12,7 +12,13 @@ internal sealed class LogCapture : ILoggerProvider
 
     public IReadOnlyList<string> Lines
     {
-        get { lock (_lines) return _lines.ToList(); }
+        get
+        {
+            lock (_lines)
+            {
+                return _lines.ToList();
+            }
+        }
     }
 
     /// <summary>Waits until a line contains <paramref name="text"/>; returns it.</summary>

@@ -1,7 +1,7 @@
 using System.Text.Json;
+using Nats.Server.IntegrationTests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Net;
-using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.Server.IntegrationTests.Tls;
 
@@ -32,8 +32,16 @@ public sealed class TlsAdmissionTests
         }
         catch
         {
-            if (go.IsCompletedSuccessfully) await go.Result.DisposeAsync();
-            if (ours.IsCompletedSuccessfully) await ours.Result.DisposeAsync();
+            if (go.IsCompletedSuccessfully)
+            {
+                await go.Result.DisposeAsync();
+            }
+
+            if (ours.IsCompletedSuccessfully)
+            {
+                await ours.Result.DisposeAsync();
+            }
+
             throw;
         }
         return (await go, await ours);

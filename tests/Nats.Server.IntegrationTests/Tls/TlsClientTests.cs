@@ -2,10 +2,10 @@ using System.Diagnostics;
 using System.Net.Http;
 using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
-using NATS.Client.Core;
-using NATS.Net;
 using Nats.Server.IntegrationTests.Infrastructure;
 using Nats.Server.IntegrationTests.JsClient;
+using NATS.Client.Core;
+using NATS.Net;
 
 namespace Nats.Server.IntegrationTests.Tls;
 

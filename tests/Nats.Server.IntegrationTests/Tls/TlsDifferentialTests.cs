@@ -20,8 +20,16 @@ public sealed class TlsDifferentialTests
         }
         catch
         {
-            if (go.IsCompletedSuccessfully) await go.Result.DisposeAsync();
-            if (ours.IsCompletedSuccessfully) await ours.Result.DisposeAsync();
+            if (go.IsCompletedSuccessfully)
+            {
+                await go.Result.DisposeAsync();
+            }
+
+            if (ours.IsCompletedSuccessfully)
+            {
+                await ours.Result.DisposeAsync();
+            }
+
             throw;
         }
         return (await go, await ours);

@@ -1,8 +1,8 @@
-using NATS.Client.Core;
-using NATS.Net;
 using Nats.Server.IntegrationTests.Infrastructure;
 using Nats.Server.IntegrationTests.JsClient;
 using Nats.Server.IntegrationTests.Tls;
+using NATS.Client.Core;
+using NATS.Net;
 
 namespace Nats.Server.IntegrationTests.WebSocket;
 

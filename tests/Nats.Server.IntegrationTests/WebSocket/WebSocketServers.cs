@@ -36,8 +36,16 @@ internal sealed partial class WebSocketPair : IAsyncDisposable
         }
         catch
         {
-            if (go.IsCompletedSuccessfully) await go.Result.DisposeAsync();
-            if (ours.IsCompletedSuccessfully) await ours.Result.DisposeAsync();
+            if (go.IsCompletedSuccessfully)
+            {
+                await go.Result.DisposeAsync();
+            }
+
+            if (ours.IsCompletedSuccessfully)
+            {
+                await ours.Result.DisposeAsync();
+            }
+
             throw;
         }
     }

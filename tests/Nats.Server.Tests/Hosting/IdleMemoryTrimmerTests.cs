@@ -14,7 +14,7 @@ public class IdleMemoryTrimmerTests
         // Resident growth well past the threshold, held until the trim so no GC in between can undo it.
         var burst = Burst(64 << 20);
         var trimmed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        trimmer.Ticked += didTrim => { if (didTrim) trimmed.TrySetResult(); };
+        trimmer.Ticked += didTrim => { if (didTrim) { trimmed.TrySetResult(); } };
         await trimmed.Task.WaitAsync(Timeout);
         GC.KeepAlive(burst);
         Assert.True(trimmer.Trims >= 1);
@@ -28,7 +28,7 @@ public class IdleMemoryTrimmerTests
         var burst = Burst(64 << 20);
         var ticks = 0;
         var enough = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        trimmer.Ticked += _ => { if (Interlocked.Increment(ref ticks) >= 8) enough.TrySetResult(); };
+        trimmer.Ticked += _ => { if (Interlocked.Increment(ref ticks) >= 8) { enough.TrySetResult(); } };
         await enough.Task.WaitAsync(Timeout);
         GC.KeepAlive(burst);
         Assert.Equal(0, trimmer.Trims);

@@ -36,7 +36,10 @@ public sealed class ConsumerCrashTests
             }
             var candidates = new List<ConsumerState> { model.State() };
             if (rng.Next(3) == 0)
+            {
                 fs.FreezeAfter(rng.Next(0, 8)); // the power fails inside one of the next calls
+            }
+
             for (var i = rng.Next(0, 6); i > 0; i--)
             {
                 try
@@ -51,7 +54,10 @@ public sealed class ConsumerCrashTests
                 candidates.Add(model.State());
             }
             if (fs.ListFiles("/crash/stream/obs/C", ".dat").Count > 0)
+            {
                 compacted++;
+            }
+
             fs.Crash(rng);
 
             stream = CrashStores.Open(options);

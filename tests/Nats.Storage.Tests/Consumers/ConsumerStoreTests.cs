@@ -13,7 +13,10 @@ public sealed class ConsumerStoreTests
         var c = h.Store.ConsumerStore("C", Explicit);
         Assert.False(c.HasState());
         for (ulong i = 1; i <= 5; i++)
+        {
             c.UpdateDelivered(i, i, 1, (long)i * 1_000_000_123);
+        }
+
         c.UpdateAcks(2, 2);
         Assert.Equal(new SequencePair(0, 0), c.State().AckFloor);
         c.UpdateAcks(1, 1);
@@ -43,7 +46,9 @@ public sealed class ConsumerStoreTests
         Assert.Empty(st.Pending);
         Assert.Equal(st.Delivered, st.AckFloor); // nothing pending: the floor is what was delivered
         foreach (var store in h.NowAndReopened())
+        {
             AssertSame(st, store.ConsumerStore("C").State());
+        }
     }
 
     [Theory, MemberData(nameof(ContractTests.Kinds), MemberType = typeof(ContractTests))]
@@ -52,7 +57,10 @@ public sealed class ConsumerStoreTests
         using var h = new StoreHarness(kind);
         var all = h.Store.ConsumerStore("ALL", new ConsumerStoreConfig { AckPolicy = AckPolicy.All });
         for (ulong i = 1; i <= 5; i++)
+        {
             all.UpdateDelivered(i, i + 10, 1, 1);
+        }
+
         all.UpdateAcks(3, 13);
         Assert.Equal(new SequencePair(3, 13), all.State().AckFloor);
         Assert.Equal([14UL, 15], all.State().Pending.Keys.Order().ToArray());
@@ -102,18 +110,24 @@ public sealed class ConsumerStoreTests
         AssertSame(good, c.State());
         Assert.Equal("bad ack floor for consumer", Assert.Throws<StoreException>(() => c.Update(new ConsumerState
         {
-            Delivered = new SequencePair(1, 30), AckFloor = new SequencePair(2, 20),
+            Delivered = new SequencePair(1, 30),
+            AckFloor = new SequencePair(2, 20),
         })).Message);
         Assert.Equal("bad pending entry, sequence [31] out of range", Assert.Throws<StoreException>(() => c.Update(new ConsumerState
         {
-            Delivered = new SequencePair(11, 30), AckFloor = new SequencePair(5, 15), Pending = { [31] = new PendingDelivery(11, 1) },
+            Delivered = new SequencePair(11, 30),
+            AckFloor = new SequencePair(5, 15),
+            Pending = { [31] = new PendingDelivery(11, 1) },
         })).Message);
         Assert.Equal("old update ignored", Assert.Throws<StoreException>(() => c.Update(new ConsumerState
         {
-            Delivered = new SequencePair(9, 20), AckFloor = new SequencePair(5, 15),
+            Delivered = new SequencePair(9, 20),
+            AckFloor = new SequencePair(5, 15),
         })).Message);
         foreach (var store in h.NowAndReopened())
+        {
             AssertSame(good, store.ConsumerStore("U").State());
+        }
     }
 
     [Theory, MemberData(nameof(ContractTests.Kinds), MemberType = typeof(ContractTests))]
@@ -164,7 +178,9 @@ public sealed class ConsumerStoreTests
             }
         }
         if (h.IsFile)
+        {
             Assert.True(System.IO.File.Exists(Path.Combine(h.Directory, "obs", "C", "state.dat")), "the log was never compacted");
+        }
     }
 
     [Theory, MemberData(nameof(ContractTests.Kinds), MemberType = typeof(ContractTests))]
@@ -174,19 +190,25 @@ public sealed class ConsumerStoreTests
         var c = h.Store.ConsumerStore("ACKS", Explicit);
         const int n = 1600;
         for (ulong i = 1; i <= n; i++)
+        {
             _ = c.UpdateDelivered(i, i, 1, (long)i); // the acks below are awaited, and they cover these
+        }
         // Eight acknowledgers, each awaiting its tickets as a server would before replying.
         var workers = Enumerable.Range(0, 8).Select(w => Task.Run(async () =>
         {
             for (var i = (ulong)w + 1; i <= n; i += 8)
+            {
                 await c.UpdateAcks(i, i);
+            }
         })).ToArray();
         await Task.WhenAll(workers);
         var st = c.State();
         Assert.Empty(st.Pending);
         Assert.Equal(new SequencePair(n, n), st.AckFloor);
         foreach (var store in h.NowAndReopened())
+        {
             AssertSame(st, store.ConsumerStore("ACKS").State());
+        }
     }
 
     [Fact]

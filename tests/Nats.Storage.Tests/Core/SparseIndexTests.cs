@@ -17,7 +17,9 @@ public sealed class SparseIndexTests
         {
             times[i] = h.Store.StoreMsg(i % 15_000 == 1 ? "keep.a" : i % 2 == 0 ? "bulk.even" : "bulk.odd", default, Bytes.Of("x")).Timestamp;
             if (i % 3 == 0)
+            {
                 clock.Advance(TimeSpan.FromMilliseconds(1));
+            }
         }
         var full = ((StoreCore)h.Store).IndexChunks;
         Assert.True(full >= n / 4096);
@@ -25,7 +27,10 @@ public sealed class SparseIndexTests
         var victims = Enumerable.Range(1, n - 100).Where(i => i % 15_000 != 1).Select(i => (ulong)i).ToArray();
         new Random(5).Shuffle(victims);
         foreach (var v in victims)
+        {
             Assert.True(h.Store.RemoveMsg(v));
+        }
+
         var live = Enumerable.Range(1, n).Where(i => i % 15_000 == 1 || i > n - 100).Select(i => (ulong)i).ToList();
         Assert.True(((StoreCore)h.Store).IndexChunks <= 6, $"{((StoreCore)h.Store).IndexChunks} chunks still allocated");
 
@@ -36,7 +41,10 @@ public sealed class SparseIndexTests
         }
         // Writes after the sparse range, then a truncate back into a released range.
         for (var i = 0; i < 10; i++)
+        {
             live.Add(h.Store.StoreMsg("late", default, Bytes.Of("y")).Seq);
+        }
+
         h.Store.Truncate(30_001);
         live.RemoveAll(s => s > 30_001);
         foreach (var store in h.NowAndReopened())
@@ -72,7 +80,10 @@ public sealed class SparseIndexTests
         foreach (var seq in new ulong[] { 1, 2, 4095, 4096, 4097, 15_001, 15_002, 29_999, 45_001, 59_950, 60_000 })
         {
             if (seq >= (ulong)times.Length || seq > st.LastSeq)
+            {
                 continue;
+            }
+
             var at = DateTime.UnixEpoch.AddTicks(times[seq] / 100);
             var expected = live.Where(s => s < (ulong)times.Length && times[s] >= times[seq]).DefaultIfEmpty(st.LastSeq + 1).First();
             Assert.Equal(expected, store.GetSeqFromTime(at));

@@ -47,7 +47,10 @@ public sealed class ConcurrentPowerLossTests
             fs.Crash(rng);
             var recovered = CrashStores.Open(options);
             foreach (var (seq, data) in acked)
+            {
                 Assert.Equal(data, recovered.LoadMsg(seq)?.Data.ToArray());
+            }
+
             var max = handedOut.IsEmpty ? 0 : handedOut.Max();
             Assert.True(recovered.StoreMsg("after", default, [1]).Seq > max, $"seed {seed}: a sequence was reused");
             recovered.Stop();

@@ -10,15 +10,15 @@ internal static class CrashStores
 
     public static FileStoreOptions Options(CrashFileSystem fs, int blockSize = 1024, ulong reserve = 10_000,
         FileWriteMode mode = FileWriteMode.WriteThrough, List<string>? warnings = null) => new()
-    {
-        Directory = Dir,
-        FileSystem = fs,
-        BlockSize = blockSize,
-        SequenceReserve = reserve,
-        WriteMode = mode,
-        Clock = new ManualClock(),
-        Warn = warnings is null ? null : w => { lock (warnings) warnings.Add(w); },
-    };
+        {
+            Directory = Dir,
+            FileSystem = fs,
+            BlockSize = blockSize,
+            SequenceReserve = reserve,
+            WriteMode = mode,
+            Clock = new ManualClock(),
+            Warn = warnings is null ? null : w => { lock (warnings) { warnings.Add(w); } },
+        };
 
     public static FileStore Open(FileStoreOptions options) => (FileStore)StreamStores.OpenFile(new StoreConfig { Name = "CRASH" }, options);
 

@@ -44,21 +44,32 @@ public sealed class GroupCommitOrderTests
 
         DurabilityTicket first, second;
         lock (storeLock)
+        {
             first = commit.Enlist();
+        }
+
         Assert.True(slow.Entered.Wait(TimeSpan.FromMinutes(1)), "the first round never started its fsync");
         lock (storeLock)
+        {
             second = commit.Enlist(); // starts beside the stuck one
+        }
+
         Assert.NotSame(first.AsTask(), second.AsTask());
         Assert.True(fast.Returned.Wait(TimeSpan.FromMinutes(1)), "the second round did not overlap the first");
         Assert.False(second.IsCompleted);
         lock (storeLock)
+        {
             Assert.Empty(synced);
+        }
 
         slowGate.Set();
         await second.AsTask().WaitAsync(TimeSpan.FromMinutes(1));
         Assert.True(first.IsDurable);
         lock (storeLock)
+        {
             Assert.Equal(["slow", "fast"], synced);
+        }
+
         Assert.Equal(2, commit.Rounds);
     }
 
@@ -74,10 +85,16 @@ public sealed class GroupCommitOrderTests
 
         DurabilityTicket first, second;
         lock (storeLock)
+        {
             first = commit.Enlist();
+        }
+
         Assert.True(failing.Entered.Wait(TimeSpan.FromMinutes(1)));
         lock (storeLock)
+        {
             second = commit.Enlist();
+        }
+
         Assert.True(fast.Returned.Wait(TimeSpan.FromMinutes(1)));
         gate.Set();
         await Assert.ThrowsAsync<IOException>(() => first.AsTask().WaitAsync(TimeSpan.FromMinutes(1)));

@@ -21,14 +21,20 @@ public sealed class GroupCommitTests
             first = store.StoreMsg("g", default, Payload);
             // The round holding `first` is stuck in its fsync; these all join the next round.
             for (var i = 0; i < 50; i++)
+            {
                 more.Add(store.StoreMsg("g", default, Payload));
+            }
+
             Assert.False(first.Durable.IsCompleted);
             Assert.All(more, r => Assert.False(r.Durable.IsCompleted));
             Assert.False(store.WhenDurable().IsCompleted);
         }
         await first.Durable;
         foreach (var r in more)
+        {
             await r.Durable;
+        }
+
         Assert.True(fs.IsDurable(CrashStores.BlockPath(1)));
         // At most: the first round, the round of the 50, and rounds a pool thread started in between.
         Assert.True(store.SyncRounds < 20, $"{store.SyncRounds} rounds for 51 appends");

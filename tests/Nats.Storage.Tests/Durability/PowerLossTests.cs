@@ -79,7 +79,10 @@ internal sealed class PowerLossRun
         for (var step = 0; step < steps; step++)
         {
             if (_rng.Next(4) == 0)
+            {
                 _fs.FreezeAfter(_rng.Next(0, 30)); // the power fails somewhere in the next operations
+            }
+
             try
             {
                 RandomOperation();
@@ -88,11 +91,18 @@ internal sealed class PowerLossRun
             {
             }
             if (!_fs.Frozen)
+            {
                 _fs.FreezeAfter(-1); // the operation finished before the power failed
+            }
+
             if (_fs.Frozen || _rng.Next(30) == 0)
+            {
                 PowerLoss();
+            }
             else if (_rng.Next(60) == 0)
+            {
                 CleanRestart();
+            }
         }
         PowerLoss();
     }
@@ -101,11 +111,17 @@ internal sealed class PowerLossRun
     {
         var op = _rng.Next(100);
         if (op < 55)
+        {
             StoreBatch();
+        }
         else if (op < 75)
+        {
             Remove(erase: op < 58);
+        }
         else if (op < 78)
+        {
             Bulk(() => _store.Purge(), _ => true);
+        }
         else if (op < 82)
         {
             var subject = Subject();
@@ -157,12 +173,18 @@ internal sealed class PowerLossRun
     private void Remove(bool erase)
     {
         if (_live.Count == 0)
+        {
             return;
+        }
+
         var seq = _live.Keys.ElementAt(_rng.Next(_live.Count));
         _maybeRemoved.Add(seq);
         var removed = erase ? _store.EraseMsg(seq) : _store.RemoveMsg(seq);
         if (!removed)
+        {
             throw new InvalidOperationException($"seed {_seed}: message {seq} should have been there to remove");
+        }
+
         Ack();
     }
 
@@ -171,7 +193,9 @@ internal sealed class PowerLossRun
         foreach (var (seq, m) in _live)
         {
             if (matches(m) || seq < below)
+            {
                 _maybeRemoved.Add(seq);
+            }
         }
         op();
         Ack();
@@ -184,7 +208,9 @@ internal sealed class PowerLossRun
         foreach (var seq in _maybeRemoved)
         {
             if (_live.Remove(seq))
+            {
                 _gone.Add(seq);
+            }
         }
         _maybeRemoved.Clear();
         _ackedLast = Math.Max(_ackedLast, _store.State().LastSeq);
@@ -206,12 +232,18 @@ internal sealed class PowerLossRun
         while (true)
         {
             if (_rng.Next(6) == 0)
+            {
                 _fs.FreezeAfter(_rng.Next(0, 20));
+            }
+
             try
             {
                 _store = CrashStores.Open(_options);
                 if (_fs.Frozen)
+                {
                     throw new IOException("frozen");
+                }
+
                 break;
             }
             catch (Exception) when (_fs.Frozen)
@@ -243,20 +275,30 @@ internal sealed class PowerLossRun
             Assert.True(m.Data.AsSpan().SequenceEqual(got.Data.Span), $"{where}: message {seq} damaged");
         }
         foreach (var seq in _gone)
+        {
             Assert.True(_store.LoadMsg(seq, sm) is null, $"{where}: removed message {seq} came back");
+        }
+
         foreach (var (seq, m) in _maybeStored)
         {
             var got = _store.LoadMsg(seq, sm);
             if (got is null)
+            {
                 continue;
+            }
+
             Assert.True(m.Data.AsSpan().SequenceEqual(got.Data.Span) && got.Subject == m.Subject, $"{where}: unacknowledged message {seq} present but damaged");
             if (!_maybeRemoved.Contains(seq))
+            {
                 _live[seq] = m;
+            }
         }
         foreach (var seq in _maybeRemoved)
         {
             if (_store.LoadMsg(seq, sm) is null && _live.Remove(seq))
+            {
                 _gone.Add(seq);
+            }
         }
         _maybeStored.Clear();
         _maybeRemoved.Clear();

@@ -17,14 +17,16 @@ public sealed class ScrubTests
             Directory = dir.Path,
             BlockSize = 1024,
             VerifyOnOpen = verifyOnOpen,
-            Damaged = d => { lock (damage) damage.Add(d); },
+            Damaged = d => { lock (damage) { damage.Add(d); } },
         }, damage);
     }
 
     private static void Fill(IStreamStore store)
     {
         for (var i = 1; i <= 60; i++)
+        {
             store.StoreMsg("scrub", default, Data(i)).Durable.Wait();
+        }
     }
 
     /// <summary>Flips a byte inside the payload of the first message of block 2.</summary>
@@ -56,7 +58,9 @@ public sealed class ScrubTests
         for (ulong s = 1; s <= 60; s++)
         {
             if (s != d.FirstSeq)
+            {
                 Assert.Equal(Data((int)s), store.LoadMsg(s)!.Data.ToArray());
+            }
         }
         var next = store.StoreMsg("scrub", default, Data(61));
         next.Durable.Wait();

@@ -20,7 +20,9 @@ public sealed class SyncOrderingTests
             var store = CrashStores.Open(CrashStores.Options(fs, blockSize: 1024));
             StoreResult r;
             do
+            {
                 r = store.StoreMsg("rot", default, Payload);
+            }
             while (store.BlockPaths.Count < 2);
             r.Durable.Wait();
             Assert.True(fs.IsDurable(CrashStores.BlockPath(1)), "the sealed block must be fully synced, with its directory entry");
@@ -29,7 +31,10 @@ public sealed class SyncOrderingTests
             fs.Crash(new Random(seed));
             store = CrashStores.Open(CrashStores.Options(fs, blockSize: 1024));
             for (ulong s = 1; s <= r.Seq; s++)
+            {
                 Assert.Equal(Payload, store.LoadMsg(s)!.Data.ToArray());
+            }
+
             Assert.True(store.StoreMsg("rot", default, Payload).Seq > r.Seq);
         }
     }
@@ -41,7 +46,10 @@ public sealed class SyncOrderingTests
         var store = CrashStores.Open(CrashStores.Options(fs, blockSize: 1024));
         StoreResult r = default;
         while (store.BlockPaths.Count < 4)
+        {
             r = store.StoreMsg("d", default, Payload);
+        }
+
         r.Durable.Wait();
         for (var id = 1; id <= 3; id++)
         {
@@ -52,7 +60,9 @@ public sealed class SyncOrderingTests
         for (ulong s = 1; s <= r.Seq; s++)
         {
             if (store.LoadMsg(s) is { } m && s < r.Seq - 1)
+            {
                 store.RemoveMsg(s);
+            }
         }
         store.FlushAllPending(); // runs the block removal / compaction pass
         store.WhenDurable().Wait();
@@ -101,13 +111,22 @@ public sealed class SyncOrderingTests
                 fs.Crash(new Random(seed * 1000 + freezeAt));
                 var recovered = CrashStores.Open(CrashStores.Options(fs, blockSize: 1024));
                 foreach (var s in removed)
+                {
                     Assert.Null(recovered.LoadMsg(s));
+                }
+
                 foreach (var (s, data) in live)
+                {
                     Assert.Equal(data, recovered.LoadMsg(s)!.Data.ToArray());
+                }
+
                 recovered.Stop();
             }
             if (completed)
+            {
                 return; // the pass finished before the power failed: every point was covered
+            }
+
             Assert.True(freezeAt < 10_000);
         }
     }
@@ -120,13 +139,19 @@ public sealed class SyncOrderingTests
             var fs = new CrashFileSystem();
             var store = CrashStores.Open(CrashStores.Options(fs, reserve: reserve));
             for (var i = 0; i < 10; i++)
+            {
                 store.StoreMsg("s", default, Payload);
+            }
+
             store.WhenDurable().Wait();
             ulong handedOut = 0;
             using (fs.HoldSyncs(".blk")) // writes go on, but no block reaches the disk from here on
             {
                 for (var i = 0; i < 30; i++)
+                {
                     handedOut = store.StoreMsg("s", default, Payload).Seq;
+                }
+
                 fs.Crash(new Random(7), dropAllUnsynced: true); // the unsynced tail vanishes at a record boundary
             }
             store = CrashStores.Open(CrashStores.Options(fs, reserve: reserve));
@@ -142,7 +167,10 @@ public sealed class SyncOrderingTests
         var fs = new CrashFileSystem();
         var store = CrashStores.Open(CrashStores.Options(fs, blockSize: 1024));
         for (var i = 0; i < 50; i++)
+        {
             store.StoreMsg("p", default, Payload);
+        }
+
         store.Purge();
         store.FlushAllPending();
         store.WhenDurable().Wait();

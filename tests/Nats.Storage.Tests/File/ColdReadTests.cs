@@ -28,10 +28,15 @@ public sealed class ColdReadTests
         }
         // Reading a whole block in order: after a few dozen reads it is cached.
         for (ulong s = 2; s <= 300; s++)
+        {
             Assert.Equal(payloads[s], store.LoadMsg(s, sm)!.Data.ToArray());
+        }
+
         Assert.True(store.CachedBlocks > cachedAtOpen);
         // Every message still reads back exactly, cached or not.
         foreach (var (seq, data) in payloads)
+        {
             Assert.Equal(data, store.LoadMsg(seq, sm)!.Data.ToArray());
+        }
     }
 }

@@ -39,7 +39,9 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     public void FreezeAfter(int operations)
     {
         lock (_lock)
+        {
             _opsUntilFreeze = operations;
+        }
     }
 
     /// <summary>Until disposed, syncs of files whose names end with <paramref name="suffix"/> wait
@@ -48,7 +50,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     {
         var gate = new SyncGate(suffix);
         lock (_lock)
+        {
             _gate = gate;
+        }
+
         return gate;
     }
 
@@ -61,7 +66,9 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         public void WaitIfHeld(string path)
         {
             if (path.EndsWith(suffix, StringComparison.Ordinal))
+            {
                 _open.Wait();
+            }
         }
 
         public void Dispose() => _open.Set();
@@ -72,7 +79,9 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         get
         {
             lock (_lock)
+            {
                 return _opsUntilFreeze == 0;
+            }
         }
     }
 
@@ -83,7 +92,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             if (!_names.TryGetValue(path, out var inode))
             {
                 if (mode == StoreFileMode.Open)
+                {
                     throw new FileNotFoundException("no such file", path);
+                }
+
                 Mutate("create", path);
                 inode = new Inode();
                 _names[path] = inode;
@@ -101,13 +113,17 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     public bool FileExists(string path)
     {
         lock (_lock)
+        {
             return _names.ContainsKey(path);
+        }
     }
 
     public IReadOnlyList<string> ListFiles(string directory, string suffix)
     {
         lock (_lock)
+        {
             return _names.Keys.Where(p => Path.GetDirectoryName(p) == directory && p.EndsWith(suffix, StringComparison.Ordinal)).ToArray();
+        }
     }
 
     public void Rename(string from, string to)
@@ -115,10 +131,16 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         lock (_lock)
         {
             if (!_names.Remove(from, out var inode))
+            {
                 throw new FileNotFoundException("no such file", from);
+            }
+
             Mutate("rename", from + " -> " + to);
             if (Path.GetDirectoryName(from) != Path.GetDirectoryName(to))
+            {
                 throw new NotSupportedException("renames across directories are not modelled");
+            }
+
             _names[to] = inode;
             DirOp(from, null);
             DirOp(to, inode);
@@ -130,7 +152,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         lock (_lock)
         {
             if (!_names.Remove(path))
+            {
                 return;
+            }
+
             Mutate("delete", path);
             DirOp(path, null);
         }
@@ -141,7 +166,9 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         lock (_lock)
         {
             for (var d = path; !string.IsNullOrEmpty(d); d = Path.GetDirectoryName(d))
+            {
                 _dirs.Add(d);
+            }
         }
     }
 
@@ -167,7 +194,9 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             if (_pendingDirOps.Remove(path, out var ops))
             {
                 foreach (var (name, target) in ops)
+                {
                     Apply(name, target);
+                }
             }
         }
     }
@@ -176,7 +205,9 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     public bool IsEntryDurable(string path)
     {
         lock (_lock)
+        {
             return _durableNames.TryGetValue(path, out var d) && _names.TryGetValue(path, out var c) && ReferenceEquals(d, c);
+        }
     }
 
     /// <summary>Whether <paramref name="path"/> would survive a power loss exactly as it is now:
@@ -184,15 +215,19 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     public bool IsDurable(string path)
     {
         lock (_lock)
+        {
             return _names.TryGetValue(path, out var c) && _durableNames.TryGetValue(path, out var d)
                    && ReferenceEquals(c, d) && c.IsClean;
+        }
     }
 
     /// <summary>Whether the deletion of <paramref name="path"/> would survive a power loss.</summary>
     public bool IsDurablyGone(string path)
     {
         lock (_lock)
+        {
             return !_names.ContainsKey(path) && !_durableNames.ContainsKey(path);
+        }
     }
 
     /// <summary>Simulates a power loss and reboot; with <paramref name="dropAllUnsynced"/> every unsynced
@@ -208,15 +243,23 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             {
                 var keep = dropAllUnsynced ? 0 : rng.Next(ops.Count + 1);
                 for (var i = 0; i < keep; i++)
+                {
                     Apply(ops[i].Name, ops[i].Target);
+                }
             }
             _pendingDirOps.Clear();
             _names.Clear();
             foreach (var (name, inode) in _durableNames)
+            {
                 _names[name] = inode;
+            }
+
             var lost = 0;
             foreach (var inode in _names.Values.Distinct())
+            {
                 lost += inode.Crash(rng, PageSize, dropAllUnsynced);
+            }
+
             return $"{lost} unsynced pages lost or torn";
         }
     }
@@ -224,18 +267,28 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     private void Apply(string name, Inode? target)
     {
         if (target is null)
+        {
             _durableNames.Remove(name);
+        }
         else
+        {
             _durableNames[name] = target;
+        }
     }
 
     private void DirOp(string path, Inode? target)
     {
         var dir = Path.GetDirectoryName(path)!;
         if (!_dirs.Contains(dir))
+        {
             throw new DirectoryNotFoundException(dir);
+        }
+
         if (!_pendingDirOps.TryGetValue(dir, out var ops))
+        {
             _pendingDirOps[dir] = ops = [];
+        }
+
         ops.Add((path, target));
     }
 
@@ -243,9 +296,15 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     private void Mutate(string op, string path)
     {
         if (_opsUntilFreeze == 0)
+        {
             throw new IOException("simulated power loss");
+        }
+
         if (_opsUntilFreeze > 0)
+        {
             _opsUntilFreeze--;
+        }
+
         Log.Add((op, path));
     }
 
@@ -261,7 +320,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         public int Read(Span<byte> buffer, long offset)
         {
             if (offset >= Length)
+            {
                 return 0;
+            }
+
             var n = (int)Math.Min(buffer.Length, Length - offset);
             _data.AsSpan((int)offset, n).CopyTo(buffer);
             return n;
@@ -273,25 +335,39 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             Grow(end);
             data.CopyTo(_data.AsSpan((int)offset));
             for (var p = offset / pageSize; p * pageSize < end; p++)
+            {
                 _dirtyPages.Add(p);
+            }
+
             if (end > Length)
+            {
                 Length = end;
+            }
         }
 
         public void SetLength(long length, int pageSize)
         {
             Grow(length);
             if (length < Length)
+            {
                 _data.AsSpan((int)length, (int)(Length - length)).Clear();
+            }
+
             for (var p = Math.Min(length, Length) / pageSize; p * pageSize < Math.Max(length, Length); p++)
+            {
                 _dirtyPages.Add(p);
+            }
+
             Length = length;
         }
 
         public void Sync()
         {
             if (_durable.Length < _data.Length)
+            {
                 Array.Resize(ref _durable, _data.Length);
+            }
+
             _data.AsSpan(0, (int)Length).CopyTo(_durable);
             _durable.AsSpan((int)Length).Clear();
             _dirtyPages.Clear();
@@ -319,7 +395,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             {
                 var start = p * pageSize;
                 if (start >= newLength)
+                {
                     continue;
+                }
+
                 var end = Math.Min(start + pageSize, newLength);
                 var len = (int)(end - start);
                 var current = _data.AsSpan((int)Math.Min(start, _data.Length), (int)Math.Max(0, Math.Min(len, _data.Length - start)));
@@ -348,7 +427,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         private void Grow(long size)
         {
             if (size <= _data.Length)
+            {
                 return;
+            }
+
             Array.Resize(ref _data, (int)Math.Max(size, _data.Length * 2L));
         }
     }
@@ -405,7 +487,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         {
             SyncGate? gate;
             lock (fs._lock)
+            {
                 gate = fs._gate;
+            }
+
             gate?.WaitIfHeld(path);
             lock (fs._lock)
             {
@@ -422,7 +507,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
             if (epoch != fs._epoch)
+            {
                 throw new IOException("simulated power loss: this handle belongs to the process that crashed");
+            }
+
             _ = mutating;
         }
     }

@@ -35,9 +35,14 @@ public sealed class CrashFileSystemTests
             Assert.All(bytes[..40], b => Assert.Equal(1, b));
             Assert.All(bytes[40..], b => Assert.True(b is 0 or 2));
             if (bytes.Length == 80 && bytes[79] == 2)
+            {
                 sawKeep = true;
+            }
+
             if (bytes.Length == 40 || !fs.FileExists("/d/b"))
+            {
                 sawLoss = true;
+            }
         }
         Assert.True(sawLoss && sawKeep, "crashes must sometimes keep and sometimes drop unsynced state");
     }

@@ -25,11 +25,17 @@ public sealed class SnapshotTests
         }
         src.Store.Compact(11);                 // first sequence 11
         for (ulong s = 100; s < 140; s++)
+        {
             src.Store.RemoveMsg(s);            // a hole
+        }
+
         src.Store.SkipMsgs(501, 5);            // trailing sequences without messages
         var c = src.Store.ConsumerStore("DUR", new ConsumerStoreConfig { MaxDeliver = 5, Metadata = Bytes.Of("{\"durable_name\":\"DUR\"}") });
         for (ulong i = 1; i <= 20; i++)
+        {
             c.UpdateDelivered(i, i + 10, 1, 1_700_000_000_123_456_789 + (long)i);
+        }
+
         c.UpdateAcks(1, 11);
         c.UpdateDelivered(21, 13, 2, 42);
         src.Store.ConsumerStore("EPH", new ConsumerStoreConfig { AckPolicy = AckPolicy.None }).UpdateDelivered(1, 300, 1, 7);
@@ -51,7 +57,10 @@ public sealed class SnapshotTests
             Assert.Equal((expected.Msgs, expected.FirstSeq, expected.LastSeq, expected.NumDeleted, expected.NumSubjects, expected.FirstTime),
                 (st.Msgs, st.FirstSeq, st.LastSeq, st.NumDeleted, st.NumSubjects, st.FirstTime));
             if (from == to)
+            {
                 Assert.Equal(expected.Bytes, st.Bytes);
+            }
+
             var a = new StoredMessage();
             var b = new StoredMessage();
             for (ulong s = 1; s <= 510; s++)
@@ -59,7 +68,10 @@ public sealed class SnapshotTests
                 var sa = src.Store.TryLoadMsg(s, a);
                 Assert.Equal(sa, store.TryLoadMsg(s, b));
                 if (sa != LoadStatus.Found)
+                {
                     continue;
+                }
+
                 Assert.Equal((a.Subject, a.Timestamp), (b.Subject, b.Timestamp));
                 Assert.Equal(a.Header.ToArray(), b.Header.ToArray());
                 Assert.Equal(a.Data.ToArray(), b.Data.ToArray());
@@ -90,7 +102,10 @@ public sealed class SnapshotTests
     {
         using var src = new StoreHarness(kind);
         for (var i = 0; i < 50; i++)
+        {
             src.Store.StoreMsg("d", default, Bytes.Of($"m{i}"));
+        }
+
         var archive = new MemoryStream();
         src.Store.Snapshot(archive, includeConsumers: false);
         var bytes = archive.ToArray();
@@ -105,11 +120,15 @@ public sealed class SnapshotTests
         var at = tar.AsSpan().IndexOf(Bytes.Of("m17"));
         tar[at + 1] ^= 0x20;
         using (var target = new StoreHarness(kind))
+        {
             Assert.Equal("snapshot message record is damaged",
                 Assert.Throws<StoreException>(() => StreamSnapshot.Restore(new MemoryStream(Compress(tar)), target.Store)).Message);
+        }
         // Cut before the manifest.
         using (var target = new StoreHarness(kind))
+        {
             Assert.ThrowsAny<Exception>(() => StreamSnapshot.Restore(new MemoryStream(Compress(tar[..1536])), target.Store));
+        }
     }
 
     private static List<string> ListEntries(MemoryStream archive)
@@ -119,7 +138,10 @@ public sealed class SnapshotTests
         using var reader = new TarReader(gz, leaveOpen: true);
         var names = new List<string>();
         while (reader.GetNextEntry() is { } e)
+        {
             names.Add(e.Name);
+        }
+
         return names;
     }
 
@@ -127,7 +149,10 @@ public sealed class SnapshotTests
     {
         using var output = new MemoryStream();
         using (var z = new GZipStream(new MemoryStream(gz), CompressionMode.Decompress))
+        {
             z.CopyTo(output);
+        }
+
         return output.ToArray();
     }
 
@@ -135,7 +160,10 @@ public sealed class SnapshotTests
     {
         using var output = new MemoryStream();
         using (var z = new GZipStream(output, CompressionLevel.Fastest, leaveOpen: true))
+        {
             z.Write(raw);
+        }
+
         return output.ToArray();
     }
 }

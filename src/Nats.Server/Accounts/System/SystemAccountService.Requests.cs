@@ -20,50 +20,71 @@ internal sealed partial class SystemAccountService
 
     private static readonly Dictionary<string, OptionKind> ConnzFields = new()
     {
-        ["sort"] = OptionKind.String, ["auth"] = OptionKind.Bool, ["subscriptions"] = OptionKind.Bool,
-        ["subscriptions_detail"] = OptionKind.Bool, ["offset"] = OptionKind.Int, ["limit"] = OptionKind.Int,
-        ["cid"] = OptionKind.UInt, ["state"] = OptionKind.Int, ["user"] = OptionKind.String, ["acc"] = OptionKind.String,
+        ["sort"] = OptionKind.String,
+        ["auth"] = OptionKind.Bool,
+        ["subscriptions"] = OptionKind.Bool,
+        ["subscriptions_detail"] = OptionKind.Bool,
+        ["offset"] = OptionKind.Int,
+        ["limit"] = OptionKind.Int,
+        ["cid"] = OptionKind.UInt,
+        ["state"] = OptionKind.Int,
+        ["user"] = OptionKind.String,
+        ["acc"] = OptionKind.String,
         ["mqtt_client"] = OptionKind.String,
     };
 
     private static readonly Dictionary<string, OptionKind> SubszFields = new()
     {
-        ["offset"] = OptionKind.Int, ["limit"] = OptionKind.Int, ["subscriptions"] = OptionKind.Bool,
-        ["account"] = OptionKind.String, ["test"] = OptionKind.String,
+        ["offset"] = OptionKind.Int,
+        ["limit"] = OptionKind.Int,
+        ["subscriptions"] = OptionKind.Bool,
+        ["account"] = OptionKind.String,
+        ["test"] = OptionKind.String,
     };
 
     private static readonly Dictionary<string, OptionKind> RoutezFields = new()
     {
-        ["subscriptions"] = OptionKind.Bool, ["subscriptions_detail"] = OptionKind.Bool,
+        ["subscriptions"] = OptionKind.Bool,
+        ["subscriptions_detail"] = OptionKind.Bool,
     };
 
     private static readonly Dictionary<string, OptionKind> GatewayzFields = new()
     {
-        ["name"] = OptionKind.String, ["accounts"] = OptionKind.Bool, ["account_name"] = OptionKind.String,
+        ["name"] = OptionKind.String,
+        ["accounts"] = OptionKind.Bool,
+        ["account_name"] = OptionKind.String,
     };
 
     private static readonly Dictionary<string, OptionKind> LeafzFields = new()
     {
-        ["subscriptions"] = OptionKind.Bool, ["account"] = OptionKind.String,
+        ["subscriptions"] = OptionKind.Bool,
+        ["account"] = OptionKind.String,
     };
 
     private static readonly Dictionary<string, OptionKind> AccountzFields = new() { ["account"] = OptionKind.String };
 
     private static readonly Dictionary<string, OptionKind> AccountStatzFields = new()
     {
-        ["accounts"] = OptionKind.StringArray, ["include_unused"] = OptionKind.Bool,
+        ["accounts"] = OptionKind.StringArray,
+        ["include_unused"] = OptionKind.Bool,
     };
 
     private static readonly Dictionary<string, OptionKind> JszFields = new()
     {
-        ["account"] = OptionKind.String, ["accounts"] = OptionKind.Bool, ["streams"] = OptionKind.Bool,
-        ["consumer"] = OptionKind.Bool, ["config"] = OptionKind.Bool, ["leader_only"] = OptionKind.Bool,
-        ["offset"] = OptionKind.Int, ["limit"] = OptionKind.Int,
+        ["account"] = OptionKind.String,
+        ["accounts"] = OptionKind.Bool,
+        ["streams"] = OptionKind.Bool,
+        ["consumer"] = OptionKind.Bool,
+        ["config"] = OptionKind.Bool,
+        ["leader_only"] = OptionKind.Bool,
+        ["offset"] = OptionKind.Int,
+        ["limit"] = OptionKind.Int,
     };
 
     private static readonly Dictionary<string, OptionKind> HealthzFields = new()
     {
-        ["js-enabled-only"] = OptionKind.Bool, ["js-server-only"] = OptionKind.Bool,
+        ["js-enabled-only"] = OptionKind.Bool,
+        ["js-server-only"] = OptionKind.Bool,
     };
 
     private void SubscribeAll()

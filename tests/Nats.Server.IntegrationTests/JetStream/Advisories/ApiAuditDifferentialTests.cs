@@ -1,7 +1,7 @@
 using System.Text;
 using System.Text.RegularExpressions;
-using NATS.Client.Core;
 using Nats.Server.IntegrationTests.Infrastructure;
+using NATS.Client.Core;
 
 namespace Nats.Server.IntegrationTests.JetStream.Advisories;
 

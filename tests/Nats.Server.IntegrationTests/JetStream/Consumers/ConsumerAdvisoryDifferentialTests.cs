@@ -1,10 +1,10 @@
 using System.Text;
 using System.Text.RegularExpressions;
 using System.Threading.Channels;
+using Nats.Server.IntegrationTests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
-using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.Server.IntegrationTests.JetStream.Consumers;
 

@@ -1,7 +1,7 @@
+using Nats.Server.IntegrationTests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
-using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.Server.IntegrationTests.JetStream.Consumers;
 

@@ -1,8 +1,8 @@
 using System.Collections.Concurrent;
+using Nats.Server.IntegrationTests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
-using Nats.Server.IntegrationTests.Infrastructure;
 using Xunit.Abstractions;
 
 namespace Nats.Server.IntegrationTests.JetStream.PowerLoss;

@@ -39,8 +39,8 @@ internal sealed class PowerCutMount : IAsyncDisposable
         };
         var process = new Process { StartInfo = psi };
         var mount = new PowerCutMount(process, root, mountPoint);
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) mount._output.Add(e.Data); };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) mount._output.Add("stderr: " + e.Data); };
+        process.OutputDataReceived += (_, e) => { if (e.Data is not null) { mount._output.Add(e.Data); } };
+        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) { mount._output.Add("stderr: " + e.Data); } };
         process.Start();
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();

@@ -1,8 +1,8 @@
 using System.Net.Http.Headers;
 using System.Text.Json;
-using NATS.Client.JetStream;
 using Nats.Server.Configuration;
 using Nats.Server.IntegrationTests.Core;
+using NATS.Client.JetStream;
 
 namespace Nats.Server.IntegrationTests.Monitoring.Metrics;
 

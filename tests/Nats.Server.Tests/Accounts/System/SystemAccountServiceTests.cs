@@ -1,10 +1,10 @@
 using System.Text;
+using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Accounts.System;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
 using Nats.Server.Hosting;
 using Nats.Server.Subscriptions;
-using Microsoft.Extensions.Logging.Abstractions;
 
 namespace Nats.Server.Tests.Accounts.System;
 
