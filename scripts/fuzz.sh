@@ -36,7 +36,11 @@ command -v afl-fuzz >/dev/null 2>&1 || { echo "fuzz: afl-fuzz is not available";
 dotnet tool restore >/dev/null || { echo "fuzz: dotnet tool restore (SharpFuzz.CommandLine) failed"; exit 1; }
 
 if [ "$build" = 1 ]; then
-  dotnet build fuzz/Nats.Fuzz/Nats.Fuzz.csproj -c Release -nologo -v quiet || { echo "fuzz: build failed"; exit 1; }
+  if ! dotnet build fuzz/Nats.Fuzz/Nats.Fuzz.csproj -c Release -nologo -v quiet >"${TMPDIR:-/tmp}/nats-fuzz-build.$$.log" 2>&1; then
+    cat "${TMPDIR:-/tmp}/nats-fuzz-build.$$.log"; rm -f "${TMPDIR:-/tmp}/nats-fuzz-build.$$.log"
+    echo "fuzz: build failed"; exit 1
+  fi
+  rm -f "${TMPDIR:-/tmp}/nats-fuzz-build.$$.log"
 fi
 
 work=$(mktemp -d)

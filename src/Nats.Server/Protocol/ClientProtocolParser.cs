@@ -107,12 +107,15 @@ internal static class ClientProtocolParser
             return status;
         }
         var newline = buffer[verb.Length..].IndexOf((byte)'\n');
+        // Go drops these bytes as they come; we bound them instead of buffering forever, and by the same
+        // measure whether the newline is here yet or not, so the outcome never depends on how reads split.
+        if (newline < 0 ? buffer.Length - verb.Length > limits.MaxControlLine : newline > limits.MaxControlLine)
+        {
+            return Fail(ParseError.MaxControlLine, out error);
+        }
         if (newline < 0)
         {
-            // Go drops these bytes as they come; we bound them instead of buffering forever.
-            return buffer.Length - verb.Length > limits.MaxControlLine
-                ? Fail(ParseError.MaxControlLine, out error)
-                : ParseStatus.NeedMoreData;
+            return ParseStatus.NeedMoreData;
         }
         command.Kind = kind;
         consumed = verb.Length + newline + 1;

@@ -56,4 +56,24 @@ public class ClientProtocolParserFuzzRegressionTests
         // Go subscribes "b" with sid 3: the newline was taken as the first argument byte and SUB splits on it.
         Assert.Equal(["Sub subject=b queue=- sid=3"], Parse("SUB \nb 3\n", DefaultLimits));
     }
+
+    [Theory]
+    [InlineData("PING", 16, "Ping")]
+    [InlineData("PONG", 16, "Pong")]
+    [InlineData("+OK", 16, "Ok")]
+    [InlineData("PING", 17, "ERROR MaxControlLine")]
+    [InlineData("PONG", 63, "ERROR MaxControlLine")]
+    [InlineData("+OK", 17, "ERROR MaxControlLine")]
+    public void BytesAfterABareVerb_AreBoundedTheSameWhereverTheReadSplits(string verb, int extra, string expected)
+    {
+        // Go drops what follows PING/PONG/+OK up to the newline, however much; a stateless parser cannot drop bytes
+        // it has not parsed a command from, so it bounds them by max_control_line, measured the same way whether
+        // the newline has arrived or not (before, only a read that ended before the newline was bounded).
+        var limits = DefaultLimits with { MaxControlLine = 16 };
+        var input = verb + new string('g', extra - 1) + "\r\n";
+        for (var split = 1; split <= input.Length; split++)
+        {
+            Assert.Equal(expected, Parse(input, limits, split)[0]);
+        }
+    }
 }
