@@ -61,11 +61,18 @@ for target in "${targets[@]}"; do
   findings="${out:-$work}/$target"
   rm -rf "$findings"
   echo "== fuzz $target: ${budget} s"
-  # -t: one input may take 5 s before it counts as a hang (a busy 2-core machine, the JIT); hangs are replayed below.
-  timeout -k 10 $((budget + 120)) afl-fuzz -i "fuzz/corpus/$target" -o "$findings" -t 5000 -m none -V "$budget" \
-    -- "${harness[@]}" "$target" >"$work/$target.log" 2>&1
-  rc=$?
   stats="$findings/default/fuzzer_stats"
+  # -t: one input may take 5 s before it counts as a hang (a busy 2-core machine, the JIT); hangs are replayed below.
+  # afl's dry run has once reported "No instrumentation detected" on a heavily loaded machine where the same
+  # target had run before and after: a start that did not get going is tried again, twice at most.
+  for attempt in 1 2 3; do
+    rm -rf "$findings"
+    timeout -k 10 $((budget + 120)) afl-fuzz -i "fuzz/corpus/$target" -o "$findings" -t 5000 -m none -V "$budget" \
+      -- "${harness[@]}" "$target" >"$work/$target.log" 2>&1
+    rc=$?
+    [ -f "$stats" ] && break
+    echo "   afl-fuzz did not start (attempt $attempt): $(grep -a 'PROGRAM ABORT' -A1 "$work/$target.log" | tr -d '\033' | tail -1)"
+  done
   if [ ! -f "$stats" ]; then
     echo "fuzz: afl-fuzz did not run ($rc):"; tail -30 "$work/$target.log"; status=1; continue
   fi
