@@ -1,4 +1,3 @@
-using System.Globalization;
 using Nats.Server.Configuration;
 
 namespace Nats.Server.Auth;

@@ -62,8 +62,9 @@ internal static class ConfigRead
     public static double SecondsOrOne(this ConfigValue v) => v.Value switch { long l => l, double d => d, _ => 1 };
 
     /// <summary>
-    /// Go's getStorageSize: an integer (the lexer already applied 1MB, 64KB, 1G suffixes, in powers of
-    /// 1024), or a string "N" + K/M/G/T; "" is 0. The error text is Go's, without the field name.
+    /// Go's getStorageSize: an integer (unquoted 1MB, 64KB, 1G are numbers already: the parser applies
+    /// Go's suffixes, KB/MB binary and K/M decimal), or a string "N" + K/M/G/T, binary; "" is 0. The
+    /// error text is Go's, without the field name.
     /// </summary>
     public static bool TryStorageSize(this ConfigValue v, out long size, out string error)
     {
