@@ -55,6 +55,13 @@ internal sealed class MessageBlock : IDisposable
 
     public bool HasPending => Flushed < Length;
 
+    /// <summary>Read or written since the cache expiry last looked (see FileStore.CacheExpiry).</summary>
+    public bool Used { get; set; }
+
+    /// <summary>A new active block starts with a buffer this size and doubles as records arrive, so a
+    /// stream holding a few messages does not hold a whole block's buffer.</summary>
+    private const int InitialBuffer = 64 * 1024;
+
     public void NoteMessage(ulong seq, int recordLength)
     {
         if (MinSeq == 0 || seq < MinSeq)
@@ -72,13 +79,15 @@ internal sealed class MessageBlock : IDisposable
     }
 
     /// <summary>Sizes the cache of a new active block for a whole block up front.</summary>
-    public void PrepareForWrites(int blockSize) => Cache ??= Pool.Rent(blockSize);
+    public void PrepareForWrites(int blockSize) => Cache ??= Pool.Rent(Math.Min(blockSize, InitialBuffer));
 
     /// <summary>Room for <paramref name="extra"/> more bytes in the cache of an active block.</summary>
     public Span<byte> Reserve(int extra)
     {
         var need = Length + extra;
-        var cache = Cache ??= Pool.Rent(need);
+        Used = true;
+        // An idle active block's buffer may have been dropped: its written bytes come back first.
+        var cache = Cache ?? (Length > 0 ? LoadCache() : Cache = Pool.Rent(Math.Max(need, InitialBuffer)));
         if (cache.Length < need)
         {
             var grown = Pool.Rent(Math.Max(need, cache.Length * 2));
@@ -160,8 +169,10 @@ internal sealed class MessageBlock : IDisposable
             return;
         }
 
-        NeedsSync = false;
+        // Cleared only once the fsync succeeded: a failed one leaves the block owing a sync (and the
+        // store fails), instead of letting the next round skip it and release acknowledgements.
         File.Sync();
+        NeedsSync = false;
     }
 
     /// <summary>Switches to a rewritten file whose whole content is <paramref name="content"/>.</summary>
