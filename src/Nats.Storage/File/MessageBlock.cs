@@ -58,9 +58,10 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>Read or written since the cache expiry last looked (see FileStore.CacheExpiry).</summary>
     public bool Used { get; set; }
 
-    /// <summary>A new active block starts with a buffer this size and doubles as records arrive, so a
-    /// stream holding a few messages does not hold a whole block's buffer.</summary>
-    private const int InitialBuffer = 64 * 1024;
+    /// <summary>The least an emptied active block's buffer is re-created with. Above the large object
+    /// threshold on purpose: a large array's pages come from the OS untouched and cost resident memory
+    /// only where records are written, while a small one is zeroed (touched) whole by the GC.</summary>
+    private const int InitialBuffer = 128 * 1024;
 
     public void NoteMessage(ulong seq, int recordLength)
     {
@@ -79,7 +80,7 @@ internal sealed class MessageBlock : IDisposable
     }
 
     /// <summary>Sizes the cache of a new active block for a whole block up front.</summary>
-    public void PrepareForWrites(int blockSize) => Cache ??= Pool.Rent(Math.Min(blockSize, InitialBuffer));
+    public void PrepareForWrites(int blockSize) => Cache ??= Pool.Rent(blockSize);
 
     /// <summary>Room for <paramref name="extra"/> more bytes in the cache of an active block.</summary>
     public Span<byte> Reserve(int extra)
