@@ -92,7 +92,7 @@ internal sealed class RouteConnection
     public async Task RunAsync()
     {
         _logger.LogInformation("{Route} - Route connection created", this);
-        var writer = Task.Run(Outbound.RunWriteLoopAsync);
+        var writer = _writer = Task.Run(Outbound.RunWriteLoopAsync);
         var now = Environment.TickCount64;
         _nextPing = now + Math.Min(1000, (long)_cluster.Server.Options.PingInterval.TotalMilliseconds) + Random.Shared.Next(0, 200);
         if (Solicited)
@@ -515,7 +515,7 @@ internal sealed class RouteConnection
         if (writeStarted != 0 && now - writeStarted > (long)options.WriteDeadline.TotalMilliseconds)
         {
             _logger.LogInformation("{Route} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, options.WriteDeadline);
-            Close("Slow Consumer (Write Deadline)");
+            Close("Slow Consumer (Write Deadline)", flush: false);
             return;
         }
         if (now >= _nextPing)
@@ -541,20 +541,11 @@ internal sealed class RouteConnection
         Close("Protocol Violation");
     }
 
-    /// <summary>Writes <c>-ERR 'text'</c> at once: the connection closes right after.</summary>
-    private void SendError(string text)
-    {
-        try
-        {
-            _socket.Send(Encoding.UTF8.GetBytes($"-ERR '{text}'\r\n"), SocketFlags.None);
-        }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
-        {
-        }
-    }
+    /// <summary>Queues <c>-ERR 'text'</c> behind what is already queued (the INFO); the close writes it before the socket goes.</summary>
+    private void SendError(string text) => Outbound.Append(Encoding.UTF8.GetBytes($"-ERR '{text}'\r\n"));
 
     /// <summary>Ends the route once: the peer's interest leaves the indexes and the cluster forgets it.</summary>
-    public void Close(string reason)
+    public void Close(string reason, bool flush = true)
     {
         if (Interlocked.Exchange(ref _closing, 1) == 1)
         {
@@ -563,6 +554,27 @@ internal sealed class RouteConnection
         ClosedReason = reason;
         _logger.LogInformation("{Route} - Router connection closed: {Reason}", this, reason);
         Outbound.Close();
+        _ = CloseSocketAfterFlushAsync(flush);
+        _interest.RemoveAll();
+        _cluster.OnRouteClosed(this, _registered);
+        _closed.TrySetResult();
+    }
+
+    private Task? _writer;
+
+    /// <summary>Lets the write loop put out what was queued before the close (bounded by the write deadline), then drops the socket.</summary>
+    private async Task CloseSocketAfterFlushAsync(bool flush)
+    {
+        if (flush && _writer is { } writer)
+        {
+            try
+            {
+                await writer.WaitAsync(_cluster.Server.Options.WriteDeadline).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+            }
+        }
         try
         {
             _socket.Shutdown(SocketShutdown.Both);
@@ -571,9 +583,6 @@ internal sealed class RouteConnection
         {
         }
         _socket.Close();
-        _interest.RemoveAll();
-        _cluster.OnRouteClosed(this, _registered);
-        _closed.TrySetResult();
     }
 
     private static bool Is(ReadOnlySpan<byte> op, ReadOnlySpan<byte> name)

@@ -167,9 +167,13 @@ internal sealed class RouteOutbound
     {
         try
         {
-            while (!_closed)
+            while (true)
             {
-                await _signal.WaitAsync().ConfigureAwait(false);
+                var closing = _closed;
+                if (!closing)
+                {
+                    await _signal.WaitAsync().ConfigureAwait(false);
+                }
                 while (true)
                 {
                     int length;
@@ -197,6 +201,11 @@ internal sealed class RouteOutbound
                         _writing = new byte[InitialSize];
                     }
                 }
+                if (closing)
+                {
+                    // What was queued before the close (the -ERR) is written; nothing after it.
+                    return;
+                }
             }
         }
         catch (Exception e) when (e is SocketException or ObjectDisposedException or InvalidOperationException)
@@ -208,7 +217,7 @@ internal sealed class RouteOutbound
         }
     }
 
-    /// <summary>Stops the write loop after it wrote what is queued now (the -ERR before a close).</summary>
+    /// <summary>Stops the write loop once it has written what is queued now (the -ERR before a close).</summary>
     public void Close()
     {
         _closed = true;

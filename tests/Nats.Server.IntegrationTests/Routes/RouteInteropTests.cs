@@ -191,16 +191,19 @@ public sealed class RouteInteropTests
         Assert.False(leaving.Msgs.TryRead(out var stale) && stale.Data == "late", "an unsubscribed subject was still delivered across the route");
     }
 
-    [Fact]
-    public async Task ThreeServersLearnEachOtherByGossip()
+    [Theory]
+    [InlineData("ours")]
+    [InlineData("go")]
+    public async Task ThreeServersLearnEachOtherByGossip(string middle)
     {
         int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort(), portC = ClusterNode.FreePort();
-        await using var b = await ClusterNode.StartAsync("ours", portB, []);
+        await using var b = await ClusterNode.StartAsync(middle, portB, []);
         await using var a = await ClusterNode.StartAsync("ours", portA, [portB]);
         await using var c = await ClusterNode.StartAsync("ours", portC, [portB]);
 
+        // A and C only know B; B's gossip makes them dial each other.
         using var cts = new CancellationTokenSource(Deadline);
-        while (a.Ours!.RouteCount < 2 || b.Ours!.RouteCount < 2 || c.Ours!.RouteCount < 2)
+        while (a.Ours!.RouteCount < 2 || c.Ours!.RouteCount < 2 || b.Ours is { RouteCount: < 2 })
         {
             cts.Token.ThrowIfCancellationRequested();
             await Task.Delay(50, cts.Token);
@@ -244,9 +247,15 @@ public sealed class RouteInteropTests
         await using var a = await ClusterNode.StartAsync("ours", portA, [portB]);
         await using var raw = await Core.RawClient.ConnectAsync(a.Server.Port);
         await raw.ConnectAndReadInfoAsync("{\"verbose\":false,\"protocol\":1}");
+        // Async INFOs go to clients past their first PONG, as in Go.
+        await raw.SyncAsync();
         await using var b = await ClusterNode.StartAsync("go", portB, [portA]);
-        var info = await raw.ReadUntilAsync($"127.0.0.1:{b.Server.Port}", Deadline);
-        Assert.Contains($"\"connect_urls\":[\"127.0.0.1:{a.Server.Port}\",\"127.0.0.1:{b.Server.Port}\"]", info);
+        var received = await raw.ReadUntilAsync($"127.0.0.1:{b.Server.Port}", Deadline);
+        received += await raw.ReadUntilAsync("\r\n", Deadline);
+        var line = received[received.LastIndexOf("INFO {", StringComparison.Ordinal)..];
+        using var info = JsonDocument.Parse(line[5..line.IndexOf("\r\n", StringComparison.Ordinal)]);
+        var urls = info.RootElement.GetProperty("connect_urls").EnumerateArray().Select(u => u.GetString()).ToList();
+        Assert.Equal([$"127.0.0.1:{a.Server.Port}", $"127.0.0.1:{b.Server.Port}"], urls);
     }
 
     [Fact]
@@ -258,6 +267,51 @@ public sealed class RouteInteropTests
         var goInfo = Normalise(await ReadRouteInfoAsync(goPort), go.Server.Port, goPort);
         var oursInfo = Normalise(await ReadRouteInfoAsync(oursPort), ours.Server.Port, oursPort);
         Assert.Equal(goInfo, oursInfo);
+    }
+
+    [Fact]
+    public async Task RouteRejectionsMatchGo()
+    {
+        int goPort = ClusterNode.FreePort(), oursPort = ClusterNode.FreePort();
+        await using var go = await ClusterNode.StartAsync("go", goPort, []);
+        await using var ours = await ClusterNode.StartAsync("ours", oursPort, []);
+        foreach (var connect in new[]
+        {
+            "CONNECT {\"verbose\":false,\"lang\":\"go\",\"version\":\"1.0\"}\r\n",
+            "CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NTEST\",\"cluster\":\"OTHER\"}\r\n",
+        })
+        {
+            Assert.Equal(await RouteAnswerAsync(goPort, connect), await RouteAnswerAsync(oursPort, connect));
+        }
+        // The server is unaffected: a route still forms with the right name.
+        await using var peer = await ClusterNode.StartAsync("go", ClusterNode.FreePort(), [oursPort]);
+        using var cts = new CancellationTokenSource(Deadline);
+        while (ours.Ours!.RouteCount < 1)
+        {
+            await Task.Delay(50, cts.Token);
+        }
+    }
+
+    /// <summary>What a route port answers <paramref name="connect"/> with, after its INFO, until it closes.</summary>
+    private static async Task<string> RouteAnswerAsync(int port, string connect)
+    {
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync("127.0.0.1", port);
+        await socket.SendAsync(Encoding.UTF8.GetBytes(connect), SocketFlags.None);
+        var all = new StringBuilder();
+        var buffer = new byte[8192];
+        using var cts = new CancellationTokenSource(Deadline);
+        while (true)
+        {
+            var n = await socket.ReceiveAsync(buffer, SocketFlags.None, cts.Token);
+            if (n == 0)
+            {
+                break;
+            }
+            all.Append(Encoding.UTF8.GetString(buffer, 0, n));
+        }
+        var text = all.ToString();
+        return text[(text.IndexOf("\r\n", StringComparison.Ordinal) + 2)..];
     }
 
     private static async Task<string> ReadRouteInfoAsync(int port)
