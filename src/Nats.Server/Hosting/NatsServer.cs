@@ -292,14 +292,14 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             await _acceptLoop.ConfigureAwait(false);
         }
+        if (SystemEvents is { } events)
+        {
+            // Go's shutdownEventing: the SHUTDOWN event goes out before the clients (and routes) are closed.
+            await events.ShutdownAsync().ConfigureAwait(false);
+        }
         if (Cluster is { } cluster)
         {
             await cluster.ShutdownAsync().ConfigureAwait(false);
-        }
-        if (SystemEvents is { } events)
-        {
-            // Go's shutdownEventing: the SHUTDOWN event goes out before the clients are closed.
-            await events.ShutdownAsync().ConfigureAwait(false);
         }
         foreach (var client in _clients.Values)
         {

@@ -55,6 +55,9 @@ internal sealed class RouteConnection
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
         Start = DateTime.UtcNow;
         LastActivityTicks = Environment.TickCount64;
+        // Go's first route PING: min(ping_interval, 1 s) plus up to 20 % jitter.
+        var first = Math.Min(1000, (long)cluster.Server.Options.PingInterval.TotalMilliseconds);
+        _nextPing = LastActivityTicks + first + Random.Shared.Next(0, (int)(first / 5) + 1);
     }
 
     public ulong Id { get; }
@@ -94,7 +97,6 @@ internal sealed class RouteConnection
         _logger.LogInformation("{Route} - Route connection created", this);
         var writer = _writer = Task.Run(Outbound.RunWriteLoopAsync);
         var now = Environment.TickCount64;
-        _nextPing = now + Math.Min(1000, (long)_cluster.Server.Options.PingInterval.TotalMilliseconds) + Random.Shared.Next(0, 200);
         if (Solicited)
         {
             Outbound.Append(_cluster.RenderConnect(Url));

@@ -39,6 +39,9 @@ internal sealed class RouteSolicitor
     private async Task RunAsync(CancellationToken stop)
     {
         var attempts = 0;
+        // An implicit route dropped while the peer is still unreachable otherwise (both sides dialled at once and
+        // each kept the other's duplicate) is dialled again a few times; then gossip has to bring it back.
+        var redials = 0;
         var retries = _cluster.Options.ConnectRetries;
         try
         {
@@ -46,6 +49,11 @@ internal sealed class RouteSolicitor
             {
                 if (_peerId is not null && _cluster.Table.Find(_peerId) is { } existing)
                 {
+                    if (!_explicit)
+                    {
+                        // The peer is connected the other way: this implicit route is not needed.
+                        return;
+                    }
                     await existing.Closed.WaitAsync(stop).ConfigureAwait(false);
                     await Task.Delay(ClusterOptions.ConnectRetryDelay + TimeSpan.FromMilliseconds(Random.Shared.Next(0, 100)), stop).ConfigureAwait(false);
                     continue;
@@ -68,9 +76,8 @@ internal sealed class RouteSolicitor
                 {
                     _peerId = route.RemoteId;
                 }
-                if (!_explicit && route.ClosedReason != "Duplicate Route")
+                if (!_explicit && ++redials > Math.Max(retries, 3))
                 {
-                    // Go reconnects an implicit route only while it is still needed; the peer's gossip brings it back.
                     return;
                 }
                 await Task.Delay(ClusterOptions.ConnectRetryDelay + TimeSpan.FromMilliseconds(Random.Shared.Next(0, 100)), stop).ConfigureAwait(false);
