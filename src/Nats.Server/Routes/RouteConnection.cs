@@ -50,7 +50,9 @@ internal sealed class RouteConnection
         _interest = new RemoteInterest(this);
         _proxy = InternalClient.Create(cluster.Server, id, cluster.Server.GlobalAccount, logger);
         var remote = socket.RemoteEndPoint as IPEndPoint;
-        RemoteIp = remote?.Address.ToString() ?? "";
+        // A dialled socket is dual-mode: show an IPv4 peer as Go does, not as ::ffff:a.b.c.d.
+        var address = remote?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : remote?.Address;
+        RemoteIp = address?.ToString() ?? "";
         RemotePort = remote?.Port ?? 0;
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
         Start = DateTime.UtcNow;

@@ -270,6 +270,27 @@ public sealed class RouteInteropTests
     }
 
     [Fact]
+    public async Task RoutezListsTheRouteAndItsSubscriptions()
+    {
+        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort();
+        await using var a = await ClusterNode.StartAsync("ours", portA, [portB]);
+        await using var b = await ClusterNode.StartAsync("go", portB, [portA]);
+        await using var subscriber = new NatsConnection(new NatsOpts { Url = b.Url });
+        await using var publisher = new NatsConnection(new NatsOpts { Url = a.Url });
+        await using var sub = await subscriber.SubscribeCoreAsync<string>("routez.watch");
+        await ProbeAsync(publisher, "routez.watch", sub);
+
+        var routez = a.Ours!.Documents.Routez(subs: true);
+        var route = Assert.Single(routez.Routes);
+        Assert.Equal(1, routez.NumRoutes);
+        Assert.Equal("127.0.0.1", route.Ip);
+        Assert.True(route.OutMsgs >= 1);
+        Assert.Contains("routez.watch", route.Subs!);
+        Assert.Equal(route.NumSubs, route.Subs!.Count);
+        Assert.Equal(1, a.Ours.Documents.Varz().Routes);
+    }
+
+    [Fact]
     public async Task RouteRejectionsMatchGo()
     {
         int goPort = ClusterNode.FreePort(), oursPort = ClusterNode.FreePort();
