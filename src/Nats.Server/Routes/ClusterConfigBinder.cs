@@ -92,7 +92,7 @@ internal static class ClusterConfigBinder
                 cluster.Port = (int)port;
                 break;
             case string s:
-                if (!ConfigBinder.TrySplitHostPort(s, out var host, out var portText))
+                if (!ConfigRead.TrySplitHostPort(s, out var host, out var portText))
                 {
                     throw new ClusterBindException($"{v.Source}: could not parse address string \"{s}\"");
                 }
