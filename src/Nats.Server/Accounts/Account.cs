@@ -18,11 +18,15 @@ internal sealed class Account
     public Account(string name, AccountOptions? options = null)
     {
         Name = name;
+        NameUtf8 = global::System.Text.Encoding.UTF8.GetBytes(name);
         Options = options ?? new AccountOptions(name);
         CreatedAt = DateTime.UtcNow;
     }
 
     public string Name { get; }
+
+    /// <summary>The name as it is written into RS+/RS-/RMSG lines.</summary>
+    public byte[] NameUtf8 { get; }
 
     /// <summary>The account's configuration (an empty one for $G and a created $SYS).</summary>
     public AccountOptions Options { get; }

@@ -19,8 +19,7 @@ internal sealed class CommandLineOptions
     /// <summary>Go flags we recognise but do not implement yet; named in the error so operators know why.</summary>
     private static readonly HashSet<string> NotYetSupported = new(StringComparer.Ordinal)
     {
-        "ms", "s", "syslog", "r", "remote_syslog", "profile", "routes", "cluster",
-        "cluster_listen", "cluster_advertise", "no_advertise", "connect_retries", "cluster_name", "help_tls",
+        "ms", "s", "syslog", "r", "remote_syslog", "profile", "help_tls",
     };
 
     private readonly List<(Flag Flag, object Value)> _given = [];
@@ -280,6 +279,12 @@ internal sealed class CommandLineOptions
         Add(FlagKind.String, (_, o, v) => o.AuthToken = (string)v, "auth");
         Add(FlagKind.Int, (_, o, v) => o.HttpPort = (int)v, "m", "http_port");
         Add(FlagKind.Int, (_, o, v) => o.HttpsPort = (int)v, "ms", "https_port");
+        Add(FlagKind.String, (_, o, v) => Routes.ClusterConfigBinder.ApplyListenUrl(o.Cluster, (string)v), "cluster", "cluster_listen");
+        Add(FlagKind.String, (_, o, v) => o.Cluster.Name = (string)v, "cluster_name");
+        Add(FlagKind.String, (_, o, v) => o.Cluster.Routes = Routes.ClusterConfigBinder.ParseRoutesFlag((string)v), "routes");
+        Add(FlagKind.String, (_, o, v) => o.Cluster.Advertise = (string)v, "cluster_advertise");
+        Add(FlagKind.Bool, (_, o, v) => o.Cluster.NoAdvertise = (bool)v, "no_advertise");
+        Add(FlagKind.Int, (_, o, v) => o.Cluster.ConnectRetries = (int)v, "connect_retries");
         Add(FlagKind.Bool, (c, _, v) => c.RecordTlsFlag("tls", v), "tls");
         Add(FlagKind.Bool, (c, _, v) => c.RecordTlsFlag("tlsverify", v), "tlsverify");
         Add(FlagKind.String, (c, _, v) => c.RecordTlsFlag("tlscert", v), "tlscert");

@@ -13,7 +13,7 @@ internal sealed class ConfigBinder
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
         "disable_sublist_cache", "no_sublist_cache",
-        "cluster", "gateway", "leaf", "leafnodes",
+        "gateway", "leaf", "leafnodes",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "ocsp",
         "operator", "operators", "roots", "root",
         "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
@@ -228,6 +228,9 @@ internal sealed class ConfigBinder
                     throw new ConfigBindException(v, "Duplicate 'store_dir' configuration");
                 }
                 _options.JetStream.StoreDir = v.String();
+                break;
+            case "cluster":
+                _options.Cluster = Routes.ClusterConfigBinder.Bind(v, _errors, _warnings);
                 break;
             case "mqtt":
                 Mqtt.MqttConfigBinder.Bind(v, _options, _errors, _warnings);

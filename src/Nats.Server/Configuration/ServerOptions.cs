@@ -22,6 +22,9 @@ public sealed class ServerOptions
 
     public string? ServerName { get; set; }
 
+    /// <summary>The cluster {} block and the cluster flags: routes to other servers.</summary>
+    public Routes.ClusterOptions Cluster { get; set; } = new();
+
     /// <summary>Host advertised to clients in INFO connect_urls (client_advertise).</summary>
     public string? ClientAdvertise { get; set; }
 

@@ -39,7 +39,7 @@ internal sealed class MessageRouter
         {
             headerSize = -1;
         }
-        if (result.HasInternal)
+        if (result.HasInternal || result.HasRemote || _routed)
         {
             return DeliverRouted(result, account, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
         }
@@ -91,6 +91,11 @@ internal sealed class MessageRouter
     private bool DeliverTo(Subscription subscription, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
         int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
     {
+        if (subscription.Remote is { } remote)
+        {
+            // A routed message never goes on to another route; import re-entries leave it to the peer's own imports.
+            return !_routed && _routeTargetsOpen && _routeTargets.Add(remote, subscription.Queue);
+        }
         if (subscription.Receiver is { } receiver)
         {
             var headers = headerSize > 0 ? message[..headerSize] : default;
@@ -99,6 +104,125 @@ internal sealed class MessageRouter
         }
         // A client takes the prebuilt line; an import route (no client) is run by DeliverRouted instead.
         return subscription.Client is { } client && client.Delivery.TryDeliver(_origin, subscription, prefix, suffix, message, headerSize, subject, reply);
+    }
+
+    /// <summary>
+    /// Queue groups when peers are involved (Go's processMsgResults): a local publish draws one member
+    /// over local and remote members, a remote one counting its weight, and a remote draw names the
+    /// group in that route's RMSG; a routed message serves only the groups its RMSG named, and only
+    /// with local members, so each group gets the message once cluster-wide.
+    /// </summary>
+    private bool DeliverToQueueGroupsClustered(Subscription[][] groups, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix,
+        ReadOnlySpan<byte> message, int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int depth)
+    {
+        var delivered = false;
+        for (var g = 0; g < groups.Length; g++)
+        {
+            var members = groups[g];
+            if (members.Length == 0)
+            {
+                continue;
+            }
+            if (_routed && !NamesQueue(members[0].Queue!))
+            {
+                continue;
+            }
+            var start = _routed || depth > 0 ? (int)(NextQueueRandom() % (uint)members.Length) : WeightedStart(members);
+            for (var i = 0; i < members.Length; i++)
+            {
+                var member = members[(start + i) % members.Length];
+                if (member.Remote is not null && (_routed || depth > 0))
+                {
+                    continue;
+                }
+                if (DeliverTo(member, account, prefix, suffix, message, headerSize, subject, reply))
+                {
+                    delivered = true;
+                    break;
+                }
+            }
+        }
+        return delivered;
+    }
+
+    /// <summary>The member a weighted draw lands on: a local member counts once, a remote one its RS+ weight.</summary>
+    private int WeightedStart(Subscription[] members)
+    {
+        long total = 0;
+        foreach (var member in members)
+        {
+            total += member.Remote is null ? 1 : Math.Max(1, member.Weight);
+        }
+        var pick = (long)(NextQueueRandom() % (ulong)total);
+        for (var i = 0; i < members.Length; i++)
+        {
+            pick -= members[i].Remote is null ? 1 : Math.Max(1, members[i].Weight);
+            if (pick < 0)
+            {
+                return i;
+            }
+        }
+        return 0;
+    }
+
+    /// <summary>Whether the RMSG being routed named <paramref name="queue"/> in its queue list.</summary>
+    private bool NamesQueue(byte[] queue)
+    {
+        var rest = _routedQueues.AsSpan(0, _routedQueuesLength);
+        while (!rest.IsEmpty)
+        {
+            var space = rest.IndexOf((byte)' ');
+            var name = space < 0 ? rest : rest[..space];
+            if (name.SequenceEqual(queue))
+            {
+                return true;
+            }
+            rest = space < 0 ? default : rest[(space + 1)..];
+        }
+        return false;
+    }
+
+    // Set while a message that came in on a route is routed (Go's c.kind == ROUTER): local delivery only.
+    private bool _routed;
+    private byte[] _routedQueues = new byte[64];
+    private int _routedQueuesLength;
+
+    // The routes a local publish goes to, each with the queue groups it serves (Go's c.in.rts).
+    private readonly Routes.RouteTargets _routeTargets = new();
+    private bool _routeTargetsOpen;
+
+    /// <summary>
+    /// Delivers a message a peer sent (RMSG/HMSG) to this server's subscribers in <paramref name="account"/>:
+    /// plain subscribers, and the queue groups named in <paramref name="queues"/> (space-separated).
+    /// <paramref name="message"/> is the header block and payload followed by CRLF.
+    /// </summary>
+    public bool RouteFromPeer(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
+        int headerSize, ReadOnlySpan<byte> message)
+    {
+        var result = account.SubList.Match(subject);
+        if (result.IsEmpty)
+        {
+            return false;
+        }
+        if (_routedQueues.Length < queues.Length)
+        {
+            _routedQueues = new byte[Math.Max(queues.Length, _routedQueues.Length * 2)];
+        }
+        queues.CopyTo(_routedQueues);
+        _routedQueuesLength = queues.Length;
+        Span<byte> headerSizeToken = stackalloc byte[11];
+        Span<byte> sizeToken = stackalloc byte[11];
+        Utf8Formatter.TryFormat(Math.Max(headerSize, 0), headerSizeToken, out var headerSizeLength);
+        Utf8Formatter.TryFormat(message.Length - 2, sizeToken, out var sizeLength);
+        _routed = true;
+        try
+        {
+            return Route(result, account, subject, reply, headerSize, headerSizeToken[..headerSizeLength], sizeToken[..sizeLength], message);
+        }
+        finally
+        {
+            _routed = false;
+        }
     }
 
     private uint NextQueueRandom()
@@ -150,6 +274,9 @@ internal sealed class MessageRouter
         var prefix = line[..prefixLength];
         var suffix = line[prefixLength..];
         var delivered = false;
+        // Only the publish itself reaches peers, once per route: an import's re-entry is the peer's own business.
+        var collectRoutes = depth == 0 && result.HasRemote && !_routed;
+        _routeTargetsOpen = collectRoutes;
         foreach (var subscription in result.Plain)
         {
             if (subscription.Route is null)
@@ -157,7 +284,14 @@ internal sealed class MessageRouter
                 delivered |= DeliverTo(subscription, account, prefix, suffix, message, headerSize, subject, reply);
             }
         }
-        delivered |= DeliverToQueueGroups(result.QueueGroups, account, prefix, suffix, message, headerSize, subject, reply);
+        delivered |= result.HasRemote || _routed
+            ? DeliverToQueueGroupsClustered(result.QueueGroups, account, prefix, suffix, message, headerSize, subject, reply, depth)
+            : DeliverToQueueGroups(result.QueueGroups, account, prefix, suffix, message, headerSize, subject, reply);
+        _routeTargetsOpen = false;
+        if (collectRoutes)
+        {
+            _routeTargets.Flush(account, subject, reply, headerSize, message);
+        }
         if (mode == RouteMode.ClientsOnly || !result.HasInternal || depth >= MaxImportDepth)
         {
             return delivered;

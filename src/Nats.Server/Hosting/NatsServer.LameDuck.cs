@@ -28,6 +28,7 @@ internal sealed partial class NatsServer
             return;
         }
         _logger.LogInformation("Entering lame duck mode, stop accepting new clients");
+        Cluster?.AnnounceLameDuck();
         _listener.Close();
         if (_acceptLoop is not null)
         {

@@ -118,6 +118,37 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// <summary>The bound MQTT port (0 when MQTT is off).</summary>
     public int MqttPort => Mqtt?.Port ?? 0;
 
+    /// <summary>Routes to the other servers of the cluster when a cluster port is configured, else null.</summary>
+    internal Routes.ClusterService? Cluster { get; private set; }
+
+    /// <summary>The bound route port (0 without clustering).</summary>
+    public int ClusterPort => Cluster?.Port ?? 0;
+
+    /// <summary>Registered routes right now.</summary>
+    public int RouteCount => Cluster?.Table.Registered.Length ?? 0;
+
+    // The client URLs of this server and its peers (INFO connect_urls); null until a peer advertised any.
+    private volatile string[]? _clusterConnectUrls;
+
+    /// <summary>
+    /// Peers came or went: clients get the cluster's client URLs in a new INFO (Go's
+    /// updateServerINFOAndSendINFOToClients), so they can fail over to the other servers.
+    /// </summary>
+    internal void SetClusterConnectUrls(string[] urls)
+    {
+        _clusterConnectUrls = urls;
+        if (_info is null)
+        {
+            return;
+        }
+        var info = BuildInfo(Options, _authenticator);
+        _info = info;
+        foreach (var client in _clients.Values)
+        {
+            client.Reload.TrySendAsyncInfo(info.RenderForClient(client.Id, client.RemoteIp));
+        }
+    }
+
     /// <summary>JetStream when enabled (-js or a jetstream block), else null.</summary>
     internal JetStream.JetStreamService? JetStream { get; private set; }
 
@@ -136,6 +167,10 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _logger.LogInformation("Starting nats-server");
         _logger.LogInformation("  Version:  {Version} (nats-net-server {Build}, .NET {Runtime})", FeatureLevelVersion, BuildVersion, Environment.Version);
         _logger.LogInformation("  Git:      [not set]");
+        if (Options.Cluster.Enabled && !string.IsNullOrEmpty(Options.Cluster.Name))
+        {
+            _logger.LogInformation("  Cluster:  {Cluster}", Options.Cluster.Name);
+        }
         _logger.LogInformation("  Name:     {Name}", ServerName);
         _logger.LogInformation("  ID:       {Id}", ServerId);
         if (!string.IsNullOrEmpty(Options.ConfigFile))
@@ -224,6 +259,14 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
         _logger.LogInformation("Server is ready");
 
+        if (Options.Cluster.Enabled)
+        {
+            // Like Go's StartRouting, after the client listener is ready.
+            var cluster = new Routes.ClusterService(this, Options.Cluster, _loggerFactory.CreateLogger("nats-server.route"));
+            cluster.Start();
+            Cluster = cluster;
+        }
+
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
         var tick = HeartbeatInterval();
         _heartbeat = new Timer(_ => Heartbeat(), null, tick, tick);
@@ -266,8 +309,12 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
         if (SystemEvents is { } events)
         {
-            // Go's shutdownEventing: the SHUTDOWN event goes out before the clients are closed.
+            // Go's shutdownEventing: the SHUTDOWN event goes out before the clients (and routes) are closed.
             await events.ShutdownAsync().ConfigureAwait(false);
+        }
+        if (Cluster is { } cluster)
+        {
+            await cluster.ShutdownAsync().ConfigureAwait(false);
         }
         foreach (var client in _clients.Values)
         {
@@ -421,10 +468,12 @@ internal sealed partial class NatsServer : IAsyncDisposable
         MaxPayload = options.MaxPayload,
         JetStream = options.JetStream.Enabled,
         Domain = options.JetStream.Enabled && options.JetStream.Domain != "" ? options.JetStream.Domain : null,
+        ConnectUrls = _clusterConnectUrls,
     };
 
     private void Heartbeat()
     {
+        // The heartbeat is the server's one timer; routes run their own checks on the cluster's tick.
         var now = Environment.TickCount64;
         foreach (var client in _clients.Values)
         {

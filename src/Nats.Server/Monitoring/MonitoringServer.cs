@@ -123,12 +123,13 @@ internal sealed class MonitoringServer : IAsyncDisposable
         app.Map(Path("/routez"), context => Handle(context, null, query =>
         {
             var detail = query.Get("subs").Equals("detail", StringComparison.OrdinalIgnoreCase);
-            if (!detail && !query.TryBool("subs", out _, out var error))
+            var subs = false;
+            if (!detail && !query.TryBool("subs", out subs, out var error))
             {
                 return BadRequest(error);
             }
             _requestStats.Increment("/routez");
-            return Json(_documents.Routez(), MonitorJsonContext.Indented.Routez);
+            return Json(_documents.Routez(subs, detail), MonitorJsonContext.Indented.Routez);
         }));
         app.Map(Path("/gatewayz"), context => Handle(context, "/gatewayz", query =>
             query.TryBool("accs", out _, out var error) ? Json(_documents.Gatewayz(), MonitorJsonContext.Indented.Gatewayz) : BadRequest(error)));

@@ -2,13 +2,37 @@ using System.Text.Json.Serialization;
 
 namespace Nats.Server.Monitoring;
 
-/// <summary>/routez with no cluster configured.</summary>
+/// <summary>/routez (Go's Routez): the routes in force, an empty list without a cluster.</summary>
 internal sealed class Routez
 {
     [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
     [JsonPropertyName("now")] public DateTime Now { get; set; }
     [JsonPropertyName("num_routes")] public int NumRoutes { get; set; }
-    [JsonPropertyName("routes")] public List<EmptyObject> Routes { get; set; } = [];
+    [JsonPropertyName("routes")] public List<RoutezRoute> Routes { get; set; } = [];
+}
+
+/// <summary>One route in /routez (Go's RouteInfo in monitor.go), in its field order.</summary>
+internal sealed class RoutezRoute
+{
+    [JsonPropertyName("rid")] public ulong Rid { get; set; }
+    [JsonPropertyName("remote_id")] public string RemoteId { get; set; } = "";
+    [JsonPropertyName("did_solicit")] public bool DidSolicit { get; set; }
+    [JsonPropertyName("is_configured")] public bool IsConfigured { get; set; }
+    [JsonPropertyName("ip")] public string Ip { get; set; } = "";
+    [JsonPropertyName("port")] public int Port { get; set; }
+    [JsonPropertyName("start")] public DateTime Start { get; set; }
+    [JsonPropertyName("last_activity")] public DateTime LastActivity { get; set; }
+    [JsonPropertyName("rtt"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Rtt { get; set; }
+    [JsonPropertyName("uptime")] public string Uptime { get; set; } = "";
+    [JsonPropertyName("idle")] public string Idle { get; set; } = "";
+    [JsonPropertyName("pending_size")] public int Pending { get; set; }
+    [JsonPropertyName("in_msgs")] public long InMsgs { get; set; }
+    [JsonPropertyName("out_msgs")] public long OutMsgs { get; set; }
+    [JsonPropertyName("in_bytes")] public long InBytes { get; set; }
+    [JsonPropertyName("out_bytes")] public long OutBytes { get; set; }
+    [JsonPropertyName("subscriptions")] public int NumSubs { get; set; }
+    [JsonPropertyName("subscriptions_list"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Subs { get; set; }
+    [JsonPropertyName("subscriptions_list_detail"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<SubDetail>? SubsDetail { get; set; }
 }
 
 /// <summary>/gatewayz with gateways disabled: empty outbound and inbound maps.</summary>

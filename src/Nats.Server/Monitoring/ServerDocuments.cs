@@ -74,6 +74,15 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             TlsRequired = options.TlsContext is not null,
             TlsVerify = options.TlsContext?.Verify == true,
             Mqtt = MqttVarz(options.Mqtt, server.MqttPort),
+            Cluster = server.Cluster is { } cluster ? new ClusterVarz
+            {
+                Name = cluster.ClusterName,
+                Host = string.IsNullOrEmpty(options.Cluster.Host) ? null : options.Cluster.Host,
+                Port = cluster.Port,
+                AuthTimeout = options.Cluster.AuthTimeout.TotalSeconds,
+                Urls = options.Cluster.Routes.Count == 0 ? null : options.Cluster.Routes.Select(u => u.Authority).ToList(),
+            } : new ClusterVarz(),
+            Routes = server.RouteCount,
             WriteDeadline = Nanoseconds(options.WriteDeadline),
             Start = server.StartTime,
             Now = now,
@@ -263,7 +272,56 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         };
     }
 
-    public Routez Routez() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
+    /// <summary>Go's Routez: one entry per registered route; <paramref name="subs"/> lists each route's
+    /// subjects, <paramref name="detail"/> their details.</summary>
+    public Routez Routez(bool subs = false, bool detail = false)
+    {
+        var now = DateTime.UtcNow;
+        var routez = new Routez { ServerId = server.ServerId, Now = now };
+        if (server.Cluster is not { } cluster)
+        {
+            return routez;
+        }
+        foreach (var route in cluster.Table.Registered)
+        {
+            var idle = TimeSpan.FromMilliseconds(Math.Max(0, Environment.TickCount64 - Volatile.Read(ref route.LastActivityTicks)));
+            var entry = new RoutezRoute
+            {
+                Rid = route.Id,
+                RemoteId = route.RemoteId,
+                DidSolicit = route.Solicited,
+                IsConfigured = route.IsConfigured,
+                Ip = route.RemoteIp,
+                Port = route.RemotePort,
+                Start = route.Start,
+                LastActivity = now - idle,
+                Rtt = GoFormat.Duration(route.Rtt),
+                Uptime = GoFormat.Uptime(now - route.Start),
+                Idle = GoFormat.Uptime(idle),
+                Pending = route.Outbound.Pending,
+                InMsgs = Volatile.Read(ref route.InMsgs),
+                OutMsgs = Volatile.Read(ref route.Outbound.OutMsgs),
+                InBytes = Volatile.Read(ref route.InBytes),
+                OutBytes = Volatile.Read(ref route.Outbound.OutBytes),
+                NumSubs = route.SubscriptionCount,
+            };
+            if (entry.NumSubs > 0 && (subs || detail))
+            {
+                var list = route.Interest.Snapshot();
+                if (detail)
+                {
+                    entry.SubsDetail = list.Select(s => new SubDetail { Account = s.Account, Subject = s.Subject, Queue = s.Queue, Sid = s.Subject, Cid = route.Id }).ToList();
+                }
+                else
+                {
+                    entry.Subs = list.Select(s => s.Subject).ToList();
+                }
+            }
+            routez.Routes.Add(entry);
+        }
+        routez.NumRoutes = routez.Routes.Count;
+        return routez;
+    }
 
     public Gatewayz Gatewayz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
 

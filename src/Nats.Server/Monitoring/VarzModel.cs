@@ -33,7 +33,7 @@ internal sealed class Varz
     [JsonPropertyName("max_control_line")] public int MaxControlLine { get; set; }
     [JsonPropertyName("max_payload")] public int MaxPayload { get; set; }
     [JsonPropertyName("max_pending")] public long MaxPending { get; set; }
-    [JsonPropertyName("cluster")] public EmptyObject Cluster { get; set; } = new();
+    [JsonPropertyName("cluster")] public ClusterVarz Cluster { get; set; } = new();
     [JsonPropertyName("gateway")] public EmptyObject Gateway { get; set; } = new();
     [JsonPropertyName("leaf")] public EmptyObject Leaf { get; set; } = new();
     [JsonPropertyName("mqtt")] public MqttVarz Mqtt { get; set; } = new();
@@ -83,6 +83,16 @@ internal sealed class MqttVarz
 /// so with none of those features configured each one is written as {}.
 /// </summary>
 internal sealed class EmptyObject;
+
+/// <summary>Go's ClusterOptsVarz: every field omitempty, so no cluster shows as {}.</summary>
+internal sealed class ClusterVarz
+{
+    [JsonPropertyName("name"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; set; }
+    [JsonPropertyName("addr"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; set; }
+    [JsonPropertyName("cluster_port"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; set; }
+    [JsonPropertyName("auth_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; set; }
+    [JsonPropertyName("urls"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Urls { get; set; }
+}
 
 /// <summary>Go's WebsocketOptsVarz: every field omitempty, so an unconfigured listener shows as {}.</summary>
 internal sealed class WebsocketVarz

@@ -46,6 +46,13 @@ internal sealed partial class SubList
     /// interest notifications: a push consumer starts delivering when its deliver subject gains interest).</summary>
     public event Action<byte[]>? Inserted;
 
+    /// <summary>
+    /// Told of every insert and removal under the index lock (routes: the interest counts that become
+    /// RS+/RS-), so the order it sees is the order of the index itself and a racing SUB and UNSUB can
+    /// never leave a peer with stale or missing interest. Null on a server without routes.
+    /// </summary>
+    internal ISubscriptionObserver? Observer;
+
     /// <summary>Adds a subscription; false when its subject is not a valid subscription subject.</summary>
     public bool Insert(Subscription subscription)
     {
@@ -64,6 +71,7 @@ internal sealed partial class SubList
                 level = node.Next ??= new Level();
             }
             node!.Add(subscription);
+            Observer?.Changed(subscription, 1);
             _count++;
             _inserts++;
             InvalidateCacheFor(subject);
@@ -145,6 +153,22 @@ internal sealed partial class SubList
         return all;
     }
 
+    /// <summary>Starts telling <paramref name="observer"/> of every change, after showing it, under the same
+    /// lock, every subscription already here: no change falls between the two.</summary>
+    internal void Observe(ISubscriptionObserver observer)
+    {
+        lock (_lock)
+        {
+            var all = new List<Subscription>();
+            CollectAll(_root, all);
+            foreach (var subscription in all)
+            {
+                observer.Changed(subscription, 1);
+            }
+            Observer = observer;
+        }
+    }
+
     private bool RemoveLocked(Subscription subscription)
     {
         var subject = subscription.Subject;
@@ -176,6 +200,7 @@ internal sealed partial class SubList
             return false;
         }
         subscription.Closed = true;
+        Observer?.Changed(subscription, -1);
         _count--;
         _removes++;
 
@@ -308,6 +333,12 @@ internal sealed partial class SubList
             }
         }
     }
+}
+
+/// <summary>Sees every change of a <see cref="SubList"/>, under its lock: return quickly, take no lock that can wait on the index.</summary>
+internal interface ISubscriptionObserver
+{
+    void Changed(Subscription subscription, int delta);
 }
 
 internal readonly record struct SubListStats(int Subscriptions, int CacheEntries, long Inserts, long Removes, long Matches, long CacheHits);

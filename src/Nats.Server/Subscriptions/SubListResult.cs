@@ -15,8 +15,19 @@ internal sealed class SubListResult
         foreach (var subscription in plain)
         {
             HasInternal |= subscription.Route is not null;
+            HasRemote |= subscription.Remote is not null;
+        }
+        foreach (var group in queueGroups)
+        {
+            foreach (var subscription in group)
+            {
+                HasRemote |= subscription.Remote is not null;
+            }
         }
     }
+
+    /// <summary>Some match is a peer server's interest: the message also goes out on routes.</summary>
+    public bool HasRemote { get; }
 
     /// <summary>Some plain match is an internal (import) subscription: the publish path takes its slower branch only then.</summary>
     public bool HasInternal { get; }

@@ -49,6 +49,26 @@ internal sealed class Subscription
     }
 
     /// <summary>
+    /// Interest a peer server announced over a route (RS+): matches are not delivered one by one but
+    /// collected per route by the router and sent as one RMSG per route (with the queue names chosen).
+    /// </summary>
+    public Subscription(Routes.RouteConnection remote, byte[] subject, byte[]? queue, byte[] sid, int weight)
+    {
+        Client = null!;
+        Remote = remote;
+        Subject = subject;
+        Queue = queue;
+        Sid = sid;
+        Weight = weight;
+    }
+
+    /// <summary>The route whose peer holds this interest; null for every local subscription.</summary>
+    public Routes.RouteConnection? Remote { get; }
+
+    /// <summary>A remote queue subscription stands for this many members of its group (RS+ weight).</summary>
+    public volatile int Weight = 1;
+
+    /// <summary>
     /// Set on a subsystem's or the server's own subscription: delivery hands it the message instead of
     /// queueing a MSG. A field read on an object the fan-out loop holds anyway, so ordinary client
     /// deliveries pay one predictable branch.

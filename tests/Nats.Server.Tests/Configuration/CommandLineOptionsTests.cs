@@ -105,7 +105,7 @@ public class CommandLineOptionsTests
     [InlineData(new[] { "-D=maybe" }, "invalid boolean value \"maybe\" for -D: parse error")]
     [InlineData(new[] { "---x" }, "bad flag syntax: ---x")]
     [InlineData(new[] { "foo" }, "unrecognized command: \"foo\"")]
-    [InlineData(new[] { "--cluster", "nats://x:6222" }, "flag -cluster is not supported yet by nats-net-server")]
+    [InlineData(new[] { "--profile", "6060" }, "flag -profile is not supported yet by nats-net-server")]
     public void UsageErrorsUseGoFlagWording(string[] args, string message)
     {
         var e = Assert.Throws<CommandLineException>(() => CommandLineOptions.Parse(args));

@@ -222,9 +222,11 @@ public class ConfigBinderTests
             """);
         Assert.Empty(result.Errors);
         Assert.Equal(
-            ["cluster", "leafnodes", "gateway"],
+            ["leafnodes", "gateway"],
             options.UnsupportedConfig.Keys);
-        Assert.Equal(6222L, options.UnsupportedConfig["cluster"].AsMap!["port"].Value);
+        Assert.Equal(7422L, options.UnsupportedConfig["leafnodes"].AsMap!["port"].Value);
+        Assert.Equal(6222, options.Cluster.Port);
+        Assert.True(options.Cluster.Enabled);
     }
 
     [Fact]

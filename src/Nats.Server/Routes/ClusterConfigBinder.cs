@@ -1,0 +1,251 @@
+using Nats.Server.Configuration;
+
+namespace Nats.Server.Routes;
+
+/// <summary>Go's parseCluster (2.9.10): keys, aliases and error texts of the <c>cluster {}</c> block,
+/// plus the 2.10 keys a 2.9 peer accepts and ignores.</summary>
+internal static class ClusterConfigBinder
+{
+    public static ClusterOptions Bind(ConfigValue block, List<string> errors, List<string> warnings)
+    {
+        var cluster = new ClusterOptions();
+        var map = block.AsMap;
+        if (map is null)
+        {
+            errors.Add($"{block.Source}: Expected map to define cluster, got {block.GoTypeName}");
+            return cluster;
+        }
+        foreach (var (key, v) in map)
+        {
+            try
+            {
+                BindKey(cluster, key, v, errors, warnings);
+            }
+            catch (ClusterBindException e)
+            {
+                errors.Add(e.Message);
+            }
+        }
+        cluster.Enabled = cluster.Port != 0;
+        return cluster;
+    }
+
+    private static void BindKey(ClusterOptions cluster, string key, ConfigValue v, List<string> errors, List<string> warnings)
+    {
+        switch (key.ToLowerInvariant())
+        {
+            case "name":
+                cluster.Name = Str(v);
+                break;
+            case "listen":
+                BindListen(cluster, v);
+                break;
+            case "port":
+                cluster.Port = (int)Long(v);
+                break;
+            case "host":
+            case "net":
+                cluster.Host = Str(v);
+                break;
+            case "authorization":
+                BindAuthorization(cluster, v, errors);
+                break;
+            case "routes":
+                BindRoutes(cluster, v, errors, warnings);
+                break;
+            case "tls":
+                // Route TLS is the next slice; starting without it would silently drop the encryption asked for.
+                errors.Add($"{v.Source}: cluster tls is not supported yet by nats-net-server");
+                break;
+            case "cluster_advertise":
+            case "advertise":
+                cluster.Advertise = Str(v);
+                break;
+            case "no_advertise":
+                cluster.NoAdvertise = Bool(v);
+                break;
+            case "connect_retries":
+                cluster.ConnectRetries = (int)Long(v);
+                break;
+            case "pool_size":
+                cluster.PoolSize = (int)Long(v);
+                break;
+            case "accounts":
+            case "compression":
+            case "permissions":
+                // 2.10 pooling/pinning and route permissions: accepted; a 2.9 peer uses one route for everything.
+                break;
+            default:
+                if (!v.UsedAsVariable)
+                {
+                    errors.Add($"{v.Source}: unknown field \"{key}\"");
+                }
+                break;
+        }
+    }
+
+    private static void BindListen(ClusterOptions cluster, ConfigValue v)
+    {
+        switch (v.Value)
+        {
+            case long port:
+                cluster.Port = (int)port;
+                break;
+            case string s:
+                if (!ConfigRead.TrySplitHostPort(s, out var host, out var portText))
+                {
+                    throw new ClusterBindException($"{v.Source}: could not parse address string \"{s}\"");
+                }
+                if (!int.TryParse(portText, out var p))
+                {
+                    throw new ClusterBindException($"{v.Source}: could not parse port \"{portText}\"");
+                }
+                cluster.Host = host;
+                cluster.Port = p;
+                break;
+            default:
+                throw new ClusterBindException($"{v.Source}: expected port or host:port, got {v.GoTypeName}");
+        }
+    }
+
+    private static void BindAuthorization(ClusterOptions cluster, ConfigValue v, List<string> errors)
+    {
+        var map = v.AsMap ?? throw Mismatch(v, "map[string]interface {}");
+        string? user = null, password = null, token = null;
+        double timeout = 0;
+        var users = false;
+        foreach (var (key, item) in map)
+        {
+            switch (key.ToLowerInvariant())
+            {
+                case "user":
+                case "username":
+                    user = Str(item);
+                    break;
+                case "pass":
+                case "password":
+                    password = Str(item);
+                    break;
+                case "token":
+                    token = Str(item);
+                    break;
+                case "timeout":
+                    timeout = item.Value switch { long l => l, double d => d, _ => 1 };
+                    break;
+                case "users":
+                    users = true;
+                    break;
+                case "permissions":
+                case "default_permission":
+                case "default_permissions":
+                    break;
+                default:
+                    if (!item.UsedAsVariable)
+                    {
+                        errors.Add($"{item.Source}: unknown field \"{key}\"");
+                    }
+                    break;
+            }
+        }
+        if (users)
+        {
+            throw new ClusterBindException($"{v.Source}: Cluster authorization does not allow multiple users");
+        }
+        if (!string.IsNullOrEmpty(token))
+        {
+            throw new ClusterBindException($"{v.Source}: Cluster authorization does not support tokens");
+        }
+        cluster.Username = user;
+        cluster.Password = password;
+        cluster.AuthTimeout = timeout == 0 ? TimeSpan.FromSeconds(2) : TimeSpan.FromSeconds(timeout);
+    }
+
+    private static void BindRoutes(ClusterOptions cluster, ConfigValue v, List<string> errors, List<string> warnings)
+    {
+        var list = v.AsList ?? throw Mismatch(v, "[]interface {}");
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        var routes = new List<Uri>();
+        foreach (var item in list)
+        {
+            var text = Str(item);
+            if (!seen.Add(text))
+            {
+                warnings.Add($"{item.Source}: Duplicate route entry detected");
+                continue;
+            }
+            if (TryParseRouteUrl(text, out var uri))
+            {
+                routes.Add(uri);
+            }
+            else
+            {
+                errors.Add($"{item.Source}: error parsing route url [\"{text.Trim()}\"]");
+            }
+        }
+        cluster.Routes = routes;
+    }
+
+    /// <summary>A route URL as Go's url.Parse takes it: scheme://[user:pass@]host:port.</summary>
+    internal static bool TryParseRouteUrl(string text, out Uri uri) =>
+        Uri.TryCreate(text.Trim(), UriKind.Absolute, out uri!) && uri.Host.Length > 0;
+
+    /// <summary>Go's overrideCluster: the --cluster URL gives host, port (":-1" for a free one) and the cluster credentials.</summary>
+    internal static void ApplyListenUrl(ClusterOptions cluster, string listen)
+    {
+        if (listen.Length == 0)
+        {
+            cluster.Port = 0;
+            cluster.Enabled = false;
+            return;
+        }
+        var random = listen.EndsWith(":-1", StringComparison.Ordinal);
+        var text = random ? listen[..^3] + ":0" : listen;
+        if (!Uri.TryCreate(text, UriKind.Absolute, out var uri) || uri.Host.Length == 0)
+        {
+            throw new ConfigurationException($"parse \"{listen}\": invalid cluster url");
+        }
+        cluster.Host = uri.Host.Trim('[', ']');
+        cluster.Port = random ? -1 : uri.Port;
+        cluster.Enabled = true;
+        if (uri.UserInfo.Length > 0)
+        {
+            var colon = uri.UserInfo.IndexOf(':');
+            if (colon < 0)
+            {
+                throw new ConfigurationException("expected cluster password to be set");
+            }
+            cluster.Username = Uri.UnescapeDataString(uri.UserInfo[..colon]);
+            cluster.Password = Uri.UnescapeDataString(uri.UserInfo[(colon + 1)..]);
+        }
+        else
+        {
+            cluster.Username = null;
+            cluster.Password = null;
+        }
+    }
+
+    /// <summary>Go's RoutesFromStr: a comma-separated list of URLs.</summary>
+    internal static List<Uri> ParseRoutesFlag(string routes)
+    {
+        var result = new List<Uri>();
+        foreach (var part in routes.Split(','))
+        {
+            if (TryParseRouteUrl(part, out var uri))
+            {
+                result.Add(uri);
+            }
+        }
+        return result;
+    }
+
+    private static string Str(ConfigValue v) => v.Value as string ?? throw Mismatch(v, "string");
+
+    private static bool Bool(ConfigValue v) => v.Value is bool b ? b : throw Mismatch(v, "bool");
+
+    private static long Long(ConfigValue v) => v.Value is long l ? l : throw Mismatch(v, "int64");
+
+    private static ClusterBindException Mismatch(ConfigValue v, string expected) =>
+        new($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not {expected}");
+
+    private sealed class ClusterBindException(string message) : Exception(message);
+}

@@ -1,0 +1,445 @@
+using System.Net;
+using System.Net.NetworkInformation;
+using System.Net.Sockets;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Hosting;
+
+namespace Nats.Server.Routes;
+
+/// <summary>
+/// The route subsystem of one server (Go's routing half of server.go and route.go): the route port,
+/// the solicitors of explicit and gossiped routes, the <see cref="RouteTable"/>, each account's
+/// <see cref="LocalInterest"/>, the cluster name (static, or dynamic until a peer's is adopted), and the
+/// client URLs peers advertise, which go to clients in INFO connect_urls.
+/// </summary>
+internal sealed class ClusterService
+{
+    private readonly NatsServer _server;
+    private readonly ILogger _logger;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly List<RouteSolicitor> _solicitors = [];
+    private readonly HashSet<string> _implicitDials = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, int> _peerClientUrls = new(StringComparer.Ordinal);
+    private readonly Lock _sync = new();
+    private readonly List<Task> _tasks = [];
+    private RouteListener? _listener;
+    private Timer? _tick;
+    private volatile string _clusterName;
+    private volatile bool _dynamic;
+    private string[] _ownClientUrls = [];
+
+    public ClusterService(NatsServer server, ClusterOptions options, ILogger logger)
+    {
+        _server = server;
+        Options = options;
+        _logger = logger;
+        _dynamic = string.IsNullOrEmpty(options.Name);
+        _clusterName = _dynamic ? NewDynamicName() : options.Name;
+    }
+
+    public NatsServer Server => _server;
+    public ClusterOptions Options { get; }
+    public RouteTable Table { get; } = new();
+    public string ClusterName => _clusterName;
+    public bool IsDynamicName => _dynamic;
+
+    /// <summary>The bound route port.</summary>
+    public int Port => _listener?.Port ?? 0;
+
+    /// <summary>Binds the route port, starts observing every account's interest and dials the explicit routes.</summary>
+    public void Start()
+    {
+        _logger.LogInformation("Cluster name is {Name}", _clusterName);
+        if (_dynamic)
+        {
+            _logger.LogWarning("Cluster name was dynamically generated, consider setting one");
+        }
+        _ownClientUrls = OwnClientUrls();
+        foreach (var account in _server.Accounts)
+        {
+            account.SubList.Observe(new LocalInterest(account, Table));
+        }
+        _listener = new RouteListener(this, Options.Host, Options.Port, _logger);
+        _logger.LogInformation("Listening for route connections on {Host}:{Port}",
+            string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, _listener.Port);
+        _listener.Start(_stop.Token);
+        foreach (var url in Options.Routes)
+        {
+            var solicitor = new RouteSolicitor(this, url, isExplicit: true, _logger);
+            lock (_sync)
+            {
+                _solicitors.Add(solicitor);
+                _tasks.Add(solicitor.Start(_stop.Token));
+            }
+        }
+        _tick = new Timer(_ => Tick(), null, TimeSpan.FromMilliseconds(250), TimeSpan.FromMilliseconds(250));
+    }
+
+    /// <summary>Creates and runs a route over a connected socket (accepted or dialled).</summary>
+    public RouteConnection StartRoute(Socket socket, bool solicited, Uri? url, bool configured)
+    {
+        var id = _server.NextClientId();
+        var route = new RouteConnection(this, socket, id, solicited, url, configured, _logger);
+        Table.Track(route);
+        var task = Task.Run(route.RunAsync);
+        lock (_sync)
+        {
+            _tasks.RemoveAll(t => t.IsCompleted);
+            _tasks.Add(task);
+        }
+        if (_stop.IsCancellationRequested)
+        {
+            route.Close("Server Shutdown");
+        }
+        return route;
+    }
+
+    /// <summary>Our route INFO (with a nonce on the accepting side), Go's generateRouteInfoJSON.</summary>
+    public byte[] RenderInfo(string? nonce) => BuildInfo(nonce).Render();
+
+    private RouteInfo BuildInfo(string? nonce)
+    {
+        var options = _server.Options;
+        return new RouteInfo
+        {
+            ServerId = _server.ServerId,
+            ServerName = _server.ServerName,
+            Version = NatsServer.FeatureLevelVersion,
+            Proto = 2,
+            Go = "dotnet" + Environment.Version,
+            Host = string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host,
+            Port = Port,
+            Headers = !options.NoHeaderSupport,
+            AuthRequired = Options.AuthRequired,
+            MaxPayload = options.MaxPayload,
+            JetStream = options.JetStream.Enabled,
+            Ip = string.IsNullOrEmpty(Options.Advertise) ? null : $"nats-route://{Options.Advertise}/",
+            Nonce = nonce,
+            Cluster = _clusterName,
+            Dynamic = _dynamic,
+            ConnectUrls = Options.NoAdvertise || _ownClientUrls.Length == 0 ? null : [.. _ownClientUrls],
+            LameDuckMode = _server.IsLameDuckMode,
+            Lnoc = true,
+        };
+    }
+
+    /// <summary>Our CONNECT on a route we dialled; credentials from the URL, else our own cluster's (gossiped routes).</summary>
+    public byte[] RenderConnect(Uri? url)
+    {
+        string? user = Options.Username, pass = Options.Password;
+        if (url is not null && url.UserInfo.Length > 0)
+        {
+            var colon = url.UserInfo.IndexOf(':');
+            user = Uri.UnescapeDataString(colon < 0 ? url.UserInfo : url.UserInfo[..colon]);
+            pass = colon < 0 ? null : Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
+        }
+        return new RouteConnect
+        {
+            User = user,
+            Pass = pass,
+            Headers = !_server.Options.NoHeaderSupport,
+            Name = _server.ServerId,
+            Cluster = _clusterName,
+            Dynamic = _dynamic,
+            Lnoc = true,
+        }.Render();
+    }
+
+    public bool Authenticate(string? user, string? password)
+    {
+        if (user != Options.Username)
+        {
+            return false;
+        }
+        var expected = Options.Password ?? "";
+        return Auth.Bcrypt.IsBcryptHash(expected) ? Auth.Bcrypt.Verify(password ?? "", expected) : expected == (password ?? "");
+    }
+
+    /// <summary>
+    /// Go's cluster-name check: equal names pass; a dynamic name gives way to a peer's static or
+    /// greater name (and the other routes, made under the old name, are dropped); else a conflict.
+    /// </summary>
+    public bool AcceptClusterName(string name, bool peerDynamic, RouteConnection via)
+    {
+        lock (_sync)
+        {
+            if (name == _clusterName)
+            {
+                return true;
+            }
+            if (!_dynamic || (peerDynamic && string.CompareOrdinal(_clusterName, name) >= 0))
+            {
+                return false;
+            }
+            _clusterName = name;
+            _dynamic = peerDynamic;
+        }
+        _logger.LogInformation("Cluster name updated to {Name}", name);
+        foreach (var route in Table.All)
+        {
+            if (!ReferenceEquals(route, via))
+            {
+                route.Close("Cluster Name Conflict");
+            }
+        }
+        return true;
+    }
+
+    /// <summary>A route passed its first INFO: send it our interest, learn its clients' URLs, and introduce it to the others.</summary>
+    public void OnRouteRegistered(RouteConnection route)
+    {
+        foreach (var account in _server.Accounts)
+        {
+            if (account.SubList.Observer is LocalInterest interest)
+            {
+                interest.DumpTo(route);
+            }
+        }
+        var info = route.RemoteInfo!;
+        if (!info.LameDuckMode)
+        {
+            AddPeerClientUrls(info.ConnectUrls);
+        }
+        var forwarded = info.Clone();
+        forwarded.Nonce = null;
+        if (string.IsNullOrEmpty(forwarded.Ip))
+        {
+            var ip = route.RemoteIp.Contains(':') ? $"[{route.RemoteIp}]" : route.RemoteIp;
+            forwarded.Ip = $"nats-route://{ip}:{info.Port}/";
+        }
+        var line = forwarded.Render();
+        foreach (var other in Table.Registered)
+        {
+            if (!ReferenceEquals(other, route))
+            {
+                other.Outbound.Append(line);
+            }
+        }
+    }
+
+    /// <summary>A peer's new INFO: its client URLs (gone in lame duck mode) follow.</summary>
+    public void OnPeerInfoUpdated(RouteConnection route, RouteInfo? previous, RouteInfo current)
+    {
+        if (previous is not null && !previous.LameDuckMode)
+        {
+            RemovePeerClientUrls(previous.ConnectUrls);
+        }
+        if (!current.LameDuckMode)
+        {
+            AddPeerClientUrls(current.ConnectUrls);
+        }
+    }
+
+    /// <summary>Gossip: a server we are not connected to, reachable at its INFO's <c>ip</c>; dial it once.</summary>
+    public void OnGossip(RouteInfo info)
+    {
+        if (info.ServerId == _server.ServerId || Table.IsConnected(info.ServerId) || string.IsNullOrEmpty(info.Ip))
+        {
+            return;
+        }
+        if (!Uri.TryCreate(info.Ip, UriKind.Absolute, out var url))
+        {
+            return;
+        }
+        foreach (var configured in Options.Routes)
+        {
+            if (string.Equals(configured.Host, url.Host, StringComparison.OrdinalIgnoreCase) && configured.Port == url.Port)
+            {
+                return;
+            }
+        }
+        lock (_sync)
+        {
+            if (_stop.IsCancellationRequested || !_implicitDials.Add(info.ServerId))
+            {
+                return;
+            }
+            var solicitor = new RouteSolicitor(this, url, isExplicit: false, _logger);
+            var task = solicitor.Start(_stop.Token);
+            _tasks.Add(task);
+            task.ContinueWith(_ =>
+            {
+                lock (_sync)
+                {
+                    _implicitDials.Remove(info.ServerId);
+                }
+            }, TaskScheduler.Default);
+        }
+    }
+
+    public void OnRouteToSelf(RouteConnection route)
+    {
+        lock (_sync)
+        {
+            foreach (var solicitor in _solicitors)
+            {
+                if (route.Url is not null && solicitor.Url == route.Url)
+                {
+                    solicitor.MarkSelf();
+                }
+            }
+        }
+    }
+
+    public void OnRouteClosed(RouteConnection route, bool registered)
+    {
+        if (Table.Remove(route) && route.RemoteInfo is { LameDuckMode: false } info)
+        {
+            RemovePeerClientUrls(info.ConnectUrls);
+        }
+    }
+
+    private void AddPeerClientUrls(List<string>? urls)
+    {
+        if (urls is not { Count: > 0 } || Options.NoAdvertise)
+        {
+            return;
+        }
+        var changed = false;
+        lock (_sync)
+        {
+            foreach (var url in urls)
+            {
+                _peerClientUrls.TryGetValue(url, out var count);
+                _peerClientUrls[url] = count + 1;
+                changed |= count == 0;
+            }
+        }
+        if (changed)
+        {
+            PublishClientUrls();
+        }
+    }
+
+    private void RemovePeerClientUrls(List<string>? urls)
+    {
+        if (urls is not { Count: > 0 } || Options.NoAdvertise)
+        {
+            return;
+        }
+        var changed = false;
+        lock (_sync)
+        {
+            foreach (var url in urls)
+            {
+                if (_peerClientUrls.TryGetValue(url, out var count))
+                {
+                    if (count <= 1)
+                    {
+                        _peerClientUrls.Remove(url);
+                        changed = true;
+                    }
+                    else
+                    {
+                        _peerClientUrls[url] = count - 1;
+                    }
+                }
+            }
+        }
+        if (changed)
+        {
+            PublishClientUrls();
+        }
+    }
+
+    /// <summary>Go's updateServerINFOAndSendINFOToClients: our own URLs first, then the peers'; clients get an async INFO.</summary>
+    private void PublishClientUrls()
+    {
+        string[] urls;
+        lock (_sync)
+        {
+            urls = [.. _ownClientUrls, .. _peerClientUrls.Keys.Where(u => !_ownClientUrls.Contains(u))];
+        }
+        _server.SetClusterConnectUrls(urls);
+    }
+
+    /// <summary>Go's getClientConnectURLs: client_advertise, or the listen host, or every non-loopback address when it listens on all.</summary>
+    private string[] OwnClientUrls()
+    {
+        var options = _server.Options;
+        var port = _server.Port;
+        if (!string.IsNullOrEmpty(options.ClientAdvertise))
+        {
+            var advertise = options.ClientAdvertise;
+            return [advertise.Contains(':') && !advertise.EndsWith(']') ? advertise : $"{advertise}:{port}"];
+        }
+        var host = options.Host;
+        if (host is not ("0.0.0.0" or "::" or "[::]" or ""))
+        {
+            return [Join(host, port)];
+        }
+        var urls = new List<string>();
+        try
+        {
+            foreach (var nic in NetworkInterface.GetAllNetworkInterfaces())
+            {
+                foreach (var address in nic.GetIPProperties().UnicastAddresses)
+                {
+                    var ip = address.Address;
+                    if (IPAddress.IsLoopback(ip) || ip.IsIPv6LinkLocal || (host == "0.0.0.0" && ip.AddressFamily != AddressFamily.InterNetwork))
+                    {
+                        continue;
+                    }
+                    urls.Add(Join(ip.ToString(), port));
+                }
+            }
+        }
+        catch (NetworkInformationException)
+        {
+        }
+        return [.. urls];
+    }
+
+    private static string Join(string host, int port) => host.Contains(':') && !host.StartsWith('[') ? $"[{host}]:{port}" : $"{host}:{port}";
+
+    private void Tick()
+    {
+        var now = Environment.TickCount64;
+        foreach (var route in Table.All)
+        {
+            route.OnTick(now);
+        }
+    }
+
+    /// <summary>Lame duck mode: peers are told (INFO ldm) so they stop advertising our client URLs.</summary>
+    public void AnnounceLameDuck()
+    {
+        var line = RenderInfo(null);
+        foreach (var route in Table.Registered)
+        {
+            route.Outbound.Append(line);
+        }
+    }
+
+    public async Task ShutdownAsync()
+    {
+        _stop.Cancel();
+        _tick?.Dispose();
+        if (_listener is not null)
+        {
+            await _listener.StopAsync().ConfigureAwait(false);
+        }
+        foreach (var route in Table.All)
+        {
+            route.Close("Server Shutdown");
+        }
+        Task[] tasks;
+        lock (_sync)
+        {
+            tasks = [.. _tasks];
+        }
+        await Task.WhenAny(Task.WhenAll(tasks), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+    }
+
+    private static string NewDynamicName()
+    {
+        // Go uses a NUID: 22 base62 characters.
+        const string alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        Span<char> name = stackalloc char[22];
+        for (var i = 0; i < name.Length; i++)
+        {
+            name[i] = alphabet[Random.Shared.Next(alphabet.Length)];
+        }
+        return new string(name);
+    }
+}

@@ -1,0 +1,97 @@
+using Nats.Server.Accounts;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Routes;
+
+/// <summary>
+/// One account's local interest as peers see it (Go's per-account route map): counts per subject and
+/// per subject+queue of the subscriptions that live here (clients, the server's own handlers,
+/// JetStream, stream-import shadows), turned into RS+ on 0→1 and RS- on 1→0, and for a queue group
+/// an RS+ with the new weight on every change. It observes the account's index under the index lock,
+/// and sends while holding its own lock, so peers see the changes in the order the index made them.
+/// </summary>
+internal sealed class LocalInterest : ISubscriptionObserver
+{
+    private readonly Account _account;
+    private readonly RouteTable _routes;
+    private readonly Lock _sync = new();
+    private readonly Dictionary<(string Subject, string? Queue), int> _counts = new();
+
+    public LocalInterest(Account account, RouteTable routes)
+    {
+        _account = account;
+        _routes = routes;
+    }
+
+    public Account Account => _account;
+
+    public void Changed(Subscription subscription, int delta)
+    {
+        if (!IsLocal(subscription))
+        {
+            return;
+        }
+        var key = (subscription.SubjectString, subscription.QueueString);
+        lock (_sync)
+        {
+            _counts.TryGetValue(key, out var before);
+            var after = before + delta;
+            if (after == 0)
+            {
+                _counts.Remove(key);
+            }
+            else
+            {
+                _counts[key] = after;
+            }
+            var queue = subscription.Queue;
+            if (queue is null)
+            {
+                if (before == 0 && after == 1)
+                {
+                    Broadcast(true, subscription.Subject, default, 0);
+                }
+                else if (before == 1 && after == 0)
+                {
+                    Broadcast(false, subscription.Subject, default, 0);
+                }
+            }
+            else if (after > 0)
+            {
+                Broadcast(true, subscription.Subject, queue, after);
+            }
+            else if (before > 0)
+            {
+                Broadcast(false, subscription.Subject, queue, 0);
+            }
+        }
+    }
+
+    /// <summary>The whole map to a route that just registered (Go's sendSubsToRoute).</summary>
+    public void DumpTo(RouteConnection route)
+    {
+        lock (_sync)
+        {
+            foreach (var ((subject, queue), count) in _counts)
+            {
+                if (count > 0)
+                {
+                    route.Outbound.AppendInterest(true, _account.NameUtf8, System.Text.Encoding.UTF8.GetBytes(subject),
+                        queue is null ? default : System.Text.Encoding.UTF8.GetBytes(queue), count);
+                }
+            }
+        }
+    }
+
+    /// <summary>Peers' interest and import routing that is not a local subscriber never goes back out.</summary>
+    private static bool IsLocal(Subscription subscription) =>
+        subscription.Remote is null && (subscription.Route is null || subscription.Route is StreamImportRoute);
+
+    private void Broadcast(bool add, byte[] subject, ReadOnlySpan<byte> queue, int weight)
+    {
+        foreach (var route in _routes.Registered)
+        {
+            route.Outbound.AppendInterest(add, _account.NameUtf8, subject, queue, weight);
+        }
+    }
+}

@@ -1,0 +1,101 @@
+using System.Text;
+using Nats.Server.Accounts;
+using Nats.Server.Subscriptions;
+
+namespace Nats.Server.Routes;
+
+/// <summary>
+/// What one peer told us it is interested in (RS+/RS-), as subscriptions in our accounts' indexes
+/// whose matches go back out on this route. Keyed as Go keys them, "acc subject[ queue]"; a repeated
+/// queue RS+ is a weight update. Touched by the route's read loop, and once more when the route closes.
+/// </summary>
+internal sealed class RemoteInterest
+{
+    private readonly RouteConnection _route;
+    private readonly Dictionary<string, (Account Account, Subscription Subscription)> _subscriptions = new(StringComparer.Ordinal);
+    private readonly Lock _sync = new();
+    private bool _closed;
+
+    public RemoteInterest(RouteConnection route) => _route = route;
+
+    public int Count
+    {
+        get
+        {
+            lock (_sync)
+            {
+                return _subscriptions.Count;
+            }
+        }
+    }
+
+    /// <summary>RS+: adds the interest, or updates a queue subscription's weight.</summary>
+    public void Add(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight)
+    {
+        var key = Key(account, subject, queue);
+        lock (_sync)
+        {
+            if (_closed)
+            {
+                return;
+            }
+            if (_subscriptions.TryGetValue(key, out var existing))
+            {
+                if (!queue.IsEmpty)
+                {
+                    existing.Subscription.Weight = Math.Max(1, weight);
+                }
+                return;
+            }
+            var subscription = new Subscription(_route, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), Encoding.UTF8.GetBytes(key),
+                Math.Max(1, weight));
+            if (account.SubList.Insert(subscription))
+            {
+                _subscriptions[key] = (account, subscription);
+            }
+        }
+    }
+
+    /// <summary>RS-: removes the interest with exactly this key.</summary>
+    public void Remove(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue)
+    {
+        var key = Key(account, subject, queue);
+        lock (_sync)
+        {
+            if (_subscriptions.Remove(key, out var entry))
+            {
+                entry.Account.SubList.Remove(entry.Subscription);
+            }
+        }
+    }
+
+    /// <summary>The route is gone: every subscription it brought leaves the indexes, one batch per account.</summary>
+    public void RemoveAll()
+    {
+        lock (_sync)
+        {
+            _closed = true;
+            foreach (var group in _subscriptions.Values.GroupBy(e => e.Account))
+            {
+                group.Key.SubList.RemoveBatch(group.Select(e => e.Subscription));
+            }
+            _subscriptions.Clear();
+        }
+    }
+
+    /// <summary>The keys, for /routez?subs=1.</summary>
+    public List<(string Account, string Subject, string? Queue, int Weight)> Snapshot()
+    {
+        lock (_sync)
+        {
+            return _subscriptions.Values
+                .Select(e => (e.Account.Name, e.Subscription.SubjectString, e.Subscription.QueueString, e.Subscription.Weight))
+                .ToList();
+        }
+    }
+
+    private static string Key(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue) =>
+        queue.IsEmpty
+            ? $"{account.Name} {Encoding.UTF8.GetString(subject)}"
+            : $"{account.Name} {Encoding.UTF8.GetString(subject)} {Encoding.UTF8.GetString(queue)}";
+}

@@ -1,0 +1,83 @@
+using System.Net;
+using System.Net.Sockets;
+using Microsoft.Extensions.Logging;
+
+namespace Nats.Server.Routes;
+
+/// <summary>The route port: accepts peers and hands each socket to the cluster as an accepted route.</summary>
+internal sealed class RouteListener
+{
+    private readonly ClusterService _cluster;
+    private readonly ILogger _logger;
+    private readonly Socket _socket;
+    private Task? _loop;
+
+    public RouteListener(ClusterService cluster, string host, int port, ILogger logger)
+    {
+        _cluster = cluster;
+        _logger = logger;
+        var address = string.IsNullOrEmpty(host) || host is "0.0.0.0" or "*" ? IPAddress.Any
+            : host is "::" or "[::]" ? IPAddress.IPv6Any
+            : IPAddress.TryParse(host.Trim('[', ']'), out var parsed) ? parsed
+            : Dns.GetHostAddresses(host).First();
+        _socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        if (address.Equals(IPAddress.IPv6Any))
+        {
+            _socket.DualMode = true;
+        }
+        _socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        try
+        {
+            _socket.Bind(new IPEndPoint(address, port < 0 ? 0 : port));
+            _socket.Listen(128);
+        }
+        catch
+        {
+            _socket.Dispose();
+            throw;
+        }
+        Port = ((IPEndPoint)_socket.LocalEndPoint!).Port;
+    }
+
+    /// <summary>The port bound (a free one when the configuration said -1).</summary>
+    public int Port { get; }
+
+    public void Start(CancellationToken stop) => _loop = Task.Run(() => AcceptLoopAsync(stop), CancellationToken.None);
+
+    private async Task AcceptLoopAsync(CancellationToken stop)
+    {
+        while (!stop.IsCancellationRequested)
+        {
+            Socket socket;
+            try
+            {
+                socket = await _socket.AcceptAsync(stop).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
+            {
+                break;
+            }
+            catch (SocketException e)
+            {
+                if (stop.IsCancellationRequested)
+                {
+                    break;
+                }
+                _logger.LogError("Temporary route accept error: {Error}", e.Message);
+                await Task.Delay(10, CancellationToken.None).ConfigureAwait(false);
+                continue;
+            }
+            socket.NoDelay = true;
+            _cluster.StartRoute(socket, solicited: false, url: null, configured: false);
+        }
+    }
+
+    public async Task StopAsync()
+    {
+        _socket.Close();
+        if (_loop is not null)
+        {
+            await _loop.ConfigureAwait(false);
+        }
+    }
+}
