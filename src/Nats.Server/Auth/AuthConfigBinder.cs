@@ -1,5 +1,6 @@
 using System.Globalization;
 using Nats.Server.Configuration;
+using Nats.Subjects;
 
 namespace Nats.Server.Auth;
 
@@ -279,7 +280,7 @@ internal static class AuthConfigBinder
         }
         foreach (var subject in subjects ?? [])
         {
-            if (SubjectPatterns.IsValidSubject(subject))
+            if (SubjectRules.IsValid(subject))
             {
                 continue;
             }
@@ -289,7 +290,7 @@ internal static class AuthConfigBinder
                 errors.Add($"subject \"{subject}\" is not a valid subject");
                 return null;
             }
-            if (!SubjectPatterns.IsValidSubject(fields[0]))
+            if (!SubjectRules.IsValid(fields[0]))
             {
                 errors.Add($"subject \"{fields[0]}\" is not a valid subject");
                 return null;

@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Text;
 using Nats.Server.Auth;
 using Nats.Server.Configuration;
+using Nats.Subjects;
 
 namespace Nats.Server.Mappings;
 
@@ -31,7 +32,7 @@ internal static class MappingConfigBinder
             {
                 var subject = (string)item.Key;
                 var value = item.Value!;
-                if (!Subscriptions.SubjectValidation.IsValidSubject(Encoding.UTF8.GetBytes(subject)))
+                if (!SubjectRules.IsValid(subject))
                 {
                     state.Error(state.BlockSource, $"Subject {Quote(subject)} is not a valid subject");
                     continue;

@@ -10,6 +10,7 @@ using Nats.Server.Clients;
 using Nats.Server.Hosting;
 using Nats.Server.Protocol;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Mqtt;
 
@@ -792,7 +793,7 @@ internal sealed class MqttConnection
             {
                 _logger.LogError("{Connection} - invalid topic {Topic}: {Error}", this, GoQuote.Quote(topic), error);
             }
-            else if (!SubjectValidation.IsValidSubject(Encoding.UTF8.GetBytes(subject)))
+            else if (!SubjectRules.IsValid(subject))
             {
                 _logger.LogError("{Connection} - invalid subject {Subject}", this, subject);
                 subject = null;
