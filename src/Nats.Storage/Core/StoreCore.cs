@@ -85,6 +85,9 @@ internal abstract partial class StoreCore : IStreamStore
 
     protected virtual void OnDelete() { }
 
+    /// <summary>Before a call that adds sequences: the file engine refuses them after a failed fsync.</summary>
+    protected virtual void ThrowIfReadOnly() { }
+
     public StoreResult StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0)
     {
         ulong seq;
@@ -93,6 +96,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             ThrowIfClosed();
+            ThrowIfReadOnly();
             ValidateSubject(subject);
             var size = MessageSize(subject, header.Length, data.Length);
             CheckBeforeStore(subject, header.Length + data.Length, size);
@@ -119,6 +123,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             ThrowIfClosed();
+            ThrowIfReadOnly();
             ValidateSubject(subject);
             if (seq <= LastSeq)
             {
@@ -146,6 +151,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             ThrowIfClosed();
+            ThrowIfReadOnly();
             var seq = LastSeq + 1;
             SkipRange(seq, 1, Math.Max(NowNanos(), LastTs));
             OnCommit();
@@ -163,6 +169,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             ThrowIfClosed();
+            ThrowIfReadOnly();
             if (seq != LastSeq + 1)
             {
                 throw new StoreException(StoreError.SequenceMismatch);
