@@ -18,7 +18,8 @@ fail() { echo "tool-smoke: $*" >&2; [ -f "$tmp/server.log" ] && cat "$tmp/server
 dotnet pack Nats.slnx -c Release --no-build -nologo -v quiet -o "$tmp/artifacts" >/dev/null || fail "dotnet pack failed"
 server_pkg=$(ls "$tmp"/artifacts/Nats.Server.[0-9]*.nupkg)
 tool_pkg=$(ls "$tmp"/artifacts/nats-net-server.[0-9]*.nupkg)
-ls "$tmp"/artifacts/Nats.Storage.[0-9]*.nupkg "$tmp"/artifacts/Nats.Server.NatsNet.[0-9]*.nupkg >/dev/null || fail "Nats.Storage or Nats.Server.NatsNet package missing"
+ls "$tmp"/artifacts/Nats.Storage.[0-9]*.nupkg "$tmp"/artifacts/Nats.Subjects.[0-9]*.nupkg "$tmp"/artifacts/Nats.Server.NatsNet.[0-9]*.nupkg >/dev/null \
+  || fail "Nats.Storage, Nats.Subjects or Nats.Server.NatsNet package missing"
 
 listing=$(/usr/bin/python3 -m zipfile -l "$server_pkg")
 for entry in README.md lib/net10.0/Nats.Server.dll lib/net10.0/Nats.Server.xml; do

@@ -1,4 +1,5 @@
 using Nats.Storage.Subjects;
+using Nats.Subjects;
 
 namespace Nats.Storage;
 
@@ -14,7 +15,7 @@ public sealed class SubjectFilterSet
         var list = new List<string>();
         foreach (var f in filters)
         {
-            if (SubjectMatch.IsAll(f))
+            if (SubjectRules.IsMatchAll(f))
             {
                 MatchesAll = true;
                 list.Clear();
@@ -43,7 +44,7 @@ public sealed class SubjectFilterSet
 
         foreach (var f in Filters)
         {
-            if (SubjectMatch.HasWildcard(f) ? SubjectMatch.Matches(subject, SubjectMatch.Tokenize(f)) : f == subject)
+            if (SubjectRules.Matches(subject, f))
             {
                 return true;
             }

@@ -1,6 +1,7 @@
 using System.Text;
 using Nats.Server.Configuration;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Accounts;
 
@@ -100,7 +101,7 @@ internal sealed class AccountRegistry
                     continue;
                 }
                 var export = exporter.Options.ServiceExports
-                    .Where(e => e.Subject == import.To || Auth.SubjectPatterns.IsSubsetMatch(import.To, e.Subject))
+                    .Where(e => e.Subject == import.To || SubjectRules.IsSubsetMatch(import.To, e.Subject))
                     .OrderBy(e => e.Subject == import.To ? 0 : 1)
                     .FirstOrDefault();
                 var route = new ServiceImportRoute(importer, exporter, import, export);

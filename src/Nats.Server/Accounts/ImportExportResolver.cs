@@ -1,5 +1,6 @@
 using Nats.Server.Auth;
 using Nats.Server.Configuration;
+using Nats.Subjects;
 
 namespace Nats.Server.Accounts;
 
@@ -88,8 +89,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
         {
             return true;
         }
-        var tokens = export.Subject.Split('.');
-        if (tokens.Length >= export.AccountTokenPosition && tokens[export.AccountTokenPosition - 1] == "*")
+        if (SubjectTokens.IsSingleWildcard(SubjectTokens.TokenAt(export.Subject.AsSpan(), export.AccountTokenPosition)))
         {
             return true;
         }
@@ -113,7 +113,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
         var to = import.To;
         if (!string.IsNullOrEmpty(import.Prefix))
         {
-            if (SubjectPatterns.HasWildcard(import.Prefix))
+            if (SubjectRules.HasWildcard(import.Prefix))
             {
                 fail("stream import prefix can not contain wildcard tokens");
                 return;
@@ -129,7 +129,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             fail("import forms a cycle");
             return;
         }
-        if (SubjectPatterns.HasWildcard(import.Subject) && to != import.Subject
+        if (SubjectRules.HasWildcard(import.Subject) && to != import.Subject
             && SubjectTransform.Create(import.Subject, to, out var transformError) is null)
         {
             fail($"failed to create mapping transform for stream import subject \"{import.Subject}\" to \"{to}\": {transformError}");
@@ -154,7 +154,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
         // Go's naming: "from" is the local subject, "to" the exporter's.
         var from = import.To;
         var to = import.Subject;
-        if (!SubjectPatterns.IsValidSubject(from) || !SubjectPatterns.IsValidSubject(to))
+        if (!SubjectRules.IsValid(from) || !SubjectRules.IsValid(to))
         {
             fail("sublist: invalid subject");
             return;
@@ -174,7 +174,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             fail($"duplicate service import subject \"{from}\", previously used in import for account \"{duplicate.Exporter}\", subject \"{duplicate.To}\"");
             return;
         }
-        if (SubjectPatterns.HasWildcard(to) && to != from && SubjectTransform.Create(from, to, out var transformError, checkReverse: true) is null)
+        if (SubjectRules.HasWildcard(to) && to != from && SubjectTransform.Create(from, to, out var transformError, checkReverse: true) is null)
         {
             fail($"failed to create mapping transform for service import subject \"{from}\" to \"{to}\": {transformError}");
             return;
@@ -186,20 +186,19 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
     internal static bool ExportApproves(IEnumerable<(string Subject, IReadOnlyList<string>? Approved, int TokenPosition)> exports, string importer, string subject)
     {
         var list = exports.ToList();
-        if (list.Count == 0 || !SubjectPatterns.IsValidSubject(subject))
+        if (list.Count == 0 || !SubjectRules.IsValid(subject))
         {
             return false;
         }
-        var tokens = subject.Split('.');
         foreach (var (exportSubject, approved, position) in list.OrderBy(e => e.Subject == subject ? 0 : 1))
         {
-            if (exportSubject != subject && !SubjectPatterns.IsSubsetMatch(subject, exportSubject))
+            if (exportSubject != subject && !SubjectRules.IsSubsetMatch(subject, exportSubject))
             {
                 continue;
             }
             if (position > 0)
             {
-                return exportSubject != subject && position <= tokens.Length && tokens[position - 1] == importer;
+                return exportSubject != subject && SubjectTokens.TokenAt(subject.AsSpan(), position).SequenceEqual(importer);
             }
             return approved is null || approved.Contains(importer);
         }
@@ -211,13 +210,13 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
 
     private bool StreamCycle(AccountOptions account, string to, HashSet<string> visited)
     {
-        if (visited.Count >= 1024 || !account.StreamExports.Any(e => SubjectPatterns.IsSubsetMatch(to, e.Subject)))
+        if (visited.Count >= 1024 || !account.StreamExports.Any(e => SubjectRules.IsSubsetMatch(to, e.Subject)))
         {
             return visited.Count >= 1024;
         }
         foreach (var import in account.StreamImports)
         {
-            if (!Collide(to, import.To))
+            if (!SubjectRules.Collide(to, import.To))
             {
                 continue;
             }
@@ -226,7 +225,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
                 return true;
             }
             visited.Add(account.Name);
-            var next = SubjectPatterns.IsSubsetMatch(import.To, to) ? import.To : to;
+            var next = SubjectRules.IsSubsetMatch(import.To, to) ? import.To : to;
             if (_accounts.TryGetValue(import.Exporter, out var exporter) && StreamCycle(exporter, next, visited))
             {
                 return true;
@@ -246,7 +245,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
         }
         foreach (var import in account.ServiceImports)
         {
-            if (!Collide(from, import.To))
+            if (!SubjectRules.Collide(from, import.To))
             {
                 continue;
             }
@@ -255,32 +254,12 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
                 return true;
             }
             visited.Add(account.Name);
-            var next = SubjectPatterns.IsSubsetMatch(import.From, from) ? import.From : from;
+            var next = SubjectRules.IsSubsetMatch(import.From, from) ? import.From : from;
             if (_accounts.TryGetValue(import.Exporter, out var exporter) && ServiceCycle(exporter, next, visited))
             {
                 return true;
             }
         }
         return false;
-    }
-
-    /// <summary>Go's SubjectsCollide: some literal subject matches both patterns.</summary>
-    internal static bool Collide(string a, string b)
-    {
-        var ta = a.Split('.');
-        var tb = b.Split('.');
-        var i = 0;
-        for (; i < ta.Length && i < tb.Length; i++)
-        {
-            if (ta[i] == ">" || tb[i] == ">")
-            {
-                return true;
-            }
-            if (ta[i] != tb[i] && ta[i] != "*" && tb[i] != "*")
-            {
-                return false;
-            }
-        }
-        return ta.Length == tb.Length;
     }
 }

@@ -1,4 +1,5 @@
 using System.Text;
+using Nats.Subjects;
 
 namespace Nats.Server.Accounts;
 
@@ -28,7 +29,7 @@ internal abstract class InternalRoute
     /// <summary>Go's rule: a wildcard import whose two sides are equal passes the published subject through.</summary>
     protected static (bool UsePublished, SubjectTransform? Transform) Plan(string wildcardSide, string from, string to, bool reverseCheck)
     {
-        if (!Auth.SubjectPatterns.HasWildcard(wildcardSide))
+        if (!SubjectRules.HasWildcard(wildcardSide))
         {
             return (false, null);
         }

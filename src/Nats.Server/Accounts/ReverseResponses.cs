@@ -1,5 +1,6 @@
 using Nats.Server.Auth;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Accounts;
 
@@ -60,7 +61,7 @@ internal sealed class ReverseResponses(Account owner)
         {
             foreach (var (reply, entries) in _byReply)
             {
-                var affected = reply == text || (SubjectPatterns.HasWildcard(text) && SubjectPatterns.IsSubsetMatch(reply, text));
+                var affected = reply == text || (SubjectRules.HasWildcard(text) && SubjectRules.IsSubsetMatch(reply, text));
                 if (affected && owner.SubList.Match(entries[0].Reply).IsEmpty)
                 {
                     orphaned.AddRange(entries);

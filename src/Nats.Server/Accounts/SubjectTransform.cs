@@ -1,5 +1,6 @@
 using System.Text;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Accounts;
 
@@ -25,10 +26,10 @@ internal sealed class SubjectTransform
     public static SubjectTransform? Create(string source, string destination, out string? error, bool checkReverse = false)
     {
         error = null;
-        var sourceTokens = source.Split('.');
-        var destinationTokens = destination.Split('.');
-        if (!SubjectValidation.IsValidSubject(Encoding.UTF8.GetBytes(source)) || !SubjectValidation.IsValidSubject(Encoding.UTF8.GetBytes(destination))
-            || (sourceTokens[^1] == ">") != (destinationTokens[^1] == ">"))
+        var sourceTokens = SubjectTokens.Split(source);
+        var destinationTokens = SubjectTokens.Split(destination);
+        if (!SubjectRules.IsValid(source) || !SubjectRules.IsValid(destination)
+            || SubjectTokens.IsFullWildcard(sourceTokens[^1]) != SubjectTokens.IsFullWildcard(destinationTokens[^1]))
         {
             error = "invalid subject";
             return null;
@@ -45,12 +46,12 @@ internal sealed class SubjectTransform
         }
         if (checkedDestination < checkedSource)
         {
-            error = $"invalid mapping destination: not using all of the token wildcard(s) in {Tokenized(checkedDestinationTokens)}";
+            error = $"invalid mapping destination: not using all of the token wildcard(s) in {Mappings.SubjectTransform.TransformTokenize(checkedDestinationTokens)}";
             return null;
         }
         try
         {
-            return new SubjectTransform(Mappings.SubjectTransform.Create(source, Tokenized(destinationTokens)));
+            return new SubjectTransform(Mappings.SubjectTransform.Create(source, Mappings.SubjectTransform.TransformTokenize(destinationTokens)));
         }
         catch (Mappings.MappingException e)
         {
@@ -59,14 +60,7 @@ internal sealed class SubjectTransform
         }
     }
 
-    /// <summary>Go's transformTokenize: the i-th '*' becomes "$i".</summary>
-    private static string Tokenized(string[] tokens)
-    {
-        var n = 0;
-        return string.Join('.', tokens.Select(t => t == "*" ? "$" + ++n : t));
-    }
-
-    private static int CountWildcards(string[] tokens) => tokens.Count(t => t == "*");
+    private static int CountWildcards(string[] tokens) => tokens.Count(t => SubjectTokens.IsSingleWildcard(t));
 
     /// <summary>
     /// Writes the transformed <paramref name="subject"/> (which matches the source) into
@@ -75,8 +69,8 @@ internal sealed class SubjectTransform
     public int Apply(ReadOnlySpan<byte> subject, ref byte[]? scratch)
     {
         Span<Range> stackTokens = stackalloc Range[StackTokens];
-        var count = Mappings.SubjectMatcher.Tokenize(subject, stackTokens);
-        ReadOnlySpan<Range> tokens = count >= 0 ? stackTokens[..count] : Mappings.SubjectMatcher.Tokenize(subject);
+        var count = SubjectTokens.Tokenize(subject, stackTokens);
+        ReadOnlySpan<Range> tokens = count >= 0 ? stackTokens[..count] : SubjectTokens.Tokenize(subject);
         var buffer = scratch ?? new byte[256];
         var length = _inner.Apply(subject, tokens, ref buffer);
         scratch = buffer;

@@ -1,4 +1,5 @@
 using Nats.Server.Configuration;
+using Nats.Subjects;
 
 namespace Nats.Server.Auth;
 
@@ -278,7 +279,7 @@ internal static class AuthConfigBinder
         }
         foreach (var subject in subjects ?? [])
         {
-            if (SubjectPatterns.IsValidSubject(subject))
+            if (SubjectRules.IsValid(subject))
             {
                 continue;
             }
@@ -288,7 +289,7 @@ internal static class AuthConfigBinder
                 errors.Add($"subject \"{subject}\" is not a valid subject");
                 return null;
             }
-            if (!SubjectPatterns.IsValidSubject(fields[0]))
+            if (!SubjectRules.IsValid(fields[0]))
             {
                 errors.Add($"subject \"{fields[0]}\" is not a valid subject");
                 return null;

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Text;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Auth;
 
@@ -96,11 +97,11 @@ internal sealed class ClientPermissions
             }
             // A wildcard subscription wider than a deny entry is allowed, but the denied subjects
             // must then be filtered out of what it receives.
-            if (allowed && !_deliveryFilterOn && SubjectPatterns.HasWildcard(subject))
+            if (allowed && !_deliveryFilterOn && SubjectRules.HasWildcard(subject))
             {
                 foreach (var denied in _permissions.SubscribeDenyRaw)
                 {
-                    if (SubjectPatterns.IsSubsetMatch(denied, subject))
+                    if (SubjectRules.IsSubsetMatch(denied, subject))
                     {
                         lock (_lock)
                         {

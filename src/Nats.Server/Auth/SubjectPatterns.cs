@@ -1,3 +1,5 @@
+using Nats.Subjects;
+
 namespace Nats.Server.Auth;
 
 /// <summary>
@@ -37,12 +39,11 @@ internal sealed class SubjectPatterns
                 queue = fields.Length == 2 ? fields[1] : null;
             }
             // Go's Sublist.Insert refuses malformed subjects and the permission code ignores the error.
-            if (!IsValidSubject(subject))
+            if (!SubjectRules.IsValid(subject))
             {
                 continue;
             }
-            var tokens = subject.Split('.');
-            compiled.Add(new Entry(tokens, tokens.Select(System.Text.Encoding.UTF8.GetBytes).ToArray(), queue));
+            compiled.Add(new Entry(subject, System.Text.Encoding.UTF8.GetBytes(subject), queue));
         }
         return new SubjectPatterns([.. compiled]);
     }
@@ -53,13 +54,9 @@ internal sealed class SubjectPatterns
     /// </summary>
     public bool MatchesPlain(ReadOnlySpan<byte> subject)
     {
-        if (subject.IsEmpty || subject[0] == (byte)'.' || subject[^1] == (byte)'.' || subject.IndexOf(".."u8) >= 0)
-        {
-            return false;
-        }
         foreach (var entry in _entries)
         {
-            if (entry.Queue is null && Matches(entry.Utf8Tokens, subject))
+            if (entry.Queue is null && SubjectRules.Matches(subject, entry.Utf8))
             {
                 return true;
             }
@@ -70,14 +67,9 @@ internal sealed class SubjectPatterns
     /// <summary>True when a plain (non-queue) entry matches.</summary>
     public bool MatchesPlain(string subject)
     {
-        var tokens = Tokenize(subject);
-        if (tokens is null)
-        {
-            return false;
-        }
         foreach (var entry in _entries)
         {
-            if (entry.Queue is null && Matches(entry.Tokens, tokens))
+            if (entry.Queue is null && SubjectRules.Matches(subject, entry.Subject))
             {
                 return true;
             }
@@ -90,14 +82,9 @@ internal sealed class SubjectPatterns
     {
         anyPlain = false;
         queues = null;
-        var tokens = Tokenize(subject);
-        if (tokens is null)
-        {
-            return;
-        }
         foreach (var entry in _entries)
         {
-            if (!Matches(entry.Tokens, tokens))
+            if (!SubjectRules.Matches(subject, entry.Subject))
             {
                 continue;
             }
@@ -117,7 +104,7 @@ internal sealed class SubjectPatterns
     {
         foreach (var name in queueEntries)
         {
-            if (queue == name || (HasWildcard(name) && IsSubsetMatch(queue, name)))
+            if (queue == name || (SubjectRules.HasWildcard(name) && SubjectRules.IsSubsetMatch(queue, name)))
             {
                 return true;
             }
@@ -125,148 +112,5 @@ internal sealed class SubjectPatterns
         return false;
     }
 
-    /// <summary>Go's subjectIsSubsetMatch(subject, test): every subject <paramref name="subject"/> covers is covered by <paramref name="test"/>.</summary>
-    public static bool IsSubsetMatch(string subject, string test)
-    {
-        var tokens = subject.Split('.');
-        var testTokens = test.Split('.');
-        for (var i = 0; i < testTokens.Length; i++)
-        {
-            if (i >= tokens.Length)
-            {
-                return false;
-            }
-            var t2 = testTokens[i];
-            if (t2.Length == 0)
-            {
-                return false;
-            }
-            if (t2 == ">")
-            {
-                return true;
-            }
-            var t1 = tokens[i];
-            if (t1.Length == 0 || t1 == ">")
-            {
-                return false;
-            }
-            if (t1 == "*")
-            {
-                if (t2 != "*")
-                {
-                    return false;
-                }
-                continue;
-            }
-            if (t2 != "*" && t1 != t2)
-            {
-                return false;
-            }
-        }
-        return tokens.Length == testTokens.Length;
-    }
-
-    public static bool HasWildcard(string subject)
-    {
-        foreach (var token in subject.Split('.'))
-        {
-            if (token is "*" or ">")
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /// <summary>Go's IsValidSubject: no empty tokens, '>' only last, no whitespace.</summary>
-    public static bool IsValidSubject(string subject)
-    {
-        if (subject.Length == 0)
-        {
-            return false;
-        }
-        var sawFull = false;
-        foreach (var token in subject.Split('.'))
-        {
-            if (token.Length == 0 || sawFull)
-            {
-                return false;
-            }
-            if (token.AsSpan().IndexOfAny(" \t\n\r\f") >= 0)
-            {
-                return false;
-            }
-            if (token == ">")
-            {
-                sawFull = true;
-            }
-        }
-        return true;
-    }
-
-    private static string[]? Tokenize(string subject)
-    {
-        if (subject.Length == 0)
-        {
-            return null;
-        }
-        var tokens = subject.Split('.');
-        foreach (var token in tokens)
-        {
-            if (token.Length == 0)
-            {
-                return null;
-            }
-        }
-        return tokens;
-    }
-
-    // The subject has no empty tokens (checked by the caller); its tokens are compared literally.
-    private static bool Matches(byte[][] pattern, ReadOnlySpan<byte> subject)
-    {
-        var position = 0;
-        foreach (var p in pattern)
-        {
-            if (p is [(byte)'>'])
-            {
-                return position <= subject.Length;
-            }
-            if (position > subject.Length)
-            {
-                return false;
-            }
-            var rest = subject[position..];
-            var dot = rest.IndexOf((byte)'.');
-            var token = dot < 0 ? rest : rest[..dot];
-            if (p is not [(byte)'*'] && !token.SequenceEqual(p))
-            {
-                return false;
-            }
-            position += token.Length + 1;
-        }
-        return position == subject.Length + 1;
-    }
-
-    private static bool Matches(string[] pattern, string[] subject)
-    {
-        for (var i = 0; i < pattern.Length; i++)
-        {
-            var p = pattern[i];
-            if (p == ">")
-            {
-                return subject.Length > i;
-            }
-            if (i >= subject.Length)
-            {
-                return false;
-            }
-            if (p != "*" && p != subject[i])
-            {
-                return false;
-            }
-        }
-        return pattern.Length == subject.Length;
-    }
-
-    private readonly record struct Entry(string[] Tokens, byte[][] Utf8Tokens, string? Queue);
+    private readonly record struct Entry(string Subject, byte[] Utf8, string? Queue);
 }

@@ -2,6 +2,7 @@ using System.Text;
 using Nats.Server.Auth;
 using Nats.Server.Protocol;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Clients;
 
@@ -44,7 +45,7 @@ internal sealed class PublishHandler
         client.InMsgs++;
         client.InBytes += command.PayloadSize;
 
-        if (_connect.Pedantic && !SubjectValidation.IsValidLiteralSubject(subject))
+        if (_connect.Pedantic && !SubjectRules.IsValidLiteral(subject))
         {
             _protocol.Enqueue(ErrorTexts.InvalidPublishSubject);
         }

@@ -4,6 +4,7 @@ using Nats.Server.JetStream.Api;
 using Nats.Server.JetStream.Configuration;
 using Nats.Storage;
 using Nats.Storage.File;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream;
 
@@ -147,7 +148,7 @@ internal sealed class JsAccount
                 {
                     foreach (var b in other.Config.Subjects ?? [])
                     {
-                        if (Subjects.Collide(a, b))
+                        if (SubjectRules.Collide(a, b))
                         {
                             return true;
                         }

@@ -1,5 +1,6 @@
 using Nats.Server.JetStream.Api;
 using Nats.Server.JetStream.Configuration;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream;
 
@@ -141,11 +142,11 @@ internal static class StreamConfigValidator
                 {
                     throw Invalid("duplicate subjects detected");
                 }
-                if (Subjects.IsValid(subject) && Subjects.IsSubset(subject, "$JS.API.>"))
+                if (SubjectRules.IsValid(subject) && SubjectRules.IsSubsetMatch(subject, "$JS.API.>"))
                 {
                     throw Invalid("subjects overlap with jetstream api");
                 }
-                if (!Subjects.IsValid(subject))
+                if (!SubjectRules.IsValid(subject))
                 {
                     throw Invalid("invalid subject");
                 }
@@ -171,7 +172,7 @@ internal static class StreamConfigValidator
             {
                 foreach (var other in cfg.Subjects)
                 {
-                    if (other != subject && Subjects.Collide(other, subject))
+                    if (other != subject && SubjectRules.Collide(other, subject))
                     {
                         throw Invalid($"subject \"{subject}\" overlaps with \"{other}\"");
                     }
@@ -184,15 +185,15 @@ internal static class StreamConfigValidator
             {
                 republish.Source = ">";
             }
-            if (!(cfg.Subjects ?? []).Any(s => Subjects.Collide(republish.Source, s)))
+            if (!(cfg.Subjects ?? []).Any(s => SubjectRules.Collide(republish.Source, s)))
             {
                 throw Invalid("stream configuration for republish source is not valid subset of subjects");
             }
-            if ((cfg.Subjects ?? []).Any(s => Subjects.Collide(republish.Destination, s)))
+            if ((cfg.Subjects ?? []).Any(s => SubjectRules.Collide(republish.Destination, s)))
             {
                 throw Invalid("stream configuration for republish destination forms a cycle");
             }
-            if (!Subjects.IsValid(republish.Destination) || !Subjects.IsValid(republish.Source)
+            if (!SubjectRules.IsValid(republish.Destination) || !SubjectRules.IsValid(republish.Source)
                 || StreamRepublish.TryTransform(republish.Source, republish.Destination) is null)
             {
                 throw Invalid("stream configuration for republish not valid");
@@ -250,7 +251,7 @@ internal static class StreamConfigValidator
         static JsApiException Invalid(string text) => new(JsErrors.StreamInvalidConfigF.WithErr(text));
 
         static bool FilterOverlaps(string? filter, List<string>? subjects) =>
-            string.IsNullOrEmpty(filter) || subjects is null or { Count: 0 } || subjects.Any(s => Subjects.Collide(s, filter));
+            string.IsNullOrEmpty(filter) || subjects is null or { Count: 0 } || subjects.Any(s => SubjectRules.Collide(s, filter));
 
         var streamSubjects = new List<string>();
         if (cfg.Mirror is { } mirror)

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Text;
 using System.Text;
 using Nats.Server.Mappings;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream;
 
@@ -52,7 +53,7 @@ internal sealed class StreamRepublish
         }
     }
 
-    public bool Matches(string subject) => Subjects.Matches(subject, _source);
+    public bool Matches(string subject) => SubjectRules.Matches(subject, _source);
 
     public void Send(JsStream stream, string subject, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload, ulong seq, ulong lastSubjectSeq)
     {

@@ -1,4 +1,5 @@
 using System.Text.RegularExpressions;
+using Nats.Subjects;
 
 namespace Nats.Server.Mappings;
 
@@ -46,7 +47,7 @@ internal readonly record struct DestinationToken(TransformKind Kind, long[] Wild
     public static void Validate(string destination)
     {
         var sawFullWildcard = false;
-        foreach (var token in destination.Split('.'))
+        foreach (var token in SubjectTokens.Split(destination))
         {
             if (token.Length == 0 || sawFullWildcard)
             {
@@ -60,11 +61,11 @@ internal readonly record struct DestinationToken(TransformKind Kind, long[] Wild
                 }
                 continue;
             }
-            if (token == ">")
+            if (SubjectTokens.IsFullWildcard(token))
             {
                 sawFullWildcard = true;
             }
-            else if (token.AsSpan().IndexOfAny("\t\n\f\r ") >= 0)
+            else if (SubjectTokens.ContainsWhitespace(token))
             {
                 // Go returns the bare error here, without the token.
                 throw new MappingException(MappingErrors.InvalidDestinationSubject);

@@ -1,6 +1,7 @@
 using System.Collections;
 using System.Text;
 using Nats.Server.Configuration;
+using Nats.Subjects;
 
 namespace Nats.Server.Mappings;
 
@@ -29,7 +30,7 @@ internal static class MappingConfigBinder
             {
                 var subject = (string)item.Key;
                 var value = item.Value!;
-                if (!Subscriptions.SubjectValidation.IsValidSubject(Encoding.UTF8.GetBytes(subject)))
+                if (!SubjectRules.IsValid(subject))
                 {
                     state.Error(state.BlockSource, $"Subject {Quote(subject)} is not a valid subject");
                     continue;

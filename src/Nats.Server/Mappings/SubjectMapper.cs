@@ -1,4 +1,5 @@
 using System.Text;
+using Nats.Subjects;
 
 namespace Nats.Server.Mappings;
 
@@ -49,11 +50,11 @@ internal sealed class SubjectMapper
     public static Entry Compile(SubjectMapping mapping)
     {
         var source = mapping.Source;
-        if (!Subscriptions.SubjectValidation.IsValidSubject(Encoding.UTF8.GetBytes(source)))
+        if (!SubjectRules.IsValid(source))
         {
             throw new MappingException(MappingErrors.BadSubject);
         }
-        var isWildcard = !Subscriptions.SubjectValidation.IsLiteral(Encoding.UTF8.GetBytes(source));
+        var isWildcard = !SubjectRules.IsLiteral(source);
         var seen = new HashSet<string>(StringComparer.Ordinal);
         var plain = new List<(SubjectTransform Transform, int Weight)>();
         var byCluster = new Dictionary<string, List<(SubjectTransform Transform, int Weight)>>(StringComparer.Ordinal);
@@ -94,7 +95,6 @@ internal sealed class SubjectMapper
         return new Entry(
             source,
             Encoding.UTF8.GetBytes(source),
-            SubjectMatcher.PatternTokens(source),
             isWildcard,
             Cumulative(source, isWildcard, plain, sourceWasListed),
             byCluster.ToDictionary(kv => kv.Key, kv => Cumulative(source, isWildcard, kv.Value, sourceWasListed), StringComparer.Ordinal));
@@ -109,7 +109,7 @@ internal sealed class SubjectMapper
         var sum = list.Sum(d => d.Weight);
         if (sum != 100 && !sourceWasListed)
         {
-            var self = isWildcard ? TokenizeWildcards(source) : source;
+            var self = isWildcard ? SubjectTransform.TransformTokenize(SubjectTokens.Split(source)) : source;
             list.Add((SubjectTransform.Create(source, self), list.Count == 0 ? 100 : 100 - sum));
         }
         var sorted = list.OrderBy(d => d.Weight).ToList();
@@ -121,13 +121,6 @@ internal sealed class SubjectMapper
             result[i] = new Destination(sorted[i].Transform, running);
         }
         return result;
-    }
-
-    /// <summary>Go's transformTokenize: "foo.*.*" becomes "foo.$1.$2".</summary>
-    private static string TokenizeWildcards(string subject)
-    {
-        var ordinal = 1;
-        return string.Join('.', subject.Split('.').Select(t => t == "*" ? $"${ordinal++}" : t));
     }
 
     /// <summary>The mappings as /accountz shows them: source to destinations with cumulative weights.</summary>
@@ -164,14 +157,14 @@ internal sealed class SubjectMapper
     private bool TryMapTokenized(ReadOnlySpan<byte> subject, int from, ref byte[] buffer, out int length)
     {
         Span<Range> stackTokens = stackalloc Range[StackTokens];
-        var count = SubjectMatcher.Tokenize(subject, stackTokens);
-        ReadOnlySpan<Range> tokens = count >= 0 ? stackTokens[..count] : SubjectMatcher.Tokenize(subject);
+        var count = SubjectTokens.Tokenize(subject, stackTokens);
+        ReadOnlySpan<Range> tokens = count >= 0 ? stackTokens[..count] : SubjectTokens.Tokenize(subject);
         var entries = _entries;
         for (var i = from; i < entries.Length; i++)
         {
             var entry = entries[i];
             var matched = entry.NeedsTokenMatch
-                ? (!entry.IsWildcard && subject.SequenceEqual(entry.SourceBytes)) || SubjectMatcher.IsSubsetMatch(subject, tokens, entry.SourceTokens)
+                ? (!entry.IsWildcard && subject.SequenceEqual(entry.SourceBytes)) || SubjectRules.IsSubsetMatch(subject, entry.SourceBytes)
                 : subject.SequenceEqual(entry.SourceBytes);
             if (matched)
             {
@@ -204,14 +197,14 @@ internal sealed class SubjectMapper
     }
 
     /// <summary>One compiled mapping.</summary>
-    internal sealed record Entry(string Source, byte[] SourceBytes, byte[][] SourceTokens, bool IsWildcard,
+    internal sealed record Entry(string Source, byte[] SourceBytes, bool IsWildcard,
         Destination[] Destinations, Dictionary<string, Destination[]> ClusterDestinations)
     {
         /// <summary>
         /// Wildcard sources need token matching. So do literal ones with a token starting with '*' ("a.*b"):
         /// Go's subset match treats any token starting with '*' as a wildcard. Otherwise equality decides.
         /// </summary>
-        public bool NeedsTokenMatch { get; } = IsWildcard || SourceTokens.Any(t => t.Length > 0 && t[0] == (byte)'*');
+        public bool NeedsTokenMatch { get; } = IsWildcard || SubjectTokens.Split(Source).Any(t => t.StartsWith('*'));
     }
 
     internal sealed record Destination(SubjectTransform Transform, int CumulativeWeight);

@@ -1,5 +1,6 @@
 using System.Buffers.Text;
 using System.Text;
+using Nats.Subjects;
 
 namespace Nats.Server.Mappings;
 
@@ -24,7 +25,7 @@ internal sealed class SubjectTransform
         _parts = parts;
         _destinationBytes = Encoding.UTF8.GetBytes(destination);
         _sourceTokenCount = sourceTokenCount;
-        _endsWithFullWildcard = destination == ">" || destination.EndsWith(".>", StringComparison.Ordinal);
+        _endsWithFullWildcard = SubjectTokens.IsFullWildcard(SubjectTokens.Last(destination));
         if (parts is not null)
         {
             foreach (var part in parts)
@@ -42,11 +43,18 @@ internal sealed class SubjectTransform
     /// <summary>A literal source maps to its destination text verbatim, as in Go (no tokens are read).</summary>
     public bool IsLiteral => _parts is null;
 
+    /// <summary>Go's transformTokenize: the i-th '*' token becomes "$i" ("foo.*.*" becomes "foo.$1.$2").</summary>
+    public static string TransformTokenize(string[] tokens)
+    {
+        var ordinal = 0;
+        return string.Join('.', tokens.Select(t => SubjectTokens.IsSingleWildcard(t) ? "$" + ++ordinal : t));
+    }
+
     /// <summary>Go's newTransform: both subjects valid, '>' on both sides or neither, no '*' in the destination, every source wildcard used.</summary>
     public static SubjectTransform Create(string source, string destination)
     {
-        if (!SubjectInfo(source, out var sourceTokens, out var sourceWildcards, out var sourceFull)
-            || !SubjectInfo(destination, out var destinationTokens, out var destinationWildcards, out var destinationFull)
+        if (!SubjectRules.Info(source, out var sourceTokens, out var sourceWildcards, out var sourceFull)
+            || !SubjectRules.Info(destination, out var destinationTokens, out var destinationWildcards, out var destinationFull)
             || destinationWildcards > 0 || sourceFull != destinationFull)
         {
             throw new MappingException(MappingErrors.BadSubject);
@@ -61,7 +69,7 @@ internal sealed class SubjectTransform
         var positions = new List<int>();
         for (var i = 0; i < sourceTokens.Length; i++)
         {
-            if (sourceTokens[i] == "*")
+            if (SubjectTokens.IsSingleWildcard(sourceTokens[i]))
             {
                 positions.Add(i);
             }
@@ -97,34 +105,6 @@ internal sealed class SubjectTransform
         return new SubjectTransform(source, destination, parts, sourceTokens.Length);
     }
 
-    /// <summary>Go's subjectInfo: validity (no empty token, nothing after '>'), tokens, '*' count, has '>'.</summary>
-    private static bool SubjectInfo(string subject, out string[] tokens, out int wildcards, out bool full)
-    {
-        tokens = subject.Split('.');
-        wildcards = 0;
-        full = false;
-        if (subject.Length == 0)
-        {
-            return false;
-        }
-        foreach (var token in tokens)
-        {
-            if (token.Length == 0 || full)
-            {
-                return false;
-            }
-            if (token == ">")
-            {
-                full = true;
-            }
-            else if (token == "*")
-            {
-                wildcards++;
-            }
-        }
-        return true;
-    }
-
     /// <summary>
     /// Writes the destination for <paramref name="subject"/> (already matched against the source;
     /// <paramref name="tokens"/> are its token ranges) into <paramref name="buffer"/>, growing it if needed.
@@ -150,7 +130,7 @@ internal sealed class SubjectTransform
             var part = _parts[i];
             if (part.Kind == TransformKind.Literal)
             {
-                if (part.Literal is [(byte)'>'])
+                if (SubjectTokens.IsFullWildcard(part.Literal))
                 {
                     break;
                 }
@@ -177,7 +157,7 @@ internal sealed class SubjectTransform
     public string Apply(string subject)
     {
         var bytes = Encoding.UTF8.GetBytes(subject);
-        var tokens = SubjectMatcher.Tokenize(bytes);
+        var tokens = SubjectTokens.Tokenize(bytes);
         var buffer = Array.Empty<byte>();
         var length = Apply(bytes, tokens, ref buffer);
         return Encoding.UTF8.GetString(buffer, 0, length);

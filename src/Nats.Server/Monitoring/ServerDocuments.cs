@@ -2,6 +2,7 @@ using System.Text;
 using Nats.Server.Accounts;
 using Nats.Server.Hosting;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Monitoring;
 
@@ -120,7 +121,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         error = "";
         offset = Math.Max(0, offset);
         limit = limit <= 0 ? DefaultSubListSize : limit;
-        if (test.Length > 0 && !SubjectValidation.IsValidLiteralSubject(Encoding.UTF8.GetBytes(test)))
+        if (test.Length > 0 && !SubjectRules.IsValidLiteral(test))
         {
             error = $"invalid test subject, must be valid publish subject: {test}";
             return null;
@@ -157,7 +158,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         {
             foreach (var subscription in acc.SubList.All())
             {
-                if (test.Length > 0 && !SubjectValidation.Matches(testBytes, subscription.Subject))
+                if (test.Length > 0 && !SubjectRules.Matches(testBytes, subscription.Subject))
                 {
                     continue;
                 }

@@ -1,6 +1,7 @@
 using Microsoft.Extensions.Logging;
 using Nats.Server.Auth;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Mqtt;
 
@@ -137,7 +138,7 @@ internal static class MqttDecoder
             {
                 logger.LogError("{Connection} - invalid topic {Topic}: {Error}", connection, GoQuote.Quote(topic), error);
             }
-            else if (!SubjectValidation.IsValidSubject(System.Text.Encoding.UTF8.GetBytes(subject)))
+            else if (!SubjectRules.IsValid(subject))
             {
                 logger.LogError("{Connection} - invalid subject {Subject}", connection, subject);
                 subject = null;

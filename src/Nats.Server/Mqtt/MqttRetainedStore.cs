@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Text;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Mqtt;
 
@@ -41,7 +42,7 @@ internal sealed class MqttRetainedStore
         var filterBytes = Encoding.UTF8.GetBytes(filter);
         foreach (var message in _messages.Values)
         {
-            if (SubjectValidation.Matches(Encoding.UTF8.GetBytes(message.Subject), filterBytes))
+            if (SubjectRules.Matches(Encoding.UTF8.GetBytes(message.Subject), filterBytes))
             {
                 yield return message;
             }

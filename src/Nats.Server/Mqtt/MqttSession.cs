@@ -4,6 +4,7 @@ using Nats.Server.Clients;
 using Nats.Server.Delivery;
 using Nats.Server.JetStream.Consumers;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Mqtt;
 
@@ -635,7 +636,7 @@ internal sealed class MqttSession
             Sid = sid;
             Qos = qos;
             Subject = subject ?? (sid.EndsWith(" fwc", StringComparison.Ordinal) ? sid[..^4] : sid);
-            Reserved = Subject is ">" or "*" || Subject.StartsWith("*.", StringComparison.Ordinal);
+            Reserved = SubjectTokens.IsWildcard(Subject) || Subject.StartsWith("*.", StringComparison.Ordinal);
             PlainReceiver = new Receiver(session, this, stored: false);
             DeliveryReceiver = new Receiver(session, this, stored: true);
         }

@@ -1,3 +1,5 @@
+using Nats.Subjects;
+
 namespace Nats.Server.Subscriptions;
 
 internal sealed partial class SubList
@@ -19,32 +21,26 @@ internal sealed partial class SubList
 
         public Node? Find(ReadOnlySpan<byte> token)
         {
-            if (token.Length == 1)
+            if (SubjectTokens.IsSingleWildcard(token))
             {
-                if (token[0] == SubjectValidation.SingleWildcard)
-                {
-                    return PartialWildcard;
-                }
-                if (token[0] == SubjectValidation.FullWildcard)
-                {
-                    return FullWildcard;
-                }
+                return PartialWildcard;
+            }
+            if (SubjectTokens.IsFullWildcard(token))
+            {
+                return FullWildcard;
             }
             return _literals is not null && _lookup.TryGetValue(token, out var node) ? node : null;
         }
 
         public Node GetOrAdd(ReadOnlySpan<byte> token)
         {
-            if (token.Length == 1)
+            if (SubjectTokens.IsSingleWildcard(token))
             {
-                if (token[0] == SubjectValidation.SingleWildcard)
-                {
-                    return PartialWildcard ??= new Node();
-                }
-                if (token[0] == SubjectValidation.FullWildcard)
-                {
-                    return FullWildcard ??= new Node();
-                }
+                return PartialWildcard ??= new Node();
+            }
+            if (SubjectTokens.IsFullWildcard(token))
+            {
+                return FullWildcard ??= new Node();
             }
             if (_literals is null)
             {
@@ -61,18 +57,15 @@ internal sealed partial class SubList
 
         public void RemoveNode(ReadOnlySpan<byte> token)
         {
-            if (token.Length == 1)
+            if (SubjectTokens.IsSingleWildcard(token))
             {
-                if (token[0] == SubjectValidation.SingleWildcard)
-                {
-                    PartialWildcard = null;
-                    return;
-                }
-                if (token[0] == SubjectValidation.FullWildcard)
-                {
-                    FullWildcard = null;
-                    return;
-                }
+                PartialWildcard = null;
+                return;
+            }
+            if (SubjectTokens.IsFullWildcard(token))
+            {
+                FullWildcard = null;
+                return;
             }
             if (_literals is not null)
             {

@@ -1,3 +1,5 @@
+using Nats.Subjects;
+
 namespace Nats.Server.Subscriptions;
 
 /// <summary>
@@ -57,7 +59,7 @@ internal sealed partial class SubList
     public bool Insert(Subscription subscription)
     {
         var subject = subscription.Subject;
-        if (!SubjectValidation.IsValidSubject(subject))
+        if (!SubjectRules.IsValid(subject))
         {
             return false;
         }
@@ -65,9 +67,9 @@ internal sealed partial class SubList
         {
             var level = _root;
             Node? node = null;
-            foreach (var token in new SubjectTokenizer(subject))
+            foreach (var token in new SubjectTokenizer<byte>(subject))
             {
-                node = level.GetOrAdd(token);
+                node = level.GetOrAdd(subject.AsSpan()[token]);
                 level = node.Next ??= new Level();
             }
             node!.Add(subscription);
@@ -117,7 +119,7 @@ internal sealed partial class SubList
             }
 
             Span<Range> tokens = stackalloc Range[MaxTokens];
-            var tokenCount = Tokenize(subject, tokens);
+            var tokenCount = SubjectTokens.TokenizeNonEmpty(subject, tokens);
             if (tokenCount <= 0)
             {
                 return SubListResult.Empty;
@@ -173,7 +175,7 @@ internal sealed partial class SubList
     {
         var subject = subscription.Subject;
         Span<Range> tokens = stackalloc Range[MaxTokens];
-        var tokenCount = Tokenize(subject, tokens);
+        var tokenCount = SubjectTokens.TokenizeNonEmpty(subject, tokens);
         if (tokenCount <= 0)
         {
             return false;
@@ -225,7 +227,7 @@ internal sealed partial class SubList
         {
             return;
         }
-        if (SubjectValidation.IsLiteral(subject))
+        if (SubjectRules.IsLiteral(subject))
         {
             _cacheLookup.Remove(subject);
             return;
@@ -233,7 +235,7 @@ internal sealed partial class SubList
         List<byte[]>? stale = null;
         foreach (var key in _cache.Keys)
         {
-            if (SubjectValidation.Matches(key, subject))
+            if (SubjectRules.Matches(key, subject))
             {
                 (stale ??= []).Add(key);
             }
@@ -263,30 +265,6 @@ internal sealed partial class SubList
         {
             _cache.Remove(key);
         }
-    }
-
-    /// <summary>Splits a published subject; -1 for an empty token (such subjects match nothing).</summary>
-    private static int Tokenize(ReadOnlySpan<byte> subject, Span<Range> tokens)
-    {
-        if (subject.IsEmpty)
-        {
-            return -1;
-        }
-        var count = 0;
-        var start = 0;
-        for (var i = 0; i <= subject.Length; i++)
-        {
-            if (i == subject.Length || subject[i] == SubjectValidation.Separator)
-            {
-                if (i == start || count == tokens.Length)
-                {
-                    return -1;
-                }
-                tokens[count++] = new Range(start, i);
-                start = i + 1;
-            }
-        }
-        return count;
     }
 
     // Mirrors matchLevel in the Go sublist: '>' matches the rest, '*' recurses on the remainder.

@@ -1,4 +1,5 @@
 using Nats.Storage.Subjects;
+using Nats.Subjects;
 
 namespace Nats.Storage.Core;
 
@@ -57,7 +58,7 @@ internal abstract partial class StoreCore
         lock (Sync)
         {
             ThrowIfClosed();
-            if (SubjectMatch.IsAll(subject))
+            if (SubjectRules.IsMatchAll(subject))
             {
                 if (keep == 0 && seq == 0)
                 {

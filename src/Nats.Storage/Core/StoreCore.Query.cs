@@ -1,4 +1,5 @@
 using Nats.Storage.Subjects;
+using Nats.Subjects;
 
 namespace Nats.Storage.Core;
 
@@ -26,7 +27,7 @@ internal abstract partial class StoreCore
             }
 
             var v = new LastPerSubjectCounter(this, Math.Max(sseq, FirstSeq));
-            Subjects.Match(filter, SubjectMatch.IsAll(filter) ? null : PrepareFilter(filter), ref v);
+            Subjects.Match(filter, SubjectRules.IsMatchAll(filter) ? null : PrepareFilter(filter), ref v);
             return (v.Count, LastSeq);
         }
     }
@@ -94,7 +95,7 @@ internal abstract partial class StoreCore
             var collector = new SubjectCollector(seen);
             foreach (var f in filters)
             {
-                Subjects.Match(f, SubjectMatch.IsAll(f) ? null : PrepareFilter(f), ref collector);
+                Subjects.Match(f, SubjectRules.IsMatchAll(f) ? null : PrepareFilter(f), ref collector);
             }
 
             foreach (var info in seen)
@@ -136,7 +137,7 @@ internal abstract partial class StoreCore
         {
             ThrowIfClosed();
             var v = new Collector(this, new Dictionary<string, SimpleState>(StringComparer.Ordinal));
-            Subjects.Match(filter, SubjectMatch.IsAll(filter) ? null : PrepareFilter(filter), ref v);
+            Subjects.Match(filter, SubjectRules.IsMatchAll(filter) ? null : PrepareFilter(filter), ref v);
             return v.Result;
         }
     }
@@ -258,7 +259,7 @@ internal abstract partial class StoreCore
             return default;
         }
 
-        if (SubjectMatch.IsAll(filter))
+        if (SubjectRules.IsMatchAll(filter))
         {
             return new SimpleState(CountAllFrom(sseq), first, FindPrev(filter, LastSeq));
         }

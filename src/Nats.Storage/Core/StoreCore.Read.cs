@@ -1,4 +1,5 @@
 using Nats.Storage.Subjects;
+using Nats.Subjects;
 
 namespace Nats.Storage.Core;
 
@@ -9,7 +10,7 @@ internal abstract partial class StoreCore
 
     private readonly Dictionary<string, (string[] Tokens, int Epoch)> _filters = new(StringComparer.Ordinal);
     private int _nextEpoch = 1;
-    private string[]? _curTokens;
+    private string _curFilter = "";
     private int _curEpoch;
 
     public StoredMessage? LoadMsg(ulong seq, StoredMessage? reuse = null)
@@ -275,7 +276,7 @@ internal abstract partial class StoreCore
             return 0;
         }
 
-        if (SubjectMatch.IsAll(filter))
+        if (SubjectRules.IsMatchAll(filter))
         {
             for (var s = Slots.NextPossible(start); s <= LastSeq; s = Slots.NextAfter(s))
             {
@@ -365,9 +366,9 @@ internal abstract partial class StoreCore
         }
 
         var floor = FirstSeq;
-        var tokens = SubjectMatch.IsAll(filter) ? null : PrepareFilter(filter);
+        var tokens = SubjectRules.IsMatchAll(filter) ? null : PrepareFilter(filter);
         SubjectInfo? literal = null;
-        if (!SubjectMatch.IsAll(filter) && tokens is null)
+        if (!SubjectRules.IsMatchAll(filter) && tokens is null)
         {
             literal = Subjects.Find(filter);
             if (literal is null)
@@ -412,7 +413,7 @@ internal abstract partial class StoreCore
             return 0;
         }
 
-        if (SubjectMatch.IsAll(filter))
+        if (SubjectRules.IsMatchAll(filter))
         {
             return FindPrev(filter, LastSeq);
         }
@@ -438,7 +439,7 @@ internal abstract partial class StoreCore
     /// returns null for a literal subject.</summary>
     protected string[]? PrepareFilter(string filter)
     {
-        if (!SubjectMatch.HasWildcard(filter))
+        if (!SubjectRules.HasWildcard(filter))
         {
             return null;
         }
@@ -450,7 +451,7 @@ internal abstract partial class StoreCore
                 _filters.Clear();
             }
 
-            entry = (SubjectMatch.Tokenize(filter), _nextEpoch++);
+            entry = (SubjectTokens.Split(filter), _nextEpoch++);
             if (_nextEpoch == int.MaxValue)
             {
                 _nextEpoch = 1;
@@ -458,7 +459,7 @@ internal abstract partial class StoreCore
 
             _filters[filter] = entry;
         }
-        _curTokens = entry.Tokens;
+        _curFilter = filter;
         _curEpoch = entry.Epoch;
         return entry.Tokens;
     }
@@ -468,7 +469,7 @@ internal abstract partial class StoreCore
     {
         if (info.MatchEpoch != _curEpoch)
         {
-            info.MatchResult = SubjectMatch.Matches(info.Subject, _curTokens!);
+            info.MatchResult = SubjectRules.Matches(info.Subject, _curFilter);
             info.MatchEpoch = _curEpoch;
         }
         return info.MatchResult;

@@ -1,4 +1,5 @@
 using Nats.Storage.Subjects;
+using Nats.Subjects;
 
 namespace Nats.Storage.Core;
 
@@ -467,7 +468,7 @@ internal abstract partial class StoreCore : IStreamStore
 
     private static void ValidateSubject(string subject)
     {
-        if (string.IsNullOrEmpty(subject) || SubjectMatch.HasWildcard(subject))
+        if (string.IsNullOrEmpty(subject) || SubjectRules.HasWildcard(subject))
         {
             throw new StoreException(StoreError.InvalidArgument, "invalid subject");
         }

@@ -1,3 +1,5 @@
+using Nats.Subjects;
+
 namespace Nats.Storage.Subjects;
 
 /// <summary>Receives matching subjects; returning false stops the walk early.</summary>
@@ -97,7 +99,7 @@ internal sealed class SubjectIndex
     public bool Match<TVisitor>(string filter, string[]? tokens, ref TVisitor visitor)
         where TVisitor : struct, ISubjectVisitor
     {
-        if (SubjectMatch.IsAll(filter))
+        if (SubjectRules.IsMatchAll(filter))
         {
             foreach (var info in _bySubject.Values)
             {
@@ -130,7 +132,7 @@ internal sealed class SubjectIndex
         }
 
         var token = tokens[index];
-        if (token == ">")
+        if (SubjectTokens.IsFullWildcard(token))
         {
             foreach (var child in node.Children.Values)
             {
@@ -141,7 +143,7 @@ internal sealed class SubjectIndex
             }
             return true;
         }
-        if (token == "*")
+        if (SubjectTokens.IsSingleWildcard(token))
         {
             foreach (var child in node.Children.Values)
             {

@@ -65,15 +65,4 @@ public sealed class SubjectPatternsTests
     [InlineData("v1.*", "v1.a", false)]
     public void Queue_names_match_literally_or_as_wildcard_subset(string queue, string entry, bool expected) =>
         Assert.Equal(expected, SubjectPatterns.QueueMatches(queue, [entry]));
-
-    [Theory]
-    [InlineData("foo.bar", ">", true)]
-    [InlineData("foo.bar", "foo.*", true)]
-    [InlineData("foo.*", "foo.*", true)]
-    [InlineData("foo.*", "foo.bar", false)]
-    [InlineData("foo.>", "foo.*", false)]
-    [InlineData("foo", "foo.*", false)]
-    [InlineData("foo.bar.baz", "foo.*", false)]
-    public void Subset_match_like_go(string subject, string test, bool expected) =>
-        Assert.Equal(expected, SubjectPatterns.IsSubsetMatch(subject, test));
 }

@@ -166,7 +166,7 @@ public class SubjectTransformTests
     {
         var transform = SubjectTransform.Create("a.*.>", "{{sliceFromLeft(1,1)}}.$1.>");
         var subject = "a.abcdefghijklmnopqrstuvwxyz.x.y"u8.ToArray();
-        var tokens = SubjectMatcher.Tokenize(subject);
+        var tokens = Nats.Subjects.SubjectTokens.Tokenize(subject);
         var buffer = Array.Empty<byte>();
         var length = transform.Apply(subject, tokens, ref buffer);
         Assert.Equal("a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.abcdefghijklmnopqrstuvwxyz.x.y",

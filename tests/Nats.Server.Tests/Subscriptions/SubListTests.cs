@@ -251,17 +251,4 @@ public class SubListTests
         await Task.WhenAll([.. writers, reader]);
         Assert.Equal(1, list.Count);
     }
-
-    [Theory]
-    [InlineData("foo.bar", "foo.bar", true)]
-    [InlineData("foo.bar", "foo.*", true)]
-    [InlineData("foo.bar", "foo.>", true)]
-    [InlineData("foo.bar", ">", true)]
-    [InlineData("foo", "foo.>", false)]
-    [InlineData("foo.bar.baz", "foo.*", false)]
-    [InlineData("foo.bar", "*.*.*", false)]
-    public void SubjectMatches_FollowsWildcardRules(string literal, string filter, bool expected)
-    {
-        Assert.Equal(expected, SubjectValidation.Matches(Encoding.UTF8.GetBytes(literal), Encoding.UTF8.GetBytes(filter)));
-    }
 }

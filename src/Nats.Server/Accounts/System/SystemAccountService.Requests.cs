@@ -4,6 +4,7 @@ using System.Text.Json.Serialization.Metadata;
 using Nats.Server.Clients;
 using Nats.Server.Monitoring;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Accounts.System;
 
@@ -354,8 +355,7 @@ internal sealed partial class SystemAccountService
 
     private static string? AccountOf(string subject)
     {
-        var tokens = subject.Split('.');
-        return tokens.Length == 5 ? tokens[3] : null;
+        return SubjectTokens.Count(subject) == 5 ? SubjectTokens.TokenAt(subject, 4) : null;
     }
 
     private static ZResult Malformed(string subject) => ZResult.Failed($"subject \"{subject}\" is malformed");

@@ -4,6 +4,7 @@ using System.Text.Json;
 using Nats.Server.Auth;
 using Nats.Server.Clients;
 using Nats.Server.Subscriptions;
+using Nats.Subjects;
 
 namespace Nats.Server.Accounts.System;
 
@@ -73,7 +74,7 @@ internal sealed partial class SystemAccountService
         {
             return 0;
         }
-        if (!SubjectPatterns.HasWildcard(subject))
+        if (!SubjectRules.HasWildcard(subject))
         {
             var result = account.SubList.Match(Encoding.UTF8.GetBytes(subject));
             var count = queue is null ? result.Plain.Count(IsClient) : 0;
@@ -83,6 +84,6 @@ internal sealed partial class SystemAccountService
             }
             return count;
         }
-        return account.SubList.All().Count(s => IsClient(s) && QueueMatches(s) && SubjectPatterns.IsSubsetMatch(s.SubjectString, subject));
+        return account.SubList.All().Count(s => IsClient(s) && QueueMatches(s) && SubjectRules.IsSubsetMatch(s.SubjectString, subject));
     }
 }

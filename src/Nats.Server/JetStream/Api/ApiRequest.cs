@@ -1,6 +1,7 @@
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using Nats.Server.Accounts;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream.Api;
 
@@ -21,11 +22,8 @@ internal sealed class ApiRequest
     /// <summary>The subject as sent (with its domain, if any).</summary>
     public string? RawSubject { get; init; }
 
-    public string Token(int index)
-    {
-        var tokens = Subject.Split('.');
-        return index < tokens.Length ? tokens[index] : "";
-    }
+    /// <summary>The zero-based <paramref name="index"/>-th token, "" when there is none.</summary>
+    public string Token(int index) => SubjectTokens.TokenAt(Subject, index + 1);
 
     /// <summary>Go's isEmptyRequest: no bytes, or JSON that is an empty object.</summary>
     public bool IsEmpty

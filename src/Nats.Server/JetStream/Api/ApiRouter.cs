@@ -3,6 +3,7 @@ using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream.Api;
 
@@ -59,7 +60,7 @@ internal sealed class ApiRouter(JetStreamService service)
 
     private void Dispatch(ApiRequest request)
     {
-        var tokens = request.Subject.Split('.');
+        var tokens = SubjectTokens.Split(request.Subject);
         // tokens: $JS API <kind> ...
         var kind = tokens.Length > 2 ? tokens[2] : "";
         switch (kind)

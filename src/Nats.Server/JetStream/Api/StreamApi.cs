@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Logging;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream.Api;
 
@@ -307,7 +308,7 @@ internal sealed class StreamApi(JetStreamService service)
     private static List<JsStream> Filtered(JsAccount js, string? filter) =>
         string.IsNullOrEmpty(filter)
             ? js.Streams()
-            : [.. js.Streams().Where(s => (s.Config.Subjects ?? []).Any(subject => Subjects.Collide(filter, subject)))];
+            : [.. js.Streams().Where(s => (s.Config.Subjects ?? []).Any(subject => SubjectRules.Collide(filter, subject)))];
 
     public void Purge(ApiRequest request, string name)
     {

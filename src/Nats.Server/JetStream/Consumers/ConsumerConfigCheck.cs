@@ -1,6 +1,7 @@
 using System.Globalization;
 using Nats.Server.JetStream.Api;
 using Nats.Server.JetStream.Configuration;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream.Consumers;
 
@@ -79,15 +80,15 @@ internal static class ConsumerConfigCheck
         if (config.IsPush)
         {
             var deliver = config.DeliverSubject!;
-            if (deliver.Contains('*') || deliver.Contains('>'))
+            if (SubjectRules.HasWildcard(deliver))
             {
                 return JsErrors.ConsumerDeliverToWildcards;
             }
-            if (!Subjects.IsValid(deliver))
+            if (!SubjectRules.IsValid(deliver))
             {
                 return JsErrors.ConsumerInvalidDeliverSubject;
             }
-            if ((stream.Subjects ?? []).Any(s => Subjects.Collide(s, deliver)))
+            if ((stream.Subjects ?? []).Any(s => SubjectRules.Collide(s, deliver)))
             {
                 return JsErrors.ConsumerDeliverCycle;
             }
@@ -188,13 +189,13 @@ internal static class ConsumerConfigCheck
         {
             return true;
         }
-        if (!Subjects.IsValid(filter))
+        if (!SubjectRules.IsValid(filter))
         {
             return false;
         }
         foreach (var subject in stream.Subjects ?? [])
         {
-            if (Subjects.IsSubset(filter, subject) || Subjects.IsSubset(subject, filter))
+            if (SubjectRules.IsSubsetMatch(filter, subject) || SubjectRules.IsSubsetMatch(subject, filter))
             {
                 return true;
             }

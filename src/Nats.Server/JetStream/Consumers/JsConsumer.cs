@@ -4,6 +4,7 @@ using System.Text;
 using Microsoft.Extensions.Logging;
 using Nats.Server.JetStream.Api;
 using Nats.Storage;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream.Consumers;
 
@@ -320,7 +321,7 @@ internal sealed partial class JsConsumer : IDisposable
         lock (_lock)
         {
             var filter = _config.Filter;
-            if (filter.Length > 0 && !Subjects.Matches(subject, filter))
+            if (filter.Length > 0 && !SubjectRules.Matches(subject, filter))
             {
                 return false;
             }
@@ -352,12 +353,12 @@ internal sealed partial class JsConsumer : IDisposable
     public bool FilterMatches(string subject)
     {
         var filter = Config.Filter;
-        return filter.Length == 0 || Subjects.Matches(subject, filter);
+        return filter.Length == 0 || SubjectRules.Matches(subject, filter);
     }
 
     private void OnInterest(byte[] subject)
     {
-        if (_config.DeliverSubject is { } deliver && Subjects.Matches(deliver, System.Text.Encoding.UTF8.GetString(subject)))
+        if (_config.DeliverSubject is { } deliver && SubjectRules.Matches(deliver, System.Text.Encoding.UTF8.GetString(subject)))
         {
             Signal();
         }

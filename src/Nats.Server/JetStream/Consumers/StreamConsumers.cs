@@ -1,6 +1,7 @@
 using System.Text.Json;
 using Microsoft.Extensions.Logging;
 using Nats.Server.JetStream.Api;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream.Consumers;
 
@@ -69,7 +70,7 @@ internal sealed class StreamConsumers(JsStream stream)
                     {
                         throw new JsApiException(JsErrors.ConsumerWQMultipleUnfiltered);
                     }
-                    if (_consumers.Values.Any(c => c.Config.FilterSubject is not { } other || Subjects.Collide(other, config.FilterSubject)))
+                    if (_consumers.Values.Any(c => c.Config.FilterSubject is not { } other || SubjectRules.Collide(other, config.FilterSubject)))
                     {
                         throw new JsApiException(JsErrors.ConsumerWQConsumerNotUnique);
                     }
