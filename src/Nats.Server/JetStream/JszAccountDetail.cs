@@ -56,7 +56,7 @@ internal static class JszAccountDetail
             json.WriteRawValue(JsonSerializer.SerializeToUtf8Bytes(stream.Config, JsJson.Context.StreamConfig), skipInputValidation: true);
         }
         json.WritePropertyName("state");
-        json.WriteRawValue(JsonSerializer.SerializeToUtf8Bytes(stream.State(), JsJson.Context.StreamState), skipInputValidation: true);
+        json.WriteRawValue(JsonSerializer.SerializeToUtf8Bytes(stream.State(), JsJson.Context.ApiStreamState), skipInputValidation: true);
         var all = consumers ? stream.Consumers.All : [];
         if (all.Length > 0)
         {

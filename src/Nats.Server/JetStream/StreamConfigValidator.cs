@@ -1,5 +1,6 @@
 using Nats.Server.JetStream.Api;
 using Nats.Server.JetStream.Configuration;
+using Nats.Storage;
 
 namespace Nats.Server.JetStream;
 

@@ -1,4 +1,5 @@
 using System.Text.Json.Serialization;
+using Nats.Server.JetStream.Configuration;
 
 namespace Nats.Server.JetStream.Api;
 
@@ -12,7 +13,8 @@ public sealed class ApiResponse
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
 }
 
-public sealed class StreamState
+/// <summary>Go's StreamState as the API marshals it (the store's own counters are <see cref="Nats.Storage.StreamState"/>).</summary>
+public sealed class ApiStreamState
 {
     [JsonPropertyName("messages")] public ulong Messages { get; set; }
     [JsonPropertyName("bytes")] public ulong Bytes { get; set; }
@@ -56,7 +58,7 @@ public sealed class StreamInfo
 {
     [JsonPropertyName("config")] public StreamConfig Config { get; set; } = new();
     [JsonPropertyName("created")] public GoTime Created { get; set; }
-    [JsonPropertyName("state")] public StreamState State { get; set; } = new();
+    [JsonPropertyName("state")] public ApiStreamState State { get; set; } = new();
     [JsonPropertyName("domain")] public string? Domain { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
@@ -68,7 +70,7 @@ public sealed class StreamCreateResponse
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
     [JsonPropertyName("config")] public StreamConfig? Config { get; set; }
     [JsonPropertyName("created")] public GoTime? Created { get; set; }
-    [JsonPropertyName("state")] public StreamState? State { get; set; }
+    [JsonPropertyName("state")] public ApiStreamState? State { get; set; }
     [JsonPropertyName("domain")] public string? Domain { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
@@ -97,7 +99,7 @@ public sealed class StreamInfoResponse
     [JsonPropertyName("limit")] public int Limit { get; set; }
     [JsonPropertyName("config")] public StreamConfig? Config { get; set; }
     [JsonPropertyName("created")] public GoTime? Created { get; set; }
-    [JsonPropertyName("state")] public StreamState? State { get; set; }
+    [JsonPropertyName("state")] public ApiStreamState? State { get; set; }
     [JsonPropertyName("domain")] public string? Domain { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
@@ -180,18 +182,6 @@ public sealed class MsgGetResponse
     [JsonPropertyName("message")] public StoredMsg? Message { get; set; }
 }
 
-public sealed class AccountLimits
-{
-    [JsonPropertyName("max_memory")] public long MaxMemory { get; set; }
-    [JsonPropertyName("max_storage")] public long MaxStore { get; set; }
-    [JsonPropertyName("max_streams")] public int MaxStreams { get; set; }
-    [JsonPropertyName("max_consumers")] public int MaxConsumers { get; set; }
-    [JsonPropertyName("max_ack_pending")] public int MaxAckPending { get; set; }
-    [JsonPropertyName("memory_max_stream_bytes")] public long MemoryMaxStreamBytes { get; set; }
-    [JsonPropertyName("storage_max_stream_bytes")] public long StoreMaxStreamBytes { get; set; }
-    [JsonPropertyName("max_bytes_required")] public bool MaxBytesRequired { get; set; }
-}
-
 public sealed class ApiStats
 {
     [JsonPropertyName("total")] public ulong Total { get; set; }
@@ -210,7 +200,7 @@ public sealed class AccountInfoResponse
     [JsonPropertyName("storage")] public ulong? Storage { get; set; }
     [JsonPropertyName("streams")] public int? Streams { get; set; }
     [JsonPropertyName("consumers")] public int? Consumers { get; set; }
-    [JsonPropertyName("limits")] public AccountLimits? Limits { get; set; }
+    [JsonPropertyName("limits")] public JetStreamAccountLimits? Limits { get; set; }
     [JsonPropertyName("domain")] public string? Domain { get; set; }
     [JsonPropertyName("api")] public ApiStats? Api { get; set; }
 }

@@ -1,4 +1,5 @@
 using System.Text.Json.Serialization;
+using Nats.Storage;
 
 namespace Nats.Server.JetStream.Api;
 
@@ -19,7 +20,7 @@ public sealed class StreamConfig
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public int MaxMsgSize { get; set; }
 
-    [JsonPropertyName("discard")] public DiscardPolicy Discard { get; set; }
+    [JsonPropertyName("discard"), JsonConverter(typeof(DiscardConverter))] public DiscardPolicy Discard { get; set; }
     [JsonPropertyName("storage")] public StorageKind Storage { get; set; }
     [JsonPropertyName("num_replicas")] public int Replicas { get; set; }
 

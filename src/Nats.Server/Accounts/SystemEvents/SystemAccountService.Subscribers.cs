@@ -5,7 +5,7 @@ using Nats.Server.Auth;
 using Nats.Server.Clients;
 using Nats.Server.Subscriptions;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// Go's subscriber-count services: $SYS.DEBUG.SUBSCRIBERS (a client asks how many client
