@@ -63,8 +63,7 @@ internal static class JszAccountDetail
             json.WriteStartArray("consumer_detail");
             foreach (var consumer in all.OrderBy(c => c.Name, StringComparer.Ordinal))
             {
-                var info = consumer.Info(null!);
-                info.Type = null;
+                var info = consumer.Info();
                 if (!config)
                 {
                     info.Config = null;
