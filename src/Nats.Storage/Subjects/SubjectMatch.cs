@@ -1,7 +1,7 @@
 namespace Nats.Storage.Subjects;
 
 /// <summary>NATS subject wildcard rules: "*" matches one token, "&gt;" one or more trailing tokens.</summary>
-public static class SubjectMatch
+internal static class SubjectMatch
 {
     public static bool IsAll(string filter) => filter.Length == 0 || filter == ">";
 

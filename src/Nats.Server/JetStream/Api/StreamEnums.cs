@@ -5,11 +5,11 @@ using Nats.Storage;
 namespace Nats.Server.JetStream.Api;
 
 [JsonConverter(typeof(RetentionConverter))]
-public enum RetentionPolicy { Limits, Interest, WorkQueue }
+internal enum RetentionPolicy { Limits, Interest, WorkQueue }
 
 /// <summary>Unset is Go's zero StorageType, which stream defaults turn into file.</summary>
 [JsonConverter(typeof(StorageConverter))]
-public enum StorageKind { Unset, File, Memory }
+internal enum StorageKind { Unset, File, Memory }
 
 /// <summary>Go's UnmarshalJSON of these enums: exact names (discard case-insensitively), anything else fails the request as invalid JSON.</summary>
 internal sealed class RetentionConverter : JsonConverter<RetentionPolicy>
