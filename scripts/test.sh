@@ -2,7 +2,7 @@
 # Runs every test suite of the repository and prints one closing line "N passed, M failed".
 # Installs what the tests need on a fresh machine first: Debian's nats-server (the Go reference
 # server the differential tests compare against), Debian's chromium (the browser WebSocket test),
-# the node packages of the nats.js scenarios and clang (the Native AOT publish).
+# the node packages of the nats.js scenarios, clang (the Native AOT publish) and afl++ (the fuzz step, through scripts/fuzz.sh).
 # Nothing is skipped silently: a missing tool is a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -157,6 +157,16 @@ else
   status=1
 fi
 rm -rf "$aot_dir"
+
+# Coverage-guided fuzzing of the parsers (docs/FUZZING.md): afl++ (installed by the script when missing) on each target
+# for 20 s from its seed corpus; a crash or hang fails the step and prints the input. Counted as one check.
+log "fuzz: protocol, config, websocket, mqtt, jsapi (20 s each)"
+if bash scripts/fuzz.sh --budget 20 --no-build; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
 
 log "dotnet pack, then install the nats-net-server tool from the local folder and run it"
 if bash scripts/tool-smoke.sh; then

@@ -169,6 +169,12 @@ try
 {
     await server.StartAsync();
 }
+catch (Exception e) when (e is ListenFailedException or StoreDirectoryLockedException)
+{
+    // Go's own fatal line for the listener (its text is the whole message).
+    log.LogCritical("{Error}", e.Message);
+    return 1;
+}
 catch (Exception e)
 {
     log.LogCritical("Failed to start: {Error}", e.Message);

@@ -15,6 +15,9 @@ internal enum StoreError
     TooManyResults,
     WrongType,
     NoAckPolicy,
+
+    /// <summary>A write or fsync failed earlier; the store refuses new messages until it is reopened.</summary>
+    WriteFailed,
 }
 
 internal sealed class StoreException : Exception
@@ -38,6 +41,7 @@ internal sealed class StoreException : Exception
         StoreError.TooManyResults => "too many matching results for request",
         StoreError.WrongType => "wrong storage type",
         StoreError.NoAckPolicy => "ack policy is none",
+        StoreError.WriteFailed => "store write failed",
         _ => "invalid argument",
     };
 }

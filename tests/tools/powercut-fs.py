@@ -14,6 +14,10 @@ Commands on stdin, one per line, each answered on stdout:
   hold  -> every later fsync/fsyncdir blocks (before it takes effect) until release; the first
            one blocked is reported ("hold ok", then "held <path>")
   release -> the held syncs proceed                                        ("release ok")
+  eio   -> the next fsync of a file fails once with EIO, as Linux reports a writeback error: its
+           changed pages are marked clean without becoming durable, so a later fsync of the file
+           succeeds and still does not make them durable unless they are written again ("eio ok",
+           then "eio <path>" when it happens)
   quit  (or end of stdin) -> unmount and exit
 "ready" is printed once the file system is mounted.
 """
@@ -44,6 +48,9 @@ class Node:
             self.durable_size = 0
             # Copy-on-write undo log: page index -> its durable bytes, for pages changed since the last sync.
             self.undo = {}
+            # Pages a failed fsync marked clean: their durable bytes, restored at a cut however many
+            # fsyncs succeed later, until the page is written again.
+            self.lost = {}
 
     @property
     def is_dir(self):
@@ -53,7 +60,9 @@ class Node:
         first = start // PAGE
         last = max(first, (end - 1) // PAGE) if end > start else first
         for page in range(first, last + 1):
-            if page not in self.undo:
+            if page in self.lost:
+                self.undo[page] = self.lost.pop(page)
+            elif page not in self.undo:
                 self.undo[page] = bytes(self.data[page * PAGE:(page + 1) * PAGE])
 
     def write(self, offset, buf):
@@ -75,13 +84,19 @@ class Node:
         self.undo.clear()
         self.durable_size = len(self.data)
 
-    def cut(self):
+    def fail_sync(self):
         for page, content in self.undo.items():
-            start = page * PAGE
-            if len(self.data) < start + len(content):
-                self.data.extend(b"\0" * (start + len(content) - len(self.data)))
-            self.data[start:start + len(content)] = content
+            self.lost.setdefault(page, content)
         self.undo.clear()
+
+    def cut(self):
+        for pages in (self.undo, self.lost):
+            for page, content in pages.items():
+                start = page * PAGE
+                if len(self.data) < start + len(content):
+                    self.data.extend(b"\0" * (start + len(content) - len(self.data)))
+                self.data[start:start + len(content)] = content
+            pages.clear()
         if len(self.data) > self.durable_size:
             del self.data[self.durable_size:]
         else:
@@ -102,6 +117,7 @@ class PowerCutFs(Operations):
         self.released = threading.Event()
         self.released.set()
         self.reported_hold = False
+        self.fail_next_sync = False
         self.print_lock = threading.Lock()
 
     def say(self, text):
@@ -275,6 +291,11 @@ class PowerCutFs(Operations):
     def fsync(self, path, datasync, fh):
         self.wait_if_held(path)
         with self.mutex:
+            if self.fail_next_sync:
+                self.fail_next_sync = False
+                self._node(path, fh).fail_sync()
+                self.say(f"eio {path}")
+                raise FuseOSError(errno.EIO)
             self._node(path, fh).sync()
             self.file_syncs += 1
         return 0
@@ -346,6 +367,10 @@ def control(fs, mountpoint):
         elif command == "release":
             fs.released.set()
             fs.say("release ok")
+        elif command == "eio":
+            with fs.mutex:
+                fs.fail_next_sync = True
+            fs.say("eio ok")
         elif command == "quit":
             break
     fs.released.set()

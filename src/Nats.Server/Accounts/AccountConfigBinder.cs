@@ -39,7 +39,7 @@ internal static class AccountConfigBinder
         {
             if (item.Value is not string name)
             {
-                errors.Add($"{item.Source}: interface conversion: interface {{}} is {item.GoTypeName}, not string");
+                errors.Add(item.MismatchText("string"));
                 continue;
             }
             if (IsReserved(name))
@@ -132,10 +132,7 @@ internal static class AccountConfigBinder
                         account.JetStreamLimits = JetStream.Configuration.JetStreamConfigBinder.BindAccount(item, errors);
                         break;
                     default:
-                        if (!item.UsedAsVariable)
-                        {
-                            errors.Add($"{item.Source}: unknown field \"{key}\"");
-                        }
+                        ConfigBlock.Unknown(key, item, errors);
                         break;
                 }
             }
@@ -191,7 +188,7 @@ internal static class AccountConfigBinder
             if (v.Value is not long l && key.ToLowerInvariant() is "max_connections" or "max_conn" or "max_subscriptions" or "max_subs"
                     or "max_payload" or "max_pay" or "max_leafnodes" or "max_leafs")
             {
-                errors.Add($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not int64");
+                errors.Add(v.MismatchText("int64"));
                 continue;
             }
             var n = v.Value is long value ? (int)value : 0;

@@ -88,7 +88,7 @@ internal static partial class ImportExportBinder
                 case "prefix":
                     if (v.Value is not string p)
                     {
-                        errors.Add($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not string");
+                        errors.Add(v.MismatchText("string"));
                         return (null, null);
                     }
                     prefix = p;
@@ -100,7 +100,7 @@ internal static partial class ImportExportBinder
                 case "to":
                     if (v.Value is not string t)
                     {
-                        errors.Add($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not string");
+                        errors.Add(v.MismatchText("string"));
                         return (null, null);
                     }
                     to = t;
@@ -121,7 +121,7 @@ internal static partial class ImportExportBinder
                 case "share":
                     if (v.Value is not bool b)
                     {
-                        errors.Add($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not bool");
+                        errors.Add(v.MismatchText("bool"));
                         return (null, null);
                     }
                     share = b;
@@ -131,10 +131,7 @@ internal static partial class ImportExportBinder
                     }
                     break;
                 default:
-                    if (!v.UsedAsVariable)
-                    {
-                        errors.Add($"{v.Source}: unknown field \"{key}\"");
-                    }
+                    ConfigBlock.Unknown(key, v, errors);
                     break;
             }
         }
@@ -153,7 +150,7 @@ internal static partial class ImportExportBinder
                 case "subject":
                     if (v.Value is not string text)
                     {
-                        errors.Add($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not string");
+                        errors.Add(v.MismatchText("string"));
                         return false;
                     }
                     if (key.Equals("account", StringComparison.OrdinalIgnoreCase))
@@ -166,10 +163,7 @@ internal static partial class ImportExportBinder
                     }
                     break;
                 default:
-                    if (!v.UsedAsVariable)
-                    {
-                        errors.Add($"{v.Source}: unknown field \"{key}\"");
-                    }
+                    ConfigBlock.Unknown(key, v, errors);
                     break;
             }
         }

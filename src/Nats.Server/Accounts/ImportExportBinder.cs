@@ -155,7 +155,7 @@ internal static partial class ImportExportBinder
                 case "accounts":
                     if (v.AsList is not { } names)
                     {
-                        errors.Add($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not []interface {{}}");
+                        errors.Add(v.MismatchText("[]interface {}"));
                         return null;
                     }
                     // Go appends to a nil list, so "accounts: []" leaves the export public.
@@ -164,7 +164,7 @@ internal static partial class ImportExportBinder
                     {
                         if (name.Value is not string accountName)
                         {
-                            errors.Add($"{name.Source}: interface conversion: interface {{}} is {name.GoTypeName}, not string");
+                            errors.Add(name.MismatchText("string"));
                             return null;
                         }
                         (accounts ??= []).Add(accountName);
@@ -198,16 +198,13 @@ internal static partial class ImportExportBinder
                 case "account_token_position":
                     if (v.Value is not long position)
                     {
-                        errors.Add($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not int64");
+                        errors.Add(v.MismatchText("int64"));
                         return null;
                     }
                     tokenPosition = (int)position;
                     break;
                 default:
-                    if (!v.UsedAsVariable)
-                    {
-                        errors.Add($"{v.Source}: unknown field \"{key}\"");
-                    }
+                    ConfigBlock.Unknown(key, v, errors);
                     break;
             }
         }

@@ -1,4 +1,3 @@
-using System.Globalization;
 using Nats.Server.Configuration;
 
 namespace Nats.Server.Auth;
@@ -53,7 +52,7 @@ internal static class AuthConfigBinder
             {
                 if (!seen.Add(user.Username))
                 {
-                    errors.Add($"Duplicate user {GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(user.Username))} detected");
+                    errors.Add($"Duplicate user {GoConfigText.Quote(user.Username)} detected");
                 }
             }
             options.Users = users ?? [];
@@ -121,7 +120,7 @@ internal static class AuthConfigBinder
                         connectionTypes = ParseConnectionTypes(v, errors);
                         break;
                     default:
-                        errors.Add($"unknown field \"{key}\"");
+                        errors.Add(GoConfigText.UnknownField(key));
                         break;
                 }
             }
@@ -163,7 +162,7 @@ internal static class AuthConfigBinder
         };
         if (names is null)
         {
-            errors.Add($"error parsing allowed connection types: unsupported type {GoTypeName(value)}");
+            errors.Add($"error parsing allowed connection types: unsupported type {GoConfigText.TypeName(value)}");
             return null;
         }
         var known = new List<string>();
@@ -175,7 +174,7 @@ internal static class AuthConfigBinder
         }
         if (unknown.Count > 0)
         {
-            errors.Add($"invalid connection types [{string.Join(" ", unknown.Select(u => GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(u))))}]");
+            errors.Add($"invalid connection types [{string.Join(" ", unknown.Select(u => GoConfigText.Quote(u)))}]");
         }
         return known;
     }
@@ -274,7 +273,7 @@ internal static class AuthConfigBinder
                 }
                 break;
             default:
-                errors.Add($"Expected subject permissions to be a subject, or array of subjects, got {GoTypeName(value)}");
+                errors.Add($"Expected subject permissions to be a subject, or array of subjects, got {GoConfigText.TypeName(value)}");
                 return null;
         }
         foreach (var subject in subjects ?? [])
@@ -328,7 +327,7 @@ internal static class AuthConfigBinder
                         errors.Add("error parsing expires, not a duration string");
                         return null;
                     }
-                    if (!TryParseGoDuration(text, out var ttl))
+                    if (!GoDuration.TryParse(text, out var ttl, out _))
                     {
                         errors.Add($"error parsing expires: time: invalid duration \"{text}\"");
                         return null;
@@ -345,15 +344,4 @@ internal static class AuthConfigBinder
         }
         return rp;
     }
-
-    /// <summary>Go's time.ParseDuration, as every other config duration is parsed (<see cref="GoDuration"/>).</summary>
-    internal static bool TryParseGoDuration(string text, out TimeSpan duration) => GoDuration.TryParse(text, out duration, out _);
-
-    private static string GoTypeName(object value) => value switch
-    {
-        bool => "bool",
-        long => "int64",
-        double => "float64",
-        _ => value.GetType().Name,
-    };
 }

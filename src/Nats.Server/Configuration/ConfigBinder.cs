@@ -1,5 +1,3 @@
-using System.Globalization;
-
 namespace Nats.Server.Configuration;
 
 /// <summary>
@@ -42,7 +40,7 @@ internal sealed class ConfigBinder
             {
                 binder.BindTopLevel(key, value);
             }
-            catch (BindException e)
+            catch (ConfigBindException e)
             {
                 binder._errors.Add(e.Message);
             }
@@ -60,99 +58,99 @@ internal sealed class ConfigBinder
         switch (key.ToLowerInvariant())
         {
             case "listen":
-                var (host, port) = ParseListen(v);
+                var (host, port) = v.HostPort();
                 // Go falls back to 0.0.0.0 for an empty host (":4222").
                 _options.Host = string.IsNullOrEmpty(host) ? "0.0.0.0" : host;
                 _options.Port = PortFromConfig(port);
                 break;
             case "client_advertise":
-                _options.ClientAdvertise = Str(v);
+                _options.ClientAdvertise = v.String();
                 break;
             case "port":
-                _options.Port = PortFromConfig(Int(v, key));
+                _options.Port = PortFromConfig(v.Int32(key));
                 break;
             case "server_name":
-                _options.ServerName = Str(v);
+                _options.ServerName = v.String();
                 break;
             case "host":
             case "net":
-                string h = Str(v);
+                string h = v.String();
                 _options.Host = h.Length == 0 ? "0.0.0.0" : h;
                 break;
             case "debug":
-                _options.Debug = Bool(v);
+                _options.Debug = v.Bool();
                 break;
             case "trace":
-                _options.Trace = Bool(v);
+                _options.Trace = v.Bool();
                 break;
             case "trace_verbose":
-                _options.TraceVerbose = _options.Trace = Bool(v);
+                _options.TraceVerbose = _options.Trace = v.Bool();
                 break;
             case "logtime":
-                _options.Logtime = Bool(v);
+                _options.Logtime = v.Bool();
                 break;
             case "logtime_utc":
-                _options.LogtimeUtc = Bool(v);
+                _options.LogtimeUtc = v.Bool();
                 break;
             case "logfile":
             case "log_file":
-                _options.LogFile = Str(v);
+                _options.LogFile = v.String();
                 break;
             case "logfile_size_limit":
             case "log_size_limit":
-                _options.LogSizeLimit = Long(v);
+                _options.LogSizeLimit = v.Int64();
                 break;
             case "pidfile":
             case "pid_file":
-                _options.PidFile = Str(v);
+                _options.PidFile = v.String();
                 break;
             case "ports_file_dir":
-                _options.PortsFileDir = Str(v);
+                _options.PortsFileDir = v.String();
                 break;
             case "max_control_line":
-                _options.MaxControlLine = OrDefault(Int(v, key), ServerOptions.DefaultMaxControlLine);
+                _options.MaxControlLine = OrDefault(v.Int32(key), ServerOptions.DefaultMaxControlLine);
                 break;
             case "max_payload":
-                _options.MaxPayload = OrDefault(Int(v, key), ServerOptions.DefaultMaxPayload);
+                _options.MaxPayload = OrDefault(v.Int32(key), ServerOptions.DefaultMaxPayload);
                 break;
             case "max_pending":
-                long pending = Long(v);
+                long pending = v.Int64();
                 _options.MaxPending = pending == 0 ? ServerOptions.DefaultMaxPending : pending;
                 break;
             case "max_connections":
             case "max_conn":
-                _options.MaxConnections = OrDefault(Int(v, key), ServerOptions.DefaultMaxConnections);
+                _options.MaxConnections = OrDefault(v.Int32(key), ServerOptions.DefaultMaxConnections);
                 break;
             case "max_traced_msg_len":
-                _options.MaxTracedMsgLen = Int(v, key);
+                _options.MaxTracedMsgLen = v.Int32(key);
                 break;
             case "max_subscriptions":
             case "max_subs":
-                _options.MaxSubscriptions = Int(v, key);
+                _options.MaxSubscriptions = v.Int32(key);
                 break;
             case "ping_interval":
-                var ping = Duration("ping_interval", v);
+                var ping = v.Duration("ping_interval", _warnings);
                 _options.PingInterval = ping == TimeSpan.Zero ? TimeSpan.FromMinutes(2) : ping;
                 break;
             case "ping_max":
-                _options.MaxPingsOut = OrDefault(Int(v, key), 2);
+                _options.MaxPingsOut = OrDefault(v.Int32(key), 2);
                 break;
             case "write_deadline":
-                var deadline = Duration("write_deadline", v);
+                var deadline = v.Duration("write_deadline", _warnings);
                 _options.WriteDeadline = deadline == TimeSpan.Zero ? TimeSpan.FromSeconds(10) : deadline;
                 break;
             case "http":
-                var (httpHost, httpPort) = ParseListen(v);
+                var (httpHost, httpPort) = v.HostPort();
                 _options.HttpHost = httpHost;
                 _options.HttpPort = httpPort;
                 break;
             case "https":
-                var (httpsHost, httpsPort) = ParseListen(v);
+                var (httpsHost, httpsPort) = v.HostPort();
                 _options.HttpHost = httpsHost;
                 _options.HttpsPort = httpsPort;
                 break;
             case "https_port":
-                _options.HttpsPort = Int(v, key);
+                _options.HttpsPort = v.Int32(key);
                 break;
             case "tls":
                 BindTls(v);
@@ -163,46 +161,46 @@ internal sealed class ConfigBinder
                 break;
             case "http_port":
             case "monitor_port":
-                _options.HttpPort = Int(v, key);
+                _options.HttpPort = v.Int32(key);
                 break;
             case "http_base_path":
-                _options.HttpBasePath = Str(v);
+                _options.HttpBasePath = v.String();
                 break;
             case "max_closed_clients":
                 // Read since Go 2.11 (2.9.10 rejects the key); accepted here so 2.11+ configurations work.
-                _options.MaxClosedClients = Int(v, key);
+                _options.MaxClosedClients = v.Int32(key);
                 break;
             case "lame_duck_duration":
-                var duration = LameDuckDuration(v, "lame_duck_duration");
+                var duration = v.DurationString("lame_duck_duration");
                 if (duration < TimeSpan.FromSeconds(30))
                 {
-                    throw new BindException($"{v.Source}: invalid lame_duck_duration of {GoDuration.Format(duration)}, minimum is 30 seconds");
+                    throw new ConfigBindException(v, $"invalid lame_duck_duration of {GoDuration.Format(duration)}, minimum is 30 seconds");
                 }
                 _options.LameDuckDuration = duration;
                 break;
             case "lame_duck_grace_period":
-                var grace = LameDuckDuration(v, "lame_duck_grace_period");
+                var grace = v.DurationString("lame_duck_grace_period");
                 if (grace < TimeSpan.Zero)
                 {
-                    throw new BindException($"{v.Source}: invalid lame_duck_grace_period, needs to be positive");
+                    throw new ConfigBindException(v, "invalid lame_duck_grace_period, needs to be positive");
                 }
                 // Go keeps the default for 0.
                 _options.LameDuckGracePeriod = grace == TimeSpan.Zero ? ServerOptions.DefaultLameDuckGracePeriod : grace;
                 break;
             case "no_fast_producer_stall":
-                _options.NoFastProducerStall = Bool(v);
+                _options.NoFastProducerStall = v.Bool();
                 break;
             case "no_header_support":
-                _options.NoHeaderSupport = Bool(v);
+                _options.NoHeaderSupport = v.Bool();
                 break;
             case "allow_non_tls":
-                _options.AllowNonTls = Bool(v);
+                _options.AllowNonTls = v.Bool();
                 break;
             case "authorization":
                 BindAuthorization(v);
                 break;
             case "no_auth_user":
-                _options.NoAuthUser = Str(v);
+                _options.NoAuthUser = v.String();
                 break;
             case "mappings":
             case "maps":
@@ -214,7 +212,7 @@ internal sealed class ConfigBinder
                 break;
             case "system_account":
             case "system":
-                _options.SystemAccount = v.Value as string ?? throw new BindException($"{v.Source}: system account name must be a string");
+                _options.SystemAccount = v.Value as string ?? throw new ConfigBindException(v, "system account name must be a string");
                 break;
             case "jetstream":
                 if (JetStream.Configuration.JetStreamConfigBinder.BindServer(v, _options, _errors) is { } jsError)
@@ -227,9 +225,9 @@ internal sealed class ConfigBinder
                 // Go: the top level and the jetstream block may not both name it.
                 if (_options.JetStream.StoreDir != "")
                 {
-                    throw new BindException($"{v.Source}: Duplicate 'store_dir' configuration");
+                    throw new ConfigBindException(v, "Duplicate 'store_dir' configuration");
                 }
-                _options.JetStream.StoreDir = Str(v);
+                _options.JetStream.StoreDir = v.String();
                 break;
             case "mqtt":
                 Mqtt.MqttConfigBinder.Bind(v, _options, _errors, _warnings);
@@ -237,16 +235,16 @@ internal sealed class ConfigBinder
             case "no_system_account":
             case "no_system":
             case "no_sys_acc":
-                _options.NoSystemAccount = Bool(v);
+                _options.NoSystemAccount = v.Bool();
                 break;
             default:
                 if (KnownUnsupportedKeys.Contains(key.ToLowerInvariant()))
                 {
                     _options.UnsupportedConfig[key] = v;
                 }
-                else if (!v.UsedAsVariable)
+                else
                 {
-                    _errors.Add($"{v.Source}: unknown field {Auth.GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(key))}");
+                    ConfigBlock.Unknown(key, v, _errors);
                 }
                 break;
         }
@@ -281,49 +279,31 @@ internal sealed class ConfigBinder
 
     private void BindAuthorization(ConfigValue v)
     {
-        var map = v.AsMap ?? throw Mismatch(v, "map[string]interface {}");
         string? user = null, password = null, token = null;
         double timeoutSeconds = 0;
-        foreach (var (key, item) in map)
+        ConfigBlock.ForEach(v.Map(), _errors, (key, item) =>
         {
-            try
+            switch (key)
             {
-                switch (key.ToLowerInvariant())
-                {
-                    case "user":
-                    case "username":
-                        user = Str(item);
-                        break;
-                    case "pass":
-                    case "password":
-                        password = Str(item);
-                        break;
-                    case "token":
-                        token = Str(item);
-                        break;
-                    case "timeout":
-                        // Go takes seconds as an integer or float, and silently uses 1s for anything else.
-                        timeoutSeconds = item.Value switch { long l => l, double d => d, _ => 1 };
-                        break;
-                    case "users":
-                    case "default_permission":
-                    case "default_permissions":
-                    case "permissions":
-                        // Bound by the auth binder once the single user/token are known (below).
-                        break;
-                    default:
-                        if (!item.UsedAsVariable)
-                        {
-                            _errors.Add($"{item.Source}: unknown field {Auth.GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(key))}");
-                        }
-                        break;
-                }
+                case "user" or "username":
+                    user = item.String();
+                    return true;
+                case "pass" or "password":
+                    password = item.String();
+                    return true;
+                case "token":
+                    token = item.String();
+                    return true;
+                case "timeout":
+                    timeoutSeconds = item.SecondsOrOne();
+                    return true;
+                case "users" or "default_permission" or "default_permissions" or "permissions":
+                    // Bound by the auth binder once the single user/token are known (below).
+                    return true;
+                default:
+                    return false;
             }
-            catch (BindException e)
-            {
-                _errors.Add(e.Message);
-            }
-        }
+        });
         _options.Username = user;
         _options.Password = password;
         _options.AuthToken = token;
@@ -348,99 +328,6 @@ internal sealed class ConfigBinder
     };
 
     private static int OrDefault(int value, int fallback) => value == 0 ? fallback : value;
-
-    private static (string? Host, int Port) ParseListen(ConfigValue v)
-    {
-        switch (v.Value)
-        {
-            case long port:
-                return port is > int.MaxValue or < int.MinValue
-                    ? throw new BindException($"{v.Source}: port value is too big")
-                    : (null, (int)port);
-            case string s:
-                if (!TrySplitHostPort(s, out string host, out string portText))
-                {
-                    throw new BindException($"{v.Source}: could not parse address string \"{s}\"");
-                }
-                if (!int.TryParse(portText, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out int p))
-                {
-                    throw new BindException($"{v.Source}: could not parse port \"{portText}\"");
-                }
-                return (host, p);
-            default:
-                throw new BindException($"{v.Source}: expected port or host:port, got {v.GoTypeName}");
-        }
-    }
-
-    /// <summary>net.SplitHostPort: "host:port" or "[v6]:port"; the host may be empty.</summary>
-    internal static bool TrySplitHostPort(string s, out string host, out string port)
-    {
-        host = port = "";
-        int colon = s.LastIndexOf(':');
-        if (colon < 0)
-        {
-            return false;
-        }
-        if (s.StartsWith('['))
-        {
-            int close = s.IndexOf(']');
-            if (close < 0 || close + 1 != colon)
-            {
-                return false;
-            }
-            host = s[1..close];
-        }
-        else
-        {
-            host = s[..colon];
-            if (host.Contains(':') || host.Contains('[') || host.Contains(']'))
-            {
-                return false;
-            }
-        }
-        port = s[(colon + 1)..];
-        return true;
-    }
-
-    private TimeSpan Duration(string field, ConfigValue v)
-    {
-        if (v.Value is string s)
-        {
-            return GoDuration.TryParse(s, out var d, out var error)
-                ? d
-                : throw new BindException($"{v.Source}: error parsing {field}: {error}");
-        }
-        long seconds = Long(v);
-        _warnings.Add($"{v.Source}: invalid use of field \"{field}\": {field} should be converted to a duration");
-        return TimeSpan.FromSeconds(seconds);
-    }
-
-    /// <summary>Go parses the lame duck settings with time.ParseDuration only: a string is required.</summary>
-    private static TimeSpan LameDuckDuration(ConfigValue v, string field)
-    {
-        var text = Str(v);
-        return GoDuration.TryParse(text, out var d, out var error)
-            ? d
-            : throw new BindException($"{v.Source}: error parsing {field}: {error}");
-    }
-
-    private static string Str(ConfigValue v) => v.Value as string ?? throw Mismatch(v, "string");
-
-    private static bool Bool(ConfigValue v) => v.Value is bool b ? b : throw Mismatch(v, "bool");
-
-    private static long Long(ConfigValue v) => v.Value is long l ? l : throw Mismatch(v, "int64");
-
-    private static int Int(ConfigValue v, string key)
-    {
-        long l = Long(v);
-        return l is > int.MaxValue or < int.MinValue ? throw new BindException($"{v.Source}: {key} value is too big") : (int)l;
-    }
-
-    /// <summary>The text of the Go runtime panic a failed type assertion produces, which Go reports as the error.</summary>
-    private static BindException Mismatch(ConfigValue v, string expected) =>
-        new($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not {expected}");
-
-    private sealed class BindException(string message) : Exception(message);
 }
 
 /// <summary>Outcome of binding: hard errors (the file is rejected) and warnings (reported, startup continues).</summary>

@@ -58,7 +58,8 @@ internal sealed partial class ConfigLexer
         }
         _width = 1;
         _pos++;
-        return c;
+        // Go's lexer uses rune 0 as its eof marker, so a NUL byte in the text reads as the end there.
+        return c == '\0' ? Eof : c;
     }
 
     private void Backup()
@@ -134,10 +135,10 @@ internal sealed partial class ConfigLexer
         return null;
     }
 
-    /// <summary>Renders a rune the way Go's %v does in lexer errors (new lines escaped).</summary>
+    /// <summary>Renders a rune the way Go's %v does in lexer errors (new lines escaped; Go's eof is rune 0, printed as a NUL byte).</summary>
     private static string Show(int r) => r switch
     {
-        Eof => "",
+        Eof => "\0",
         '\n' => "\\n",
         _ => ((char)r).ToString(),
     };

@@ -34,19 +34,7 @@ internal sealed class ConfigValue
     public List<ConfigValue>? AsList => Value as List<ConfigValue>;
 
     /// <summary>The Go type name of the value, used in error texts that mirror Go's.</summary>
-    public string GoTypeName => GoTypeNameOf(Value);
-
-    internal static string GoTypeNameOf(object value) => value switch
-    {
-        string => "string",
-        bool => "bool",
-        long => "int64",
-        double => "float64",
-        DateTime => "time.Time",
-        List<ConfigValue> => "[]interface {}",
-        Dictionary<string, ConfigValue> => "map[string]interface {}",
-        _ => value.GetType().Name,
-    };
+    public string GoTypeName => GoConfigText.TypeName(Value);
 
     /// <summary>Converts to plain CLR objects (nested lists and dictionaries), dropping positions.</summary>
     public object ToPlain() => Value switch

@@ -157,20 +157,27 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             listener.DualMode = true;
         }
-        listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        // No SO_REUSEADDR: .NET maps it to SO_REUSEPORT as well on Linux, which let a second server bind
+        // the same port and share its connections. A taken port is fatal, as in Go.
         var port = Options.Port < 0 ? 0 : Options.Port;
         try
         {
             listener.Bind(new IPEndPoint(address, port));
             listener.Listen(1024);
         }
-        catch
+        catch (Exception e)
         {
             listener.Dispose();
             if (_monitoring is not null)
             {
                 await _monitoring.DisposeAsync().ConfigureAwait(false);
                 _monitoring = null;
+            }
+            if (e is SocketException)
+            {
+                var host = FormatHost(string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host);
+                throw new ListenFailedException(
+                    $"Error listening on port: {host}:{port}, \"{ListenFailedException.ListenError(Options.Host, port, e)}\"", e);
             }
             throw;
         }
@@ -191,7 +198,15 @@ internal sealed partial class NatsServer : IAsyncDisposable
         if (Options.JetStream.Enabled)
         {
             var jetStream = new JetStream.JetStreamService(this, Options.JetStream, _loggerFactory.CreateLogger("nats-server.jetstream"));
-            jetStream.Start(_accounts.All, _accounts.Global);
+            try
+            {
+                jetStream.Start(_accounts.All, _accounts.Global);
+            }
+            catch
+            {
+                jetStream.Dispose(); // releases the store lock for the next attempt
+                throw;
+            }
             JetStream = jetStream;
         }
 

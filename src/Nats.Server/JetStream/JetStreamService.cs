@@ -74,6 +74,7 @@ internal sealed class JetStreamService : IDisposable
     public void Start(IEnumerable<Account> accounts, Account global)
     {
         Storage.IO.DurableDirectory.Create(StoreDirectory);
+        LockStoreDirectory();
         Transport = new JetStreamTransport(Server.CreateInternalPublisher(global, "nats-server.jetstream"),
             Server.CreateInternalPublisher(global, "nats-server.jetstream.advisories"));
         var all = accounts.Where(a => !a.IsSystem).ToList();
@@ -109,6 +110,24 @@ internal sealed class JetStreamService : IDisposable
         if (!string.IsNullOrEmpty(Options.Domain))
         {
             Logger.LogInformation("  Domain:          {Domain}", Options.Domain);
+        }
+    }
+
+    private FileStream? _lock;
+
+    /// <summary>Takes an exclusive lock (flock, through FileShare.None) on &lt;store&gt;/jetstream/.lock for
+    /// the server's lifetime; the kernel releases it when the process dies, so a kill -9 leaves no stale lock.</summary>
+    private void LockStoreDirectory()
+    {
+        var path = Path.Combine(StoreDirectory, ".lock");
+        try
+        {
+            _lock = new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
+        }
+        catch (IOException e)
+        {
+            throw new StoreDirectoryLockedException(
+                $"Can't start JetStream: store directory \"{StoreDirectory}\" is in use by another server (lock file \"{path}\" is held)", e);
         }
     }
 
@@ -205,6 +224,8 @@ internal sealed class JetStreamService : IDisposable
         {
             js.Stop();
         }
+        _lock?.Dispose();
+        _lock = null;
     }
 }
 

@@ -212,6 +212,9 @@ internal sealed class JsAccount
         return (memory, storage);
     }
 
+    /// <summary>How often a file stream's sealed blocks are re-read and verified.</summary>
+    internal static readonly TimeSpan ScrubInterval = TimeSpan.FromHours(6);
+
     private JsStream Open(StreamConfig cfg, GoTime created, bool persistMeta)
     {
         var storeConfig = JsStream.StoreConfigOf(cfg);
@@ -233,13 +236,18 @@ internal sealed class JsAccount
             SyncMode = Service.Options.SyncAlways ? FileSyncMode.Always
                 : Service.Options.SyncInterval is not null ? FileSyncMode.Interval
                 : FileSyncMode.GroupCommit,
-            SyncInterval = Service.Options.SyncInterval ?? TimeSpan.FromMinutes(2),
+            // Go 2.10 (whose key this is) takes 0 as its default interval, 2 minutes.
+            SyncInterval = Service.Options.SyncInterval is { } interval && interval > TimeSpan.Zero ? interval : TimeSpan.FromMinutes(2),
             // A read batch of publishes is one write: StreamIngest flushes before any ack it sends
             // without waiting for a group commit round (which writes before it syncs).
             WriteMode = FileWriteMode.BufferedMessages,
             // Go's filestore warnings read "Filestore [<stream>] <text>".
             Warn = text => Service.Logger.LogWarning("Filestore [{Stream}] {Text}", cfg.Name, text),
             Damaged = damage => Service.Damage.Report(this, cfg.Name, damage),
+            Failed = text => Service.Damage.ReportFailure(this, cfg.Name, text),
+            // Bit rot in sealed blocks nobody reads is found by a background re-read (outside the store
+            // lock), often enough to matter, rarely enough that a large store's reads stay cheap.
+            ScrubInterval = ScrubInterval,
         };
         var store = StreamStores.OpenFile(storeConfig, options);
         return new JsStream(this, cfg, created, store, directory);

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.Text.Json;
+using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts.SystemEvents;
 using Nats.Server.JetStream.Api;
 using Nats.Storage;
@@ -21,7 +22,11 @@ internal sealed class StoreDamageReports(JetStreamService service)
     public const string SubjectPrefix = "$JS.EVENT.ADVISORY.STREAM.DAMAGED.";
 
     private static readonly JsonWriterOptions WriterOptions = new() { Encoder = GoJsonEncoder.Instance };
-    private readonly ConcurrentQueue<(JsAccount Account, string Stream, StoreDamage Damage)> _pending = new();
+    public const string FailedAdvisoryType = "io.nats.jetstream.advisory.v1.stream_store_failed";
+    public const string FailedSubjectPrefix = "$JS.EVENT.ADVISORY.STREAM.STORE_FAILED.";
+
+    private readonly ConcurrentQueue<(JsAccount Account, string Stream, StoreDamage? Damage, string? Failure)> _pending = new();
+    private long _failures;
     private readonly EventIds _ids = new();
     private volatile bool _started;
     private int _draining;
@@ -30,10 +35,27 @@ internal sealed class StoreDamageReports(JetStreamService service)
     /// <summary>Damage events reported since start (recovery included).</summary>
     public ulong Events => (ulong)Interlocked.Read(ref _events);
 
+    /// <summary>Stores that failed a write or fsync since start (each refuses new messages until reloaded).</summary>
+    public ulong Failures => (ulong)Interlocked.Read(ref _failures);
+
     public void Report(JsAccount account, string stream, StoreDamage damage)
     {
         Interlocked.Increment(ref _events);
-        _pending.Enqueue((account, stream, damage));
+        Enqueue((account, stream, damage, null));
+    }
+
+    /// <summary>A store's write or fsync failed (called under its lock, once per store): logged as an
+    /// error at once, counted in /jsz, and announced on <c>$JS.EVENT.ADVISORY.STREAM.STORE_FAILED.&lt;stream&gt;</c>.</summary>
+    public void ReportFailure(JsAccount account, string stream, string description)
+    {
+        Interlocked.Increment(ref _failures);
+        service.Logger.LogError("Filestore [{Stream}] {Text}", stream, description);
+        Enqueue((account, stream, null, description));
+    }
+
+    private void Enqueue((JsAccount Account, string Stream, StoreDamage? Damage, string? Failure) item)
+    {
+        _pending.Enqueue(item);
         if (_started)
         {
             Schedule();
@@ -59,12 +81,51 @@ internal sealed class StoreDamageReports(JetStreamService service)
     {
         while (_pending.TryDequeue(out var item))
         {
-            Publish(item.Account, item.Stream, item.Damage);
+            if (item.Damage is { } damage)
+            {
+                Publish(item.Account, item.Stream, damage);
+            }
+            else
+            {
+                PublishFailure(item.Account, item.Stream, item.Failure!);
+            }
         }
         Volatile.Write(ref _draining, 0);
         if (!_pending.IsEmpty)
         {
             Schedule();
+        }
+    }
+
+    private void PublishFailure(JsAccount account, string stream, string description)
+    {
+        var buffer = new ArrayBufferWriter<byte>(256);
+        using (var json = new Utf8JsonWriter(buffer, WriterOptions))
+        {
+            json.WriteStartObject();
+            json.WriteString("type", FailedAdvisoryType);
+            json.WriteString("id", _ids.Next());
+            json.WriteString("timestamp", GoTime.Now().ToString());
+            json.WriteString("stream", stream);
+            json.WriteString("description", description);
+            if (!string.IsNullOrEmpty(service.Options.Domain))
+            {
+                json.WriteString("domain", service.Options.Domain);
+            }
+            json.WriteEndObject();
+        }
+        Send(account, FailedSubjectPrefix + stream, buffer);
+    }
+
+    private void Send(JsAccount account, string subject, ArrayBufferWriter<byte> buffer)
+    {
+        try
+        {
+            service.Transport.PublishAdvisory(account.Account, subject, buffer.WrittenSpan);
+        }
+        catch (ObjectDisposedException)
+        {
+            // Shutting down: nobody is left to tell.
         }
     }
 
@@ -95,13 +156,6 @@ internal sealed class StoreDamageReports(JetStreamService service)
             }
             json.WriteEndObject();
         }
-        try
-        {
-            service.Transport.PublishAdvisory(account.Account, SubjectPrefix + stream, buffer.WrittenSpan);
-        }
-        catch (ObjectDisposedException)
-        {
-            // Shutting down: nobody is left to tell.
-        }
+        Send(account, SubjectPrefix + stream, buffer);
     }
 }

@@ -186,10 +186,12 @@ internal sealed class StreamIngest
                 (seq, timestamp) = stored;
                 durable = stored.Durable;
             }
-            catch (StoreException e)
+            catch (Exception e) when (e is StoreException or IOException)
             {
+                // An I/O error fails the store (it refuses from then on); the publisher gets an error
+                // PubAck, never a closed connection.
                 _lastSeq = store.State().LastSeq;
-                if (e.Error is not (StoreError.MaxMsgs or StoreError.MaxBytes or StoreError.MaxMsgsPerSubject or StoreError.MsgTooLarge or StoreError.Closed))
+                if (e is not StoreException { Error: StoreError.MaxMsgs or StoreError.MaxBytes or StoreError.MaxMsgsPerSubject or StoreError.MsgTooLarge or StoreError.Closed or StoreError.WriteFailed })
                 {
                     stream.Account.Service.Logger.LogError("JetStream failed to store a msg on stream {Stream}: {Error}", stream.LogName, e.Message);
                 }

@@ -1,7 +1,5 @@
 using System.Collections;
-using System.Globalization;
 using System.Text;
-using Nats.Server.Auth;
 using Nats.Server.Configuration;
 
 namespace Nats.Server.Mappings;
@@ -26,7 +24,7 @@ internal static class MappingConfigBinder
         try
         {
             var map = state.Unwrap(block) as IDictionary
-                ?? throw state.Panic(block, "map[string]interface {}");
+                ?? throw State.Panic(block, "map[string]interface {}");
             foreach (DictionaryEntry item in map)
             {
                 var subject = (string)item.Key;
@@ -70,10 +68,10 @@ internal static class MappingConfigBinder
                 }
             }
         }
-        catch (GoPanic panic)
+        catch (ConfigBindException panic)
         {
             // Go recovers the panic, reports it at the last token read and abandons the rest of the block.
-            state.Error(state.LastSource, panic.Message);
+            state.Error(state.LastSource, panic.Reason);
         }
         return result;
     }
@@ -86,7 +84,7 @@ internal static class MappingConfigBinder
             return;
         }
         // Go formats this error with v.(string) on a list or map value, which panics instead.
-        throw state.Panic(raw, "string");
+        throw State.Panic(raw, "string");
     }
 
     private static bool TryCompile(SubjectMapping mapping, out string error)
@@ -124,10 +122,10 @@ internal static class MappingConfigBinder
             {
                 case "dest":
                 case "destination":
-                    subject = fieldRaw as string ?? throw state.Panic(fieldRaw, "string");
+                    subject = fieldRaw as string ?? throw State.Panic(fieldRaw, "string");
                     break;
                 case "cluster":
-                    cluster = fieldRaw as string ?? throw state.Panic(fieldRaw, "string");
+                    cluster = fieldRaw as string ?? throw State.Panic(fieldRaw, "string");
                     break;
                 case "weight":
                     switch (fieldRaw)
@@ -155,7 +153,7 @@ internal static class MappingConfigBinder
                             weight = (int)number;
                             break;
                         default:
-                            state.Error(fieldSource, $"Unknown entry type for weight of {GoValue(fieldRaw)}\n");
+                            state.Error(fieldSource, $"Unknown entry type for weight of {GoConfigText.Value(fieldRaw)}\n");
                             return null;
                     }
                     break;
@@ -172,28 +170,9 @@ internal static class MappingConfigBinder
         return new MappingDestination(subject, weight.Value, cluster);
     }
 
-    private static string Quote(string text) => GoQuote.Quote(Encoding.UTF8.GetBytes(text));
+    private static string Quote(string text) => GoConfigText.Quote(text);
 
     private static string? Source(object value) => (value as ConfigValue)?.Source;
-
-    /// <summary>Go's %v for a config value.</summary>
-    private static string GoValue(object? value) => value switch
-    {
-        bool b => b ? "true" : "false",
-        double d => d.ToString("R", CultureInfo.InvariantCulture),
-        DateTime t => t.ToString("yyyy-MM-dd HH:mm:ss +0000 UTC", CultureInfo.InvariantCulture),
-        IList => "[...]",
-        IDictionary => "map[...]",
-        _ => Convert.ToString(value, CultureInfo.InvariantCulture) ?? "<nil>",
-    };
-
-    private static string GoTypeName(object? value) => value switch
-    {
-        IList => "[]interface {}",
-        IDictionary => "map[string]interface {}",
-        null => "nil",
-        _ => ConfigValue.GoTypeNameOf(value),
-    };
 
     private sealed class State(List<string> errors, string? blockSource)
     {
@@ -218,10 +197,8 @@ internal static class MappingConfigBinder
         public void Error(string? source, string message) =>
             errors.Add(source is null ? message : $"{source}: {message}");
 
-        /// <summary>The runtime panic of a failed Go type assertion.</summary>
-        public GoPanic Panic(object? actual, string expected) =>
-            new($"interface conversion: interface {{}} is {GoTypeName(actual is ConfigValue c ? c.Value : actual)}, not {expected}");
+        /// <summary>The runtime panic of a failed Go type assertion, positioned where it is caught.</summary>
+        public static ConfigBindException Panic(object? actual, string expected) =>
+            new(GoConfigText.InterfaceConversion(GoConfigText.TypeName(actual), expected));
     }
-
-    private sealed class GoPanic(string message) : Exception(message);
 }

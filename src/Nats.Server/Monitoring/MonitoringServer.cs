@@ -81,7 +81,15 @@ internal sealed class MonitoringServer : IAsyncDisposable
         });
         var app = builder.Build();
         MapEndpoints(app);
-        await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (IOException e)
+        {
+            await app.DisposeAsync().ConfigureAwait(false);
+            throw new ListenFailedException($"Can't start monitoring: can't listen to the monitor port: {ListenFailedException.ListenError(host, port, e)}", e);
+        }
         _app = app;
 
         var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();

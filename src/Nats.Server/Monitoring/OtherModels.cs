@@ -148,6 +148,9 @@ internal sealed class StoreDamageStats
     [JsonPropertyName("events")] public ulong Events { get; set; }
     [JsonPropertyName("lost_msgs")] public ulong LostMessages { get; set; }
     [JsonPropertyName("lost_bytes")] public ulong LostBytes { get; set; }
+
+    /// <summary>Stores whose write or fsync failed (they refuse new messages until reloaded).</summary>
+    [JsonPropertyName("store_failures")] public ulong StoreFailures { get; set; }
 }
 
 internal sealed class JetStreamConfigModel

@@ -302,11 +302,12 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             Consumers = totals.Consumers,
             Messages = totals.Messages,
             Bytes = totals.Bytes,
-            StoreDamage = js.Damage.Events == 0 && totals.LostMessages == 0 ? null : new StoreDamageStats
+            StoreDamage = js.Damage.Events == 0 && totals.LostMessages == 0 && js.Damage.Failures == 0 ? null : new StoreDamageStats
             {
                 Events = js.Damage.Events,
                 LostMessages = totals.LostMessages,
                 LostBytes = totals.LostBytes,
+                StoreFailures = js.Damage.Failures,
             },
         };
     }

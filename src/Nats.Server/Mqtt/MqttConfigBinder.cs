@@ -17,72 +17,61 @@ internal static class MqttConfigBinder
             return;
         }
         var mqtt = options.Mqtt;
-        foreach (var (key, item) in map)
+        ConfigBlock.ForEach(map, errors, (key, item) =>
         {
-            try
+            switch (key)
             {
-                switch (key.ToLowerInvariant())
-                {
-                    case "listen":
-                        BindListen(item, mqtt);
-                        break;
-                    case "port":
-                        mqtt.Port = (int)Long(item);
-                        break;
-                    case "host" or "net":
-                        mqtt.Host = Str(item);
-                        break;
-                    case "tls":
-                        BindTls(item, mqtt, errors);
-                        break;
-                    case "authorization" or "authentication":
-                        BindAuthorization(item, mqtt, errors);
-                        break;
-                    case "no_auth_user":
-                        mqtt.NoAuthUser = Str(item);
-                        break;
-                    case "ack_wait" or "ackwait":
-                        mqtt.AckWait = Duration("ack_wait", item, errors, warnings);
-                        break;
-                    case "max_ack_pending" or "max_pending" or "max_inflight":
-                        var pending = Long(item);
-                        if (pending is < 0 or > 0xFFFF)
-                        {
-                            errors.Add($"{item.Source}: invalid value {pending}, should in [0..{0xFFFF}] range");
-                        }
-                        else
-                        {
-                            mqtt.MaxAckPending = (int)pending;
-                        }
-                        break;
-                    case "js_domain":
-                        mqtt.JsDomain = Str(item);
-                        break;
-                    case "stream_replicas":
-                        mqtt.StreamReplicas = (int)Long(item);
-                        break;
-                    case "consumer_replicas":
-                        mqtt.ConsumerReplicas = (int)Long(item);
-                        break;
-                    case "consumer_memory_storage":
-                        mqtt.ConsumerMemoryStorage = item.Value is bool b ? b : throw Mismatch(item, "bool");
-                        break;
-                    case "consumer_inactive_threshold" or "consumer_auto_cleanup":
-                        mqtt.ConsumerInactiveThreshold = Duration("consumer_inactive_threshold", item, errors, warnings);
-                        break;
-                    default:
-                        if (!item.UsedAsVariable)
-                        {
-                            errors.Add($"{item.Source}: unknown field {Auth.GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(key))}");
-                        }
-                        break;
-                }
+                case "listen":
+                    var (host, port) = item.HostPort();
+                    // A bare port keeps the default host.
+                    mqtt.Host = host ?? mqtt.Host;
+                    mqtt.Port = port;
+                    return true;
+                case "port":
+                    mqtt.Port = (int)item.Int64();
+                    return true;
+                case "host" or "net":
+                    mqtt.Host = item.String();
+                    return true;
+                case "tls":
+                    BindTls(item, mqtt, errors);
+                    return true;
+                case "authorization" or "authentication":
+                    BindAuthorization(item, mqtt, errors);
+                    return true;
+                case "no_auth_user":
+                    mqtt.NoAuthUser = item.String();
+                    return true;
+                case "ack_wait" or "ackwait":
+                    mqtt.AckWait = item.Duration("ack_wait", warnings);
+                    return true;
+                case "max_ack_pending" or "max_pending" or "max_inflight":
+                    var pending = item.Int64();
+                    if (pending is < 0 or > 0xFFFF)
+                    {
+                        throw new ConfigBindException(item, $"invalid value {pending}, should in [0..{0xFFFF}] range");
+                    }
+                    mqtt.MaxAckPending = (int)pending;
+                    return true;
+                case "js_domain":
+                    mqtt.JsDomain = item.String();
+                    return true;
+                case "stream_replicas":
+                    mqtt.StreamReplicas = (int)item.Int64();
+                    return true;
+                case "consumer_replicas":
+                    mqtt.ConsumerReplicas = (int)item.Int64();
+                    return true;
+                case "consumer_memory_storage":
+                    mqtt.ConsumerMemoryStorage = item.Bool();
+                    return true;
+                case "consumer_inactive_threshold" or "consumer_auto_cleanup":
+                    mqtt.ConsumerInactiveThreshold = item.Duration("consumer_inactive_threshold", warnings);
+                    return true;
+                default:
+                    return false;
             }
-            catch (MqttBindException e)
-            {
-                errors.Add(e.Message);
-            }
-        }
+        });
     }
 
     /// <summary>Go's validateMQTTOptions (2.9.10 order and texts); null when usable or MQTT is off.</summary>
@@ -132,25 +121,6 @@ internal static class MqttConfigBinder
         return null;
     }
 
-    private static void BindListen(ConfigValue v, MqttOptions mqtt)
-    {
-        switch (v.Value)
-        {
-            case long port:
-                mqtt.Port = (int)port;
-                break;
-            case string s when ConfigBinder.TrySplitHostPort(s, out var host, out var portText)
-                && int.TryParse(portText, System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out var p):
-                mqtt.Host = host;
-                mqtt.Port = p;
-                break;
-            case string s:
-                throw new MqttBindException($"{v.Source}: could not parse address string \"{s}\"");
-            default:
-                throw new MqttBindException($"{v.Source}: expected port or host:port, got {v.GoTypeName}");
-        }
-    }
-
     /// <summary>The server's tls {} parser (Go's parseTLS texts, the certificate pair checked at parse time).</summary>
     private static void BindTls(ConfigValue v, MqttOptions mqtt, List<string> errors)
     {
@@ -168,58 +138,32 @@ internal static class MqttConfigBinder
         }
     }
 
-    /// <summary>Go's parseSimpleAuth: user/pass, token and timeout; users lists are not allowed here.</summary>
+    /// <summary>
+    /// Go's parseSimpleAuth: user/pass, token and timeout; users lists are not allowed here. A value of the
+    /// wrong type ends the block (Go's panic there), so this loop lets the mismatch reach the mqtt block's.
+    /// </summary>
     private static void BindAuthorization(ConfigValue v, MqttOptions mqtt, List<string> errors)
     {
-        var map = v.AsMap ?? throw Mismatch(v, "map[string]interface {}");
-        foreach (var (key, item) in map)
+        foreach (var (key, item) in v.Map())
         {
             switch (key.ToLowerInvariant())
             {
                 case "user" or "username":
-                    mqtt.Username = Str(item);
+                    mqtt.Username = item.String();
                     break;
                 case "pass" or "password":
-                    mqtt.Password = Str(item);
+                    mqtt.Password = item.String();
                     break;
                 case "token":
-                    mqtt.Token = Str(item);
+                    mqtt.Token = item.String();
                     break;
                 case "timeout":
-                    mqtt.AuthTimeout = TimeSpan.FromSeconds(item.Value switch { long l => l, double d => d, _ => 1 });
+                    mqtt.AuthTimeout = TimeSpan.FromSeconds(item.SecondsOrOne());
                     break;
                 default:
-                    if (!item.UsedAsVariable)
-                    {
-                        errors.Add($"{item.Source}: unknown field {Auth.GoQuote.Quote(System.Text.Encoding.UTF8.GetBytes(key))}");
-                    }
+                    ConfigBlock.Unknown(key, item, errors);
                     break;
             }
         }
     }
-
-    private static TimeSpan Duration(string field, ConfigValue v, List<string> errors, List<string> warnings)
-    {
-        if (v.Value is string s)
-        {
-            if (GoDuration.TryParse(s, out var d, out var error))
-            {
-                return d;
-            }
-            errors.Add($"{v.Source}: error parsing {field}: {error}");
-            return TimeSpan.Zero;
-        }
-        var seconds = Long(v);
-        warnings.Add($"{v.Source}: invalid use of field \"{field}\": {field} should be converted to a duration");
-        return TimeSpan.FromSeconds(seconds);
-    }
-
-    private static string Str(ConfigValue v) => v.Value as string ?? throw Mismatch(v, "string");
-
-    private static long Long(ConfigValue v) => v.Value is long l ? l : throw Mismatch(v, "int64");
-
-    private static MqttBindException Mismatch(ConfigValue v, string expected) =>
-        new($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not {expected}");
-
-    private sealed class MqttBindException(string message) : Exception(message);
 }

@@ -20,8 +20,6 @@ namespace Nats.Server.Mqtt;
 /// </summary>
 internal sealed class MqttConnection
 {
-    private const int MaxPacketHeader = 5;
-
     private readonly MqttServer _owner;
     private readonly NatsServer _server;
     private readonly Socket? _socket;
@@ -327,8 +325,8 @@ internal sealed class MqttConnection
         {
             return false;
         }
-        Span<byte> head = stackalloc byte[MaxPacketHeader];
-        var available = (int)Math.Min(buffer.Length, MaxPacketHeader);
+        Span<byte> head = stackalloc byte[MqttDecoder.MaxFixedHeader];
+        var available = (int)Math.Min(buffer.Length, MqttDecoder.MaxFixedHeader);
         buffer.Slice(0, available).CopyTo(head);
         header = head[0];
         var type = (byte)(header & MqttPackets.TypeMask);
@@ -336,26 +334,10 @@ internal sealed class MqttConnection
         {
             throw new MqttProtocolException($"the first packet should be a CONNECT ({MqttPackets.Connect}), got {type}");
         }
-        var length = 0;
-        var multiplier = 1;
-        var position = 1;
-        while (true)
+        var position = MqttDecoder.ReadRemainingLength(head[..available], out var length);
+        if (position == 0)
         {
-            if (position >= available)
-            {
-                return false;
-            }
-            var b = head[position++];
-            length += (b & 0x7f) * multiplier;
-            if ((b & 0x80) == 0)
-            {
-                break;
-            }
-            multiplier *= 0x80;
-            if (multiplier > 0x200000)
-            {
-                throw new MqttProtocolException("malformed variable int");
-            }
+            return false;
         }
         if (type == MqttPackets.Publish && length > _server.Options.MaxPayload + 65536 + 4)
         {
@@ -484,38 +466,11 @@ internal sealed class MqttConnection
 
     private void HandlePublish(byte flags, ReadOnlySpan<byte> body)
     {
-        var qos = (byte)((flags & MqttPackets.PubFlagQos) >> 1);
-        if (qos > 2)
-        {
-            throw new MqttProtocolException($"publish QoS={qos} not supported");
-        }
-        var r = new MqttReader(body);
-        var topic = r.ReadBytes("topic");
-        if (topic.IsEmpty)
-        {
-            throw new MqttProtocolException("topic cannot be empty");
-        }
-        if (_subjectScratch.Length < topic.Length * 2 + 1)
-        {
-            _subjectScratch = new byte[topic.Length * 2 + 1];
-        }
-        var subjectLength = MqttTopics.ToSubjectBytes(topic, _subjectScratch, out var error);
-        if (subjectLength < 0)
-        {
-            throw new MqttProtocolException(error!);
-        }
-        var subject = _subjectScratch.AsSpan(0, subjectLength);
-        ushort packetId = 0;
-        if (qos > 0)
-        {
-            packetId = r.ReadUInt16("packet identifier");
-            if (packetId == 0)
-            {
-                throw new MqttProtocolException($"with QoS={qos} packet identifier cannot be 0");
-            }
-        }
-        var payload = r.Rest();
-        var retain = (flags & MqttPackets.PubFlagRetain) != 0;
+        var publish = MqttDecoder.ParsePublish(flags, body, ref _subjectScratch);
+        var subject = publish.Subject;
+        var topic = publish.Topic;
+        var payload = publish.Payload;
+        var (qos, retain, packetId) = (publish.Qos, publish.Retain, publish.PacketId);
         if (qos == 2)
         {
             // Go 2.10: held in $MQTT_qos2in until PUBREL, once per packet id, so a resent PUBLISH is delivered once.
@@ -676,7 +631,7 @@ internal sealed class MqttConnection
 
     private void HandleSubscribe(byte header, ReadOnlySpan<byte> body)
     {
-        var filters = ParseFilters(header, body, subscribe: true, out var packetId);
+        var filters = MqttDecoder.ParseFilters(header, body, subscribe: true, out var packetId, _logger, this);
         var session = _session!;
         var retained = _owner.Retained(session.Account);
         // See MqttRetainedStore.Gate: no retained publish lands between adding a filter and sending its retained messages.
@@ -739,7 +694,7 @@ internal sealed class MqttConnection
 
     private void HandleUnsubscribe(byte header, ReadOnlySpan<byte> body)
     {
-        var filters = ParseFilters(header, body, subscribe: false, out var packetId);
+        var filters = MqttDecoder.ParseFilters(header, body, subscribe: false, out var packetId, _logger, this);
         foreach (var (subject, _) in filters)
         {
             if (subject is null)
@@ -757,63 +712,6 @@ internal sealed class MqttConnection
         {
             _owner.SaveSession(_session);
         }
-    }
-
-    /// <summary>Go's mqttParseSubsOrUnsubs: a filter that does not convert is kept as null and refused in SUBACK.</summary>
-    private List<(string? Subject, byte Qos)> ParseFilters(byte header, ReadOnlySpan<byte> body, bool subscribe, out ushort packetId)
-    {
-        var action = subscribe ? "" : "un";
-        if ((header & 0x0f) != 0x02)
-        {
-            throw new MqttProtocolException($"wrong {action}subscribe reserved flags: {header & 0x0f:x}");
-        }
-        var r = new MqttReader(body);
-        try
-        {
-            packetId = r.ReadUInt16("packet identifier");
-        }
-        catch (MqttProtocolException e)
-        {
-            throw new MqttProtocolException($"reading packet identifier: {e.Message}");
-        }
-        var filters = new List<(string?, byte)>();
-        while (r.HasMore)
-        {
-            var topic = r.ReadBytes("topic filter");
-            if (topic.IsEmpty)
-            {
-                throw new MqttProtocolException("topic filter cannot be empty");
-            }
-            if (!System.Text.Unicode.Utf8.IsValid(topic))
-            {
-                throw new MqttProtocolException($"invalid utf8 for topic filter {GoQuote.Quote(topic)}");
-            }
-            var subject = MqttTopics.ToSubject(topic, wildcardsAllowed: true, out var error);
-            if (subject is null)
-            {
-                _logger.LogError("{Connection} - invalid topic {Topic}: {Error}", this, GoQuote.Quote(topic), error);
-            }
-            else if (!SubjectValidation.IsValidSubject(Encoding.UTF8.GetBytes(subject)))
-            {
-                _logger.LogError("{Connection} - invalid subject {Subject}", this, subject);
-                subject = null;
-            }
-            byte qos = 0;
-            if (subscribe)
-            {
-                qos = r.ReadByte("QoS");
-                if (qos > 2)
-                {
-                    throw new MqttProtocolException($"subscribe QoS value must be 0, 1 or 2, got {qos}");
-                }
-            }
-            filters.Add((subject, qos));
-        }
-        if (filters.Count == 0)
-        {
-            throw new MqttProtocolException($"{action}subscribe protocol must contain at least 1 topic filter");
-        }
-        return filters;
     }
 
     private static bool PublishAllowed(CompiledPermissions permissions, ReadOnlySpan<byte> subject) =>

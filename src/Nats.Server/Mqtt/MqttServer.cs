@@ -64,11 +64,17 @@ internal sealed class MqttServer : IAsyncDisposable
         var address = Options.Host is "" or "0.0.0.0" ? IPAddress.Any : Options.Host is "::" ? IPAddress.IPv6Any
             : IPAddress.TryParse(Options.Host, out var parsed) ? parsed : Dns.GetHostAddresses(Options.Host)[0];
         var listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-        listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        // No SO_REUSEADDR (on Linux .NET adds SO_REUSEPORT with it): a taken port is fatal, as in Go.
+        var port = Options.Port < 0 ? 0 : Options.Port;
         try
         {
-            listener.Bind(new IPEndPoint(address, Options.Port < 0 ? 0 : Options.Port));
+            listener.Bind(new IPEndPoint(address, port));
             listener.Listen(1024);
+        }
+        catch (SocketException e)
+        {
+            listener.Dispose();
+            throw new ListenFailedException($"Unable to listen for MQTT connections: {ListenFailedException.ListenError(Options.Host, port, e)}", e);
         }
         catch
         {

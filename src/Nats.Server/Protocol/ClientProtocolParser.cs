@@ -107,19 +107,22 @@ internal static class ClientProtocolParser
             return status;
         }
         var newline = buffer[verb.Length..].IndexOf((byte)'\n');
+        // Go drops these bytes as they come; we bound them instead of buffering forever, and by the same
+        // measure whether the newline is here yet or not, so the outcome never depends on how reads split.
+        if (newline < 0 ? buffer.Length - verb.Length > limits.MaxControlLine : newline > limits.MaxControlLine)
+        {
+            return Fail(ParseError.MaxControlLine, out error);
+        }
         if (newline < 0)
         {
-            // Go drops these bytes as they come; we bound them instead of buffering forever.
-            return buffer.Length - verb.Length > limits.MaxControlLine
-                ? Fail(ParseError.MaxControlLine, out error)
-                : ParseStatus.NeedMoreData;
+            return ParseStatus.NeedMoreData;
         }
         command.Kind = kind;
         consumed = verb.Length + newline + 1;
         return ParseStatus.Complete;
     }
 
-    /// <summary>Finds the control line after the verb: returns the argument range (without the trailing CR).</summary>
+    /// <summary>Finds the control line after the verb: returns the argument range (without the byte Go drops for a CR).</summary>
     private static ParseStatus ReadControlLine(ReadOnlySpan<byte> buffer, int verbLength, bool separatorRequired, in ParserLimits limits, out Range args, out int lineEnd, out ParseError error)
     {
         args = default;
@@ -147,18 +150,22 @@ internal static class ClientProtocolParser
             return ParseStatus.NeedMoreData;
         }
 
-        var newline = buffer[position..].IndexOf((byte)'\n');
+        // Go's parser enters its argument state on the first byte after the spaces, whatever that byte is, so it never
+        // ends the line; a CR seen after it drops the line's last byte (c.drop), trailing or not.
+        var rest = buffer[(position + 1)..];
+        var newline = rest.IndexOf((byte)'\n');
         if (newline < 0)
         {
-            if (buffer.Length - position > limits.MaxControlLine)
+            if (buffer.Length - position - (rest.Contains((byte)'\r') ? 1 : 0) > limits.MaxControlLine)
             {
                 return Fail(ParseError.MaxControlLine, out error);
             }
             return ParseStatus.NeedMoreData;
         }
-        var end = position + newline;
+        var end = position + 1 + newline;
         lineEnd = end + 1;
-        var argEnd = end > position && buffer[end - 1] == '\r' ? end - 1 : end;
+        var drop = newline > 0 && (rest[newline - 1] == '\r' || rest[..newline].Contains((byte)'\r'));
+        var argEnd = drop ? end - 1 : end;
         if (argEnd - position > limits.MaxControlLine)
         {
             return Fail(ParseError.MaxControlLine, out error);

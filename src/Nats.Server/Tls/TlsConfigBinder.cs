@@ -22,7 +22,7 @@ internal static partial class TlsConfigBinder
         {
             return Parse(block);
         }
-        catch (TlsConfigException e)
+        catch (ConfigBindException e)
         {
             errors.Add(e.Message);
             return null;
@@ -31,7 +31,7 @@ internal static partial class TlsConfigBinder
 
     private static TlsOptions Parse(ConfigValue block)
     {
-        var map = block.AsMap ?? throw new TlsConfigException($"{block.Source}: interface conversion: interface {{}} is {block.GoTypeName}, not map[string]interface {{}}");
+        var map = block.Map();
         var tls = new TlsOptions();
         foreach (var (key, v) in map)
         {
@@ -69,7 +69,7 @@ internal static partial class TlsConfigBinder
                     }
                     break;
                 case "cipher_suites":
-                    var suites = AsList(v);
+                    var suites = v.List();
                     if (suites.Count == 0)
                     {
                         throw Error(v, "error parsing tls config, 'cipher_suites' cannot be empty");
@@ -77,7 +77,7 @@ internal static partial class TlsConfigBinder
                     tls.CipherSuites = suites.Select(ParseCipher).ToList();
                     break;
                 case "curve_preferences":
-                    var curves = AsList(v);
+                    var curves = v.List();
                     if (curves.Count == 0)
                     {
                         throw Error(v, "error parsing tls config, 'curve_preferences' cannot be empty");
@@ -123,7 +123,7 @@ internal static partial class TlsConfigBinder
                     ParseHandshakeFirst(key, v, tls);
                     break;
                 default:
-                    throw Error(v, $"error parsing tls config, unknown field [\"{key}\"]");
+                    throw Error(v, $"error parsing tls config, unknown field [{GoConfigText.Quote(key)}]");
             }
         }
         return tls;
@@ -196,13 +196,8 @@ internal static partial class TlsConfigBinder
         return GoCurves.Contains(name, StringComparer.Ordinal) ? name : throw Error(v, $"unrecognized curve preference {name}");
     }
 
-    private static List<ConfigValue> AsList(ConfigValue v) =>
-        v.AsList ?? throw Error(v, $"interface conversion: interface {{}} is {v.GoTypeName}, not []interface {{}}");
-
-    private static TlsConfigException Error(ConfigValue at, string message) => new($"{at.Source}: {message}");
+    private static ConfigBindException Error(ConfigValue at, string message) => new(at, message);
 
     [GeneratedRegex("^[a-f0-9]{64}$")]
     private static partial Regex PinPattern();
-
-    private sealed class TlsConfigException(string message) : Exception(message);
 }

@@ -60,7 +60,7 @@ internal sealed class OriginPolicy
     /// <summary>Go's wsGetHostAndPort: lower-cased host, the port or the scheme's default.</summary>
     private static (string Host, string Port) HostAndPort(bool tls, string hostPort)
     {
-        if (Configuration.ConfigBinder.TrySplitHostPort(hostPort, out var host, out var port))
+        if (Configuration.ConfigRead.TrySplitHostPort(hostPort, out var host, out var port))
         {
             return (host.ToLowerInvariant(), port);
         }

@@ -14,99 +14,72 @@ internal static class WebSocketConfigBinder
             errors.Add($"{block.Source}: Expected websocket to be a map, got {block.GoTypeName}");
             return ws;
         }
-        foreach (var (key, v) in map)
+        ConfigBlock.ForEach(map, errors, (key, v) =>
         {
-            try
+            switch (key)
             {
-                switch (key.ToLowerInvariant())
-                {
-                    case "listen":
-                        if (!ConfigBinder.TrySplitHostPort(v.Value as string ?? "", out var host, out var portText) || !int.TryParse(portText, out var port))
+                case "listen":
+                    var (host, port) = v.HostPort();
+                    // Go's parseListen leaves the host empty for a bare port: every interface.
+                    ws.Host = host ?? "";
+                    ws.Port = port;
+                    return true;
+                case "port":
+                    ws.Port = (int)v.Int64();
+                    return true;
+                case "host" or "net":
+                    ws.Host = v.String();
+                    return true;
+                case "advertise":
+                    ws.Advertise = v.String();
+                    return true;
+                case "no_tls":
+                    ws.NoTls = v.Bool();
+                    return true;
+                case "tls":
+                    if (Tls.TlsConfigBinder.Bind(v, errors) is { } tls)
+                    {
+                        try
                         {
-                            errors.Add($"{v.Source}: could not parse address string \"{v.Value}\"");
-                            break;
+                            ws.TlsContext = Tls.TlsServerContext.Create(tls);
+                            ws.Tls = tls;
                         }
-                        ws.Host = host;
-                        ws.Port = port;
-                        break;
-                    case "port":
-                        ws.Port = (int)Long(v);
-                        break;
-                    case "host":
-                    case "net":
-                        ws.Host = Str(v);
-                        break;
-                    case "advertise":
-                        ws.Advertise = Str(v);
-                        break;
-                    case "no_tls":
-                        ws.NoTls = Bool(v);
-                        break;
-                    case "tls":
-                        if (Tls.TlsConfigBinder.Bind(v, errors) is { } tls)
+                        catch (InvalidOperationException e)
                         {
-                            try
-                            {
-                                ws.TlsContext = Tls.TlsServerContext.Create(tls);
-                                ws.Tls = tls;
-                            }
-                            catch (InvalidOperationException e)
-                            {
-                                errors.Add($"{v.Source}: {e.Message}");
-                            }
+                            errors.Add($"{v.Source}: {e.Message}");
                         }
-                        break;
-                    case "same_origin":
-                        ws.SameOrigin = Bool(v);
-                        break;
-                    case "allowed_origins":
-                    case "allowed_origin":
-                    case "allow_origins":
-                    case "allow_origin":
-                    case "origins":
-                    case "origin":
-                        ws.AllowedOrigins = v.Value switch
-                        {
-                            string one => [one],
-                            List<ConfigValue> list => list.Select(i => i.Value as string ?? throw new WsBindException($"{i.Source}: error parsing allowed origins: unsupported type in array {i.GoTypeName}")).ToList(),
-                            _ => throw new WsBindException($"{v.Source}: error parsing allowed origins: unsupported type {v.GoTypeName}"),
-                        };
-                        break;
-                    case "handshake_timeout":
-                        ws.HandshakeTimeout = v.Value switch
-                        {
-                            long seconds => TimeSpan.FromSeconds(seconds),
-                            string text => GoDuration.TryParse(text, out var d, out var error) ? d : throw new WsBindException($"{v.Source}: {error}"),
-                            _ => throw new WsBindException($"{v.Source}: error parsing handshake timeout: unsupported type {v.GoTypeName}"),
-                        };
-                        break;
-                    case "compress":
-                    case "compression":
-                        ws.Compression = Bool(v);
-                        break;
-                    case "authorization":
-                    case "authentication":
-                        BindAuthorization(v, ws, errors);
-                        break;
-                    case "jwt_cookie":
-                        ws.JwtCookie = Str(v);
-                        break;
-                    case "no_auth_user":
-                        ws.NoAuthUser = Str(v);
-                        break;
-                    default:
-                        if (!v.UsedAsVariable)
-                        {
-                            errors.Add($"{v.Source}: unknown field \"{key}\"");
-                        }
-                        break;
-                }
+                    }
+                    return true;
+                case "same_origin":
+                    ws.SameOrigin = v.Bool();
+                    return true;
+                case "allowed_origins" or "allowed_origin" or "allow_origins" or "allow_origin" or "origins" or "origin":
+                    ws.AllowedOrigins = v.StringOrList("allowed origins");
+                    return true;
+                case "handshake_timeout":
+                    ws.HandshakeTimeout = v.Value switch
+                    {
+                        long seconds => TimeSpan.FromSeconds(seconds),
+                        string text => GoDuration.TryParse(text, out var d, out var error) ? d : throw new ConfigBindException(v, error),
+                        _ => throw new ConfigBindException(v, $"error parsing handshake timeout: unsupported type {v.GoTypeName}"),
+                    };
+                    return true;
+                case "compress" or "compression":
+                    ws.Compression = v.Bool();
+                    return true;
+                case "authorization" or "authentication":
+                    BindAuthorization(v, ws, errors);
+                    return true;
+                case "jwt_cookie":
+                    ws.JwtCookie = v.String();
+                    return true;
+                case "no_auth_user":
+                    ws.NoAuthUser = v.String();
+                    return true;
+                default:
+                    return false;
             }
-            catch (WsBindException e)
-            {
-                errors.Add(e.Message);
-            }
-        }
+        });
         return ws;
     }
 
@@ -148,42 +121,26 @@ internal static class WebSocketConfigBinder
 
     private static string Quote(this string s) => $"\"{s}\"";
 
-    private static void BindAuthorization(ConfigValue v, WebSocketOptions ws, List<string> errors)
-    {
-        foreach (var (key, item) in v.AsMap ?? [])
+    /// <summary>Go's parseSimpleAuth; like Go, values of the wrong type are ignored here.</summary>
+    private static void BindAuthorization(ConfigValue v, WebSocketOptions ws, List<string> errors) =>
+        ConfigBlock.ForEach(v.AsMap ?? [], errors, (key, item) =>
         {
-            switch (key.ToLowerInvariant())
+            switch (key)
             {
-                case "user":
-                case "username":
+                case "user" or "username":
                     ws.Username = item.Value as string;
-                    break;
-                case "pass":
-                case "password":
+                    return true;
+                case "pass" or "password":
                     ws.Password = item.Value as string;
-                    break;
+                    return true;
                 case "token":
                     ws.Token = item.Value as string;
-                    break;
+                    return true;
                 case "timeout":
-                    ws.AuthTimeoutSeconds = item.Value switch { long l => l, double d => d, _ => 1 };
-                    break;
+                    ws.AuthTimeoutSeconds = item.SecondsOrOne();
+                    return true;
                 default:
-                    if (!item.UsedAsVariable)
-                    {
-                        errors.Add($"{item.Source}: unknown field \"{key}\"");
-                    }
-                    break;
+                    return false;
             }
-        }
-    }
-
-    private static string Str(ConfigValue v) => v.Value as string ?? throw Mismatch(v, "string");
-    private static bool Bool(ConfigValue v) => v.Value is bool b ? b : throw Mismatch(v, "bool");
-    private static long Long(ConfigValue v) => v.Value is long l ? l : throw Mismatch(v, "int64");
-
-    private static WsBindException Mismatch(ConfigValue v, string expected) =>
-        new($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not {expected}");
-
-    private sealed class WsBindException(string message) : Exception(message);
+        });
 }

@@ -64,7 +64,15 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
         var app = builder.Build();
         app.UseWebSockets(new Microsoft.AspNetCore.Builder.WebSocketOptions { KeepAliveInterval = TimeSpan.Zero });
         app.Run(UpgradeAsync);
-        await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (IOException e)
+        {
+            await app.DisposeAsync().ConfigureAwait(false);
+            throw new ListenFailedException($"Unable to listen for websocket connections: {ListenFailedException.ListenError(host, options.Port < 0 ? 0 : options.Port, e)}", e);
+        }
         _app = app;
         var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
         Port = new Uri(bound.Replace("0.0.0.0", "localhost").Replace("[::]", "localhost")).Port;

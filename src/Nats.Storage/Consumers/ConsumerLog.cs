@@ -75,8 +75,10 @@ internal sealed class ConsumerLog : IDisposable
         if (pos < buf.Length)
         {
             log.SetLength(pos);
-            log.Sync();
         }
+        // After a kill the log's tail may still be only in the page cache; the state rebuilt from it is
+        // acted on (redeliveries, ack floors) as durable, so it is made durable first.
+        log.Sync();
         return new ConsumerLog(fs, dir, ownerLock, log, gen, pos, created);
     }
 

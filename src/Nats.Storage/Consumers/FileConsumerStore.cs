@@ -92,7 +92,12 @@ internal sealed class FileConsumerStore : ConsumerStoreBase
 
     protected override void OnStop() => _log.Dispose();
 
-    protected override void OnDelete() => _fs.DeleteDirectory(_dir);
+    protected override void OnDelete()
+    {
+        _fs.DeleteDirectory(_dir);
+        // The removal of the consumer's directory entry must be durable, or a power cut brings it back.
+        _fs.SyncDirectory(Path.GetDirectoryName(_dir)!);
+    }
 
     private DurabilityTicket AppendScratch()
     {

@@ -84,6 +84,9 @@ internal abstract partial class StoreCore : IStreamStore
 
     protected virtual void OnDelete() { }
 
+    /// <summary>Before a call that adds sequences: the file engine refuses them after a failed fsync.</summary>
+    protected virtual void ThrowIfReadOnly() { }
+
     public StoreResult StoreMsg(string subject, ReadOnlySpan<byte> header, ReadOnlySpan<byte> data, long ttl = 0)
     {
         ulong seq;
@@ -92,6 +95,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             ThrowIfClosed();
+            ThrowIfReadOnly();
             ValidateSubject(subject);
             var size = MessageSize(subject, header.Length, data.Length);
             CheckBeforeStore(subject, header.Length + data.Length, size);
@@ -118,6 +122,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             ThrowIfClosed();
+            ThrowIfReadOnly();
             ValidateSubject(subject);
             if (seq <= LastSeq)
             {
@@ -145,6 +150,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             ThrowIfClosed();
+            ThrowIfReadOnly();
             var seq = LastSeq + 1;
             SkipRange(seq, 1, Math.Max(NowNanos(), LastTs));
             OnCommit();
@@ -162,6 +168,7 @@ internal abstract partial class StoreCore : IStreamStore
         lock (Sync)
         {
             ThrowIfClosed();
+            ThrowIfReadOnly();
             if (seq != LastSeq + 1)
             {
                 throw new StoreException(StoreError.SequenceMismatch);

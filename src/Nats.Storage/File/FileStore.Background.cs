@@ -41,6 +41,7 @@ internal sealed partial class FileStore
 
     private void StopBackground()
     {
+        StopCacheExpiry();
         _flushTimer?.Dispose();
         _syncTimer?.Dispose();
         _scrubTimer?.Dispose();
@@ -79,7 +80,7 @@ internal sealed partial class FileStore
         if (_opts.WriteMode == FileWriteMode.WriteThrough || _opts.SyncMode == FileSyncMode.Always
             || (_opts.WriteMode == FileWriteMode.BufferedMessages && !appended))
         {
-            _active.WritePending();
+            WriteThrough();
         }
         else if (_active.HasPending)
         {
@@ -97,20 +98,49 @@ internal sealed partial class FileStore
                 _ticket = _commit.Enlist();
                 break;
             case FileSyncMode.Always:
-                SyncInline();
+                SyncInlineOrFail();
                 break;
+        }
+    }
+
+    /// <summary>The call's bytes to the OS before it returns; a write error fails the store and the call.</summary>
+    private void WriteThrough()
+    {
+        try
+        {
+            _active.WritePending();
+        }
+        catch (IOException e)
+        {
+            Fail("write", e);
+            ThrowIfReadOnly();
+        }
+    }
+
+    private void SyncInlineOrFail()
+    {
+        try
+        {
+            SyncInline();
+        }
+        catch (IOException e)
+        {
+            Fail("fsync", e);
+            ThrowIfReadOnly();
         }
     }
 
     protected override void OnFlush()
     {
-        _active.WritePending();
-        if (_opts.SyncMode == FileSyncMode.Always)
+        // A publisher's read loop flushes here before its acks; a failure fails the store (and with it
+        // every pending ack) instead of closing the publisher's connection.
+        Guarded("write", _active.WritePending);
+        if (_opts.SyncMode == FileSyncMode.Always && _failure is null)
         {
-            SyncInline();
+            Guarded("fsync", SyncInline);
         }
 
-        ProcessCandidates();
+        Guarded("compaction", ProcessCandidates);
     }
 
     /// <summary>Buffered mode: one flush per delay window however many records arrive in it.</summary>
@@ -146,8 +176,9 @@ internal sealed partial class FileStore
             }
             catch (IOException e)
             {
-                // A timer thread must not die on a disk error; the next write or sync reports it.
-                Warn?.Invoke($"background flush failed: {e.Message}");
+                // Compaction fsyncs blocks from here: a failure must fail the store, or the next sync
+                // round (which no longer sees those blocks as unsynced) would release acknowledgements.
+                Fail("background flush or compaction", e);
             }
         }
     }
@@ -267,7 +298,15 @@ internal sealed partial class FileStore
             // The writer outran a sync round (fast publishing, slow fsyncs): reserve further ahead from
             // now on, so this inline fsync under the lock stays rare at any rate.
             _reserveStep = Math.Min(_reserveStep * 2, MaxReserveStep);
-            _meta.Write(seq + _reserveStep, _meta.CleanLast, clean: false, sync: true);
+            try
+            {
+                _meta.Write(seq + _reserveStep, _meta.CleanLast, clean: false, sync: true);
+            }
+            catch (IOException e)
+            {
+                Fail("fsync of the sequence reservation (meta.dat)", e);
+                ThrowIfReadOnly();
+            }
             _durableReserved = _meta.Reserved;
             _metaWanted = false;
             return;

@@ -37,6 +37,7 @@ internal sealed partial class FileStore
             {
                 var scanDamaged = ScanBlock(block);
                 // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
+                ulong runFirst = 0, runLast = 0, runBytes = 0;
                 foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(_fs, path, length))
                 {
                     if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
@@ -45,7 +46,21 @@ internal sealed partial class FileStore
                     }
 
                     scanDamaged = true;
-                    RecordLost(seq, (ulong)len, $"block {id}: message {seq} is missing (block is shorter than when it was sealed)", id);
+                    if (runFirst != 0 && seq != runLast + 1)
+                    {
+                        ReportMissingFromBlock(id, runFirst, runLast, runBytes);
+                        runFirst = 0;
+                    }
+                    if (runFirst == 0)
+                    {
+                        (runFirst, runBytes) = (seq, 0);
+                    }
+                    runLast = seq;
+                    runBytes += (ulong)len;
+                }
+                if (runFirst != 0)
+                {
+                    ReportMissingFromBlock(id, runFirst, runLast, runBytes);
                 }
                 if (scanDamaged)
                 {
@@ -65,13 +80,7 @@ internal sealed partial class FileStore
         {
             // The store was stopped cleanly at a higher sequence: the tail was lost afterwards.
             damaged = true;
-            for (var s = LastSeq + 1; s <= _meta.CleanLast; s++)
-            {
-                if (!IsKnownLost(s))
-                {
-                    RecordLost(s, 0, $"message {s} is missing from the end of the stream");
-                }
-            }
+            ReportLostTail(LastSeq + 1, _meta.CleanLast);
             target = _meta.CleanLast;
         }
         // After a crash (no clean stop) sequences up to the durable reservation may have been handed out
@@ -93,6 +102,20 @@ internal sealed partial class FileStore
         if (target > LastSeq)
         {
             SkipRange(LastSeq + 1, target - LastSeq, LastTs);
+        }
+
+        if (!_meta.Clean || damaged)
+        {
+            // After a kill or a crash the recovered bytes may still sit only in the page cache: they are
+            // made durable before anything that depends on them (a duplicate's PubAck, a redelivery) is
+            // answered. A clean stop synced every block itself.
+            foreach (var b in _blocks)
+            {
+                if (b != _active)
+                {
+                    b.File.Sync();
+                }
+            }
         }
 
         _meta.Write(LastSeq + _opts.SequenceReserve, LastSeq, clean: false, sync: true);
@@ -143,23 +166,54 @@ internal sealed partial class FileStore
                 nextSeq = after.Seq;
             }
 
-            var gap = nextSeq > LastSeq + 1 && nextSeq - LastSeq - 1 <= 10_000 ? nextSeq - LastSeq - 1 : 0;
             var what = next == len && IsZero(cache.AsSpan(off, len - off)) ? "zeroed or torn" : "damaged";
-            if (gap == 0)
+            if (nextSeq <= LastSeq + 1)
             {
                 RecordLost(0, (ulong)(next - off), $"block {block.Id}: {next - off} {what} bytes at offset {off} dropped (after sequence {LastSeq})", block.Id);
             }
             else
             {
-                for (var s = LastSeq + 1; s < nextSeq; s++)
-                {
-                    RecordLost(s, s == LastSeq + 1 ? (ulong)(next - off) : 0,
-                        $"block {block.Id}: message {s} dropped ({next - off} {what} bytes at offset {off})", block.Id);
-                }
+                var (first, last) = (LastSeq + 1, nextSeq - 1);
+                RecordLostRange(first, last, (ulong)(next - off),
+                    first == last
+                        ? $"block {block.Id}: message {first} dropped ({next - off} {what} bytes at offset {off})"
+                        : $"block {block.Id}: messages {first}-{last} dropped ({last - first + 1} messages, {next - off} {what} bytes at offset {off})",
+                    block.Id);
             }
             off = next;
         }
         return damaged;
+    }
+
+    private void ReportMissingFromBlock(int block, ulong first, ulong last, ulong bytes)
+        => RecordLostRange(first, last, bytes, first == last
+            ? $"block {block}: message {first} is missing (block is shorter than when it was sealed)"
+            : $"block {block}: messages {first}-{last} are missing ({last - first + 1} messages; block is shorter than when it was sealed)", block);
+
+    /// <summary>Reports <paramref name="first"/>..<paramref name="last"/> lost from the end of the
+    /// stream, skipping runs already reported, as one line per run.</summary>
+    private void ReportLostTail(ulong first, ulong last)
+    {
+        var s = first;
+        while (s <= last)
+        {
+            var known = KnownLostUpTo(s);
+            if (known != 0)
+            {
+                s = known + 1;
+                continue;
+            }
+            var end = s;
+            while (end < last && !IsKnownLost(end + 1))
+            {
+                end++;
+            }
+
+            RecordLostRange(s, end, 0, s == end
+                ? $"message {s} is missing from the end of the stream"
+                : $"messages {s}-{end} are missing from the end of the stream ({end - s + 1} messages)");
+            s = end + 1;
+        }
     }
 
     internal static int NextValidRecord(byte[] cache, int from, int len)

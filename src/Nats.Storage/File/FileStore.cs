@@ -34,7 +34,7 @@ internal sealed partial class FileStore : StoreCore
         _dir = Path.Combine(options.Directory, "msgs");
         _fs.CreateDirectory(_dir);
         _meta = new StoreMeta(_fs, Path.Combine(options.Directory, "meta.dat"));
-        _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced);
+        _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced, OnSyncFailed);
         _reserveStep = Math.Max(1, options.SequenceReserve);
         lock (Sync)
         {
@@ -75,6 +75,9 @@ internal sealed partial class FileStore : StoreCore
             throw new StoreException(StoreError.MsgTooLarge);
         }
 
+        // Reserved before anything is appended: if the reservation's fsync fails, sequence N was never
+        // written, and the failed store refuses every later message, so N cannot be handed out twice.
+        ReserveUpTo(seq);
         var block = RoomFor(size);
         var offset = block.Length;
         RecordCodec.Write(block.Reserve(size), RecordKind.Message, seq, timestamp, ttlExpiry, subject, subjectBytes, header, data);
@@ -83,7 +86,7 @@ internal sealed partial class FileStore : StoreCore
         _appendedMessage = true;
         slot.A = block.Id;
         slot.B = offset;
-        ReserveUpTo(seq);
+        ArmCacheExpiry();
     }
 
     private const int ColdReadsBeforeCaching = 64;
@@ -145,6 +148,7 @@ internal sealed partial class FileStore : StoreCore
     {
         var block = BlockOf(slot.A);
         block.LastUse = ++_useTick;
+        block.Used = true;
         if (slot.B >= block.Length)
         {
             return false;
@@ -217,8 +221,8 @@ internal sealed partial class FileStore : StoreCore
         }
 
         var last = seq + count - 1;
-        AppendControl(RecordKind.Skip, last);
         ReserveUpTo(last);
+        AppendControl(RecordKind.Skip, last);
     }
 
     protected override void OnCompacted(ulong firstSeq)
@@ -228,8 +232,8 @@ internal sealed partial class FileStore : StoreCore
             return;
         }
 
-        AppendControl(RecordKind.FirstMarker, firstSeq);
         ReserveUpTo(firstSeq - 1);
+        AppendControl(RecordKind.FirstMarker, firstSeq);
         foreach (var b in _blocks)
         {
             if (b != _active && b.LiveMsgs == 0)
@@ -267,8 +271,12 @@ internal sealed partial class FileStore : StoreCore
         }
 
         _fs.SyncDirectory(_dir);
-        // Only after every block is durable may the meta file claim a clean stop at LastSeq.
-        _meta.Write(Math.Max(_meta.Reserved, LastSeq), LastSeq, clean: true, sync: true);
+        // Only after every block is durable may the meta file claim a clean stop at LastSeq. After a
+        // failed fsync it never does: pages may have been lost, so the next open verifies and syncs.
+        if (_failure is null)
+        {
+            _meta.Write(Math.Max(_meta.Reserved, LastSeq), LastSeq, clean: true, sync: true);
+        }
         foreach (var b in _blocks)
         {
             b.Dispose();
@@ -300,7 +308,7 @@ internal sealed partial class FileStore : StoreCore
         b.Sealed = true;
         // Not synced here (no fsync under the lock on the publish path): the next sync round syncs the
         // sealed block with the new one, before anything written into the new one is acknowledged.
-        BlockIndexFile.Write(_fs, b.Path, b.Cache.AsSpan(0, b.Length));
+        BlockIndexFile.Write(_fs, b.Path, (b.Cache ?? b.LoadCache()).AsSpan(0, b.Length));
         _dirDirty = true;
         Touch(b);
     }
@@ -310,6 +318,7 @@ internal sealed partial class FileStore : StoreCore
         var block = RoomFor(RecordCodec.Overhead);
         RecordCodec.WriteControl(block.Reserve(RecordCodec.Overhead), kind, seq, LastTs);
         block.Length += RecordCodec.Overhead;
+        ArmCacheExpiry();
     }
 
     /// <summary>Rewrites a record in place as erased: same length, random content, valid checksum.</summary>
@@ -358,6 +367,9 @@ internal sealed partial class FileStore : StoreCore
         {
             return;
         }
+
+        block.Used = true;
+        ArmCacheExpiry();
 
         if (!_cached.Contains(block))
         {

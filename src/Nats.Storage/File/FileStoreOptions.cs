@@ -46,7 +46,8 @@ internal sealed record FileStoreOptions
 
     public FileSyncMode SyncMode { get; init; } = FileSyncMode.GroupCommit;
 
-    /// <summary><see cref="FileSyncMode.Interval"/>: how often written data is fsynced (Go's default: 2 minutes).</summary>
+    /// <summary><see cref="FileSyncMode.Interval"/>: how often written data is fsynced (Go 2.10's default
+    /// for its <c>sync_interval</c>: 2 minutes; Go 2.9.10 has a fixed 60 s).</summary>
     public TimeSpan SyncInterval { get; init; } = TimeSpan.FromMinutes(2);
 
     /// <summary>Every file operation goes through this (tests substitute a power-loss simulation).</summary>
@@ -60,6 +61,10 @@ internal sealed record FileStoreOptions
 
     /// <summary>Buffered mode: longest time a record waits in memory before the background flush.</summary>
     public TimeSpan FlushDelay { get; init; } = TimeSpan.FromMilliseconds(2);
+
+    /// <summary>A block cache (a sealed block's, or an idle active block's) nobody used for this long is
+    /// dropped (Go's cache expiry: 5 s); zero keeps caches until the LRU bound evicts them.</summary>
+    public TimeSpan CacheExpiry { get; init; } = TimeSpan.FromSeconds(5);
 
     /// <summary>Sealed blocks whose contents stay in memory for reads.</summary>
     public int MaxCachedBlocks { get; init; } = 4;
@@ -76,6 +81,11 @@ internal sealed record FileStoreOptions
     /// sequences; the total is <see cref="StreamState.Lost"/>. Called under the store lock, like
     /// <see cref="Warn"/>: hand the event off, do not call back into the store from it.</summary>
     public Action<StoreDamage>? Damaged { get; init; }
+
+    /// <summary>Called once, under the store lock, when a write or fsync fails and the store stops
+    /// acknowledging (every durability ticket fails from then on; new messages are refused until it is
+    /// reopened). The text says which operation failed and why.</summary>
+    public Action<string>? Failed { get; init; }
 
     /// <summary>Verify every record of every block when opening, even when a block's index is valid.</summary>
     public bool VerifyOnOpen { get; init; }

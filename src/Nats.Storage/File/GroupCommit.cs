@@ -40,6 +40,7 @@ internal sealed class GroupCommit
     private readonly IStoreFileSystem _fs;
     private readonly Action<SyncBatch> _collect;
     private readonly Action<SyncBatch> _synced;
+    private readonly Action<Exception>? _faulted;
     private readonly Queue<Round> _inFlight = new(); // in start order
     private Round _open = new();
     private bool _startQueued;
@@ -50,9 +51,11 @@ internal sealed class GroupCommit
     /// and adds every file and directory with unsynced changes to the batch (clearing their flags).</param>
     /// <param name="synced">Called under the store lock after the batch is durable, before its waiters
     /// are released; rounds report in the order they started.</param>
-    public GroupCommit(Lock storeLock, IStoreFileSystem fs, Action<SyncBatch> collect, Action<SyncBatch> synced)
+    /// <param name="faulted">Called under the store lock, once, when the first sync fails.</param>
+    public GroupCommit(Lock storeLock, IStoreFileSystem fs, Action<SyncBatch> collect, Action<SyncBatch> synced, Action<Exception>? faulted = null)
     {
         _synced = synced;
+        _faulted = faulted;
         _storeLock = storeLock;
         _fs = fs;
         _collect = collect;
@@ -182,9 +185,24 @@ internal sealed class GroupCommit
     /// dirty pages), so every later ticket fails too instead of claiming durability.</summary>
     private void Fail(Round round, Exception e)
     {
-        _fault ??= e;
+        Fault(e);
         round.Fail(e);
+    }
+
+    /// <summary>Under the store lock: a sync of this store failed (in a round or elsewhere, e.g. the
+    /// compaction pass). Linux reports a writeback error once per file, so a later fsync of the same
+    /// file can succeed without the lost pages: from now on every ticket fails, including those of
+    /// rounds already in flight (they complete after this, in order, and see the fault).</summary>
+    public void Fault(Exception e)
+    {
+        if (_fault is not null)
+        {
+            return;
+        }
+
+        _fault = e;
         _open.Fail(e);
+        _faulted?.Invoke(e);
     }
 
     /// <summary>Syncs a collected batch: every file first, then the directories, so a directory entry

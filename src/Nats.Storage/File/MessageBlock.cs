@@ -55,6 +55,14 @@ internal sealed class MessageBlock : IDisposable
 
     public bool HasPending => Flushed < Length;
 
+    /// <summary>Read or written since the cache expiry last looked (see FileStore.CacheExpiry).</summary>
+    public bool Used { get; set; }
+
+    /// <summary>The least an emptied active block's buffer is re-created with. Above the large object
+    /// threshold on purpose: a large array's pages come from the OS untouched and cost resident memory
+    /// only where records are written, while a small one is zeroed (touched) whole by the GC.</summary>
+    private const int InitialBuffer = 128 * 1024;
+
     public void NoteMessage(ulong seq, int recordLength)
     {
         if (MinSeq == 0 || seq < MinSeq)
@@ -78,7 +86,9 @@ internal sealed class MessageBlock : IDisposable
     public Span<byte> Reserve(int extra)
     {
         var need = Length + extra;
-        var cache = Cache ??= Pool.Rent(need);
+        Used = true;
+        // An idle active block's buffer may have been dropped: its written bytes come back first.
+        var cache = Cache ?? (Length > 0 ? LoadCache() : Cache = Pool.Rent(Math.Max(need, InitialBuffer)));
         if (cache.Length < need)
         {
             var grown = Pool.Rent(Math.Max(need, cache.Length * 2));
@@ -160,8 +170,10 @@ internal sealed class MessageBlock : IDisposable
             return;
         }
 
-        NeedsSync = false;
+        // Cleared only once the fsync succeeded: a failed one leaves the block owing a sync (and the
+        // store fails), instead of letting the next round skip it and release acknowledgements.
         File.Sync();
+        NeedsSync = false;
     }
 
     /// <summary>Switches to a rewritten file whose whole content is <paramref name="content"/>.</summary>

@@ -6,6 +6,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Configuration;
 using Nats.Server.Embedding;
+using Nats.Server.Hosting;
 using Nats.Server.IntegrationTests.Core;
 
 namespace Nats.Server.IntegrationTests.Embedding;
@@ -125,7 +126,10 @@ public sealed class NatsServerHostTests
         blocker.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         blocker.Listen();
         var busy = ((IPEndPoint)blocker.LocalEndPoint!).Port;
-        await Assert.ThrowsAnyAsync<SocketException>(() => NatsServerHost.StartAsync(new NatsServerHostOptions { Port = busy }));
+        // Go's fatal line as the message, the socket error inside.
+        var failed = await Assert.ThrowsAsync<ListenFailedException>(() => NatsServerHost.StartAsync(new NatsServerHostOptions { Port = busy }));
+        Assert.Equal(SocketError.AddressAlreadyInUse, Assert.IsType<SocketException>(failed.InnerException).SocketErrorCode);
+        Assert.Contains("bind: address already in use", failed.Message);
     }
 
     [Fact]

@@ -110,7 +110,7 @@ public sealed class AuthConfigBinderTests
     [InlineData("0", 0)]
     public void Parses_go_durations(string text, double milliseconds)
     {
-        Assert.True(AuthConfigBinder.TryParseGoDuration(text, out var d));
+        Assert.True(GoDuration.TryParse(text, out var d, out _));
         Assert.Equal(milliseconds, d.TotalMilliseconds);
     }
 
@@ -118,7 +118,7 @@ public sealed class AuthConfigBinderTests
     [InlineData("")]
     [InlineData("5")]
     [InlineData("1x")]
-    public void Rejects_bad_durations(string text) => Assert.False(AuthConfigBinder.TryParseGoDuration(text, out _));
+    public void Rejects_bad_durations(string text) => Assert.False(GoDuration.TryParse(text, out _, out _));
 
     [Fact]
     public void Connection_types_are_upper_cased_and_checked()

@@ -53,7 +53,8 @@ public sealed class GroupCommitTests
         var r = store.StoreMsg("g", default, Payload);
         Assert.ThrowsAny<IOException>(() => r.Durable.Wait());
         fs.FreezeAfter(-1);
-        Assert.ThrowsAny<IOException>(() => store.StoreMsg("g", default, Payload).Durable.Wait());
+        // The failed store refuses new messages outright (no sequence is used up for an error).
+        Assert.Equal(StoreError.WriteFailed, Assert.Throws<StoreException>(() => store.StoreMsg("g", default, Payload)).Error);
         Assert.ThrowsAny<IOException>(() => store.WhenDurable().Wait());
     }
 

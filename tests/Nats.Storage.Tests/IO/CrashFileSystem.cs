@@ -58,16 +58,37 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     }
 
     private SyncGate? _gate;
+    private string? _failSyncSuffix;
+
+    /// <summary>The next sync of a file whose name ends with <paramref name="suffix"/> fails once with
+    /// EIO, as Linux reports a writeback error: the file's dirty pages are marked clean without reaching
+    /// the disk, so a later sync of that file succeeds and still does not make them durable (until they
+    /// are written again).</summary>
+    public void FailSyncOnce(string suffix)
+    {
+        lock (_lock)
+        {
+            _failSyncSuffix = suffix;
+        }
+    }
+
+    /// <summary>Syncs currently waiting at a <see cref="HoldSyncs"/> gate.</summary>
+    public int HeldSyncs => _gate?.Waiting ?? 0;
 
     private sealed class SyncGate(string suffix) : IDisposable
     {
         private readonly ManualResetEventSlim _open = new();
+        private int _waiting;
+
+        public int Waiting => Volatile.Read(ref _waiting);
 
         public void WaitIfHeld(string path)
         {
             if (path.EndsWith(suffix, StringComparison.Ordinal))
             {
+                Interlocked.Increment(ref _waiting);
                 _open.Wait();
+                Interlocked.Decrement(ref _waiting);
             }
         }
 
@@ -176,10 +197,12 @@ internal sealed class CrashFileSystem : IStoreFileSystem
     {
         lock (_lock)
         {
+            // The subtree goes with the parent's entry: its removal is durable once the parent is synced.
+            var parent = Path.GetDirectoryName(path)!;
             foreach (var p in _names.Keys.Where(p => p.StartsWith(path + "/", StringComparison.Ordinal)).ToArray())
             {
                 _names.Remove(p);
-                DirOp(p, null);
+                DirOp(p, null, parent);
             }
             _dirs.RemoveWhere(d => d == path || d.StartsWith(path + "/", StringComparison.Ordinal));
         }
@@ -276,9 +299,9 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         }
     }
 
-    private void DirOp(string path, Inode? target)
+    private void DirOp(string path, Inode? target, string? inDirectory = null)
     {
-        var dir = Path.GetDirectoryName(path)!;
+        var dir = inDirectory ?? Path.GetDirectoryName(path)!;
         if (!_dirs.Contains(dir))
         {
             throw new DirectoryNotFoundException(dir);
@@ -314,6 +337,10 @@ internal sealed class CrashFileSystem : IStoreFileSystem
         private byte[] _durable = [];
         private readonly HashSet<long> _dirtyPages = [];
 
+        // Pages a failed sync marked clean without writing them: no later sync makes them durable
+        // unless they are written again.
+        private readonly HashSet<long> _lostPages = [];
+
         public long Length { get; private set; }
         public long DurableLength { get; private set; }
 
@@ -337,6 +364,7 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             for (var p = offset / pageSize; p * pageSize < end; p++)
             {
                 _dirtyPages.Add(p);
+                _lostPages.Remove(p);
             }
 
             if (end > Length)
@@ -361,14 +389,30 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             Length = length;
         }
 
-        public void Sync()
+        public void FailSync()
+        {
+            _lostPages.UnionWith(_dirtyPages);
+            _dirtyPages.Clear();
+        }
+
+        public void Sync(int pageSize)
         {
             if (_durable.Length < _data.Length)
             {
                 Array.Resize(ref _durable, _data.Length);
             }
 
+            var kept = new List<(long Page, byte[] Bytes)>();
+            foreach (var p in _lostPages)
+            {
+                var start = (int)Math.Min(p * pageSize, _durable.Length);
+                kept.Add((p, _durable.AsSpan(start, Math.Min(pageSize, _durable.Length - start)).ToArray()));
+            }
             _data.AsSpan(0, (int)Length).CopyTo(_durable);
+            foreach (var (p, bytes) in kept)
+            {
+                bytes.CopyTo(_durable.AsSpan((int)(p * pageSize)));
+            }
             _durable.AsSpan((int)Length).Clear();
             _dirtyPages.Clear();
             DurableLength = Length;
@@ -421,6 +465,7 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             _durable = (byte[])result.Clone();
             Length = DurableLength = newLength;
             _dirtyPages.Clear();
+            _lostPages.Clear();
             return changed;
         }
 
@@ -488,6 +533,14 @@ internal sealed class CrashFileSystem : IStoreFileSystem
             SyncGate? gate;
             lock (fs._lock)
             {
+                Check(mutating: true);
+                if (fs._failSyncSuffix is { } failing && path.EndsWith(failing, StringComparison.Ordinal))
+                {
+                    fs._failSyncSuffix = null;
+                    fs.Mutate("sync-failed", path);
+                    inode.FailSync();
+                    throw new IOException("Input/output error (simulated EIO on fsync)");
+                }
                 gate = fs._gate;
             }
 
@@ -497,7 +550,7 @@ internal sealed class CrashFileSystem : IStoreFileSystem
                 Check(mutating: true);
                 fs.Mutate("sync", path);
                 fs.FileSyncs++;
-                inode.Sync();
+                inode.Sync(fs.PageSize);
             }
         }
 

@@ -1,4 +1,3 @@
-using System.Globalization;
 using Nats.Server.Configuration;
 
 namespace Nats.Server.JetStream.Configuration;
@@ -44,14 +43,14 @@ internal static class JetStreamConfigBinder
                             js.StoreDir = item.Value as string ?? "";
                             break;
                         case "max_memory_store" or "max_mem_store" or "max_mem":
-                            if (!TryStorageSize(item, out var mem, out var memError))
+                            if (!item.TryStorageSize(out var mem, out var memError))
                             {
                                 return $"{item.Source}: max_mem_store {memError}";
                             }
                             js.MaxMemory = mem;
                             break;
                         case "max_file_store" or "max_file":
-                            if (!TryStorageSize(item, out var file, out var fileError))
+                            if (!item.TryStorageSize(out var file, out var fileError))
                             {
                                 return $"{item.Source}: max_file_store {fileError}";
                             }
@@ -67,7 +66,7 @@ internal static class JetStreamConfigBinder
                             js.UniqueTag = (item.Value as string ?? "").Trim().ToLowerInvariant();
                             break;
                         case "max_outstanding_catchup":
-                            if (!TryStorageSize(item, out var catchup, out var catchupError))
+                            if (!item.TryStorageSize(out var catchup, out var catchupError))
                             {
                                 return $"{item.Source}: {key.ToLowerInvariant()} {catchupError}";
                             }
@@ -95,10 +94,7 @@ internal static class JetStreamConfigBinder
                             errors.Add($"{item.Source}: JetStream encryption ({key}) is not supported by nats-net-server");
                             break;
                         default:
-                            if (!item.UsedAsVariable)
-                            {
-                                errors.Add($"{item.Source}: unknown field \"{key}\"");
-                            }
+                            ConfigBlock.Unknown(key, item, errors);
                             break;
                     }
                 }
@@ -139,10 +135,7 @@ internal static class JetStreamConfigBinder
                     }
                     break;
                 default:
-                    if (!item.UsedAsVariable)
-                    {
-                        errors.Add($"{item.Source}: unknown field \"{key}\"");
-                    }
+                    ConfigBlock.Unknown(key, item, errors);
                     break;
             }
         }
@@ -170,7 +163,7 @@ internal static class JetStreamConfigBinder
                 var limits = JetStreamAccountLimits.Unlimited;
                 foreach (var (key, item) in map)
                 {
-                    string SizeError() => $"{item.Source}: Expected a parseable size for \"{key}\", got {Plain(item)}";
+                    string SizeError() => $"{item.Source}: Expected a parseable size for \"{key}\", got {GoConfigText.Value(item)}";
                     switch (key.ToLowerInvariant())
                     {
                         case "max_memory" or "max_mem" or "mem" or "memory":
@@ -192,7 +185,7 @@ internal static class JetStreamConfigBinder
                         case "max_bytes_required" or "max_stream_bytes" or "max_bytes":
                             if (item.Value is not bool required)
                             {
-                                errors.Add($"{item.Source}: Expected a parseable bool for \"{key}\", got {Plain(item)}");
+                                errors.Add($"{item.Source}: Expected a parseable bool for \"{key}\", got {GoConfigText.Value(item)}");
                                 return null;
                             }
                             limits = limits with { MaxBytesRequired = required };
@@ -210,10 +203,7 @@ internal static class JetStreamConfigBinder
                             limits = limits with { MaxAckPending = (int)ackPending };
                             break;
                         default:
-                            if (!item.UsedAsVariable)
-                            {
-                                errors.Add($"{item.Source}: unknown field \"{key}\"");
-                            }
+                            ConfigBlock.Unknown(key, item, errors);
                             break;
                     }
                 }
@@ -221,42 +211,6 @@ internal static class JetStreamConfigBinder
             default:
                 errors.Add($"{v.Source}: Expected map, bool or string to define JetStream, got {v.GoTypeName}");
                 return null;
-        }
-    }
-
-    private static string Plain(ConfigValue v) => Convert.ToString(v.Value, CultureInfo.InvariantCulture) ?? "";
-
-    /// <summary>Go's getStorageSize: an integer, or a string "N" + K/M/G/T (binary multiples).</summary>
-    internal static bool TryStorageSize(ConfigValue v, out long size, out string error)
-    {
-        size = 0;
-        error = "";
-        switch (v.Value)
-        {
-            case long l:
-                size = l;
-                return true;
-            case string s:
-                if (s == "")
-                {
-                    return true;
-                }
-                if (!long.TryParse(s[..^1], NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var number))
-                {
-                    error = $"strconv.ParseInt: parsing \"{s[..^1]}\": invalid syntax";
-                    return false;
-                }
-                var shift = s[^1] switch { 'K' => 10, 'M' => 20, 'G' => 30, 'T' => 40, _ => -1 };
-                if (shift < 0)
-                {
-                    error = "sizes defined as strings must end in K, M, G, T";
-                    return false;
-                }
-                size = number << shift;
-                return true;
-            default:
-                error = "must be int64 or string";
-                return false;
         }
     }
 }

@@ -70,6 +70,22 @@ internal sealed class PowerCutMount : IAsyncDisposable
 
     public Task ReleaseAsync() => CommandAsync("release", "release ok");
 
+    /// <summary>The next file fsync fails once with EIO (its pages marked clean, not durable); returns once armed.</summary>
+    public Task FailNextSyncAsync()
+    {
+        _eioFrom = _output.Count;
+        return CommandAsync("eio", "eio ok");
+    }
+
+    private int _eioFrom;
+
+    /// <summary>The path whose fsync failed, once one has since <see cref="FailNextSyncAsync"/>.</summary>
+    public async Task<string> FailedSyncAsync()
+    {
+        var (line, _) = await _output.WaitForAsync(l => l.StartsWith("eio /", StringComparison.Ordinal), _eioFrom, timeout: TimeSpan.FromSeconds(60));
+        return line["eio ".Length..];
+    }
+
     /// <summary>The path of the first sync blocked since <see cref="HoldAsync"/>, once one is.</summary>
     public async Task<string> HeldSyncAsync()
     {

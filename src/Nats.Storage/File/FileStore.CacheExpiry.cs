@@ -1,0 +1,71 @@
+namespace Nats.Storage.File;
+
+/// <summary>
+/// Block caches are dropped when idle, as Go drops a block's cache 5 s after its last use: a sealed
+/// block's loaded bytes and the active block's write buffer (once everything in it is written out), so
+/// a server with many quiet streams does not hold a buffer per stream. A cache used in one period is
+/// kept for the next; one unused for a whole period goes back to the pool (a later read of that block
+/// reads its record from the file; a later write reloads the active block's bytes first). The timer
+/// runs only while some cache is held.
+/// </summary>
+internal sealed partial class FileStore
+{
+    private ITimer? _cacheTimer;
+    private bool _cacheTimerArmed;
+
+    /// <summary>Under the lock: a cache exists (loaded or written); make sure it is looked at later.</summary>
+    private void ArmCacheExpiry()
+    {
+        if (_cacheTimerArmed || _opts.CacheExpiry <= TimeSpan.Zero || Closed)
+        {
+            return;
+        }
+
+        _cacheTimer ??= (_opts.Clock ?? TimeProvider.System).CreateTimer(
+            static s => ((FileStore)s!).ExpireCaches(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        _cacheTimerArmed = true;
+        _cacheTimer.Change(_opts.CacheExpiry, _opts.CacheExpiry);
+    }
+
+    /// <summary>The expiry tick (and tests): drops every cache not used since the previous tick.</summary>
+    internal void ExpireCaches()
+    {
+        lock (Sync)
+        {
+            if (Closed)
+            {
+                return;
+            }
+
+            var held = false;
+            foreach (var b in _blocks)
+            {
+                if (b.Cache is null)
+                {
+                    continue;
+                }
+
+                if (b.Used || b.HasPending)
+                {
+                    b.Used = false;
+                    held = true;
+                    continue;
+                }
+                b.DropCache();
+                _cached.Remove(b);
+            }
+            if (!held)
+            {
+                _cacheTimerArmed = false;
+                _cacheTimer?.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+            }
+        }
+    }
+
+    private void StopCacheExpiry()
+    {
+        _cacheTimer?.Dispose();
+        _cacheTimer = null;
+        _cacheTimerArmed = false;
+    }
+}
