@@ -8,7 +8,7 @@ namespace Nats.Storage;
 /// a ticket of a memory store, or of a file store that acknowledges before syncing (Go-style sync
 /// interval), is already complete. A failed sync faults the task with the I/O error.
 /// </summary>
-public readonly struct DurabilityTicket
+internal readonly struct DurabilityTicket
 {
     private readonly Task? _task;
 
@@ -36,7 +36,7 @@ public readonly struct DurabilityTicket
 }
 
 /// <summary>A stored message's sequence and time, and the ticket that completes when it is durable.</summary>
-public readonly record struct StoreResult(ulong Seq, long Timestamp, DurabilityTicket Durable)
+internal readonly record struct StoreResult(ulong Seq, long Timestamp, DurabilityTicket Durable)
 {
     public void Deconstruct(out ulong seq, out long timestamp)
     {

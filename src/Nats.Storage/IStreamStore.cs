@@ -1,7 +1,7 @@
 namespace Nats.Storage;
 
 /// <summary>Called after a message is added (positive deltas) or removed (negative deltas).</summary>
-public delegate void StorageUpdateHandler(long msgsDelta, long bytesDelta, ulong seq, string subject);
+internal delegate void StorageUpdateHandler(long msgsDelta, long bytesDelta, ulong seq, string subject);
 
 /// <summary>
 /// The storage contract JetStream streams and consumers are built on; the shape follows the Go server's
@@ -9,7 +9,7 @@ public delegate void StorageUpdateHandler(long msgsDelta, long bytesDelta, ulong
 /// an empty filter or "&gt;" means every subject. Loads return null where Go returns "not found" or
 /// EOF, so hot read loops do not pay for exceptions. All members are thread-safe.
 /// </summary>
-public interface IStreamStore : IDisposable
+internal interface IStreamStore : IDisposable
 {
     StorageType Type { get; }
 

@@ -2,7 +2,7 @@ namespace Nats.Storage;
 
 /// <summary>Outcome of a load by sequence: Go's stores distinguish "no such message" (deleted, or below
 /// the first sequence) from "past the end" (EOF), and a consumer waits for new messages only on EOF.</summary>
-public enum LoadStatus
+internal enum LoadStatus
 {
     Found,
 

@@ -2,7 +2,7 @@ namespace Nats.Storage;
 
 /// <summary>Why a message left the store; interest and work-queue retention act differently on an
 /// acknowledgement-driven removal and on a limit or expiry.</summary>
-public enum RemovalReason
+internal enum RemovalReason
 {
     /// <summary>RemoveMsg (for example an acknowledged work-queue message).</summary>
     Removed,
@@ -22,4 +22,4 @@ public enum RemovalReason
 }
 
 /// <summary>Called, after the store's lock is released, for every message the store removed.</summary>
-public delegate void StorageRemovalHandler(ulong seq, string subject, RemovalReason reason);
+internal delegate void StorageRemovalHandler(ulong seq, string subject, RemovalReason reason);

@@ -1,12 +1,12 @@
 namespace Nats.Storage;
 
-public enum StorageType
+internal enum StorageType
 {
     File,
     Memory,
 }
 
-public enum DiscardPolicy
+internal enum DiscardPolicy
 {
     Old,
     New,
@@ -16,7 +16,7 @@ public enum DiscardPolicy
 /// The stream limits a store enforces by itself. Zero or negative numbers mean "no limit", as in the Go
 /// server's stream configuration (where -1 is the conventional spelling).
 /// </summary>
-public sealed record StoreConfig
+internal sealed record StoreConfig
 {
     public string Name { get; init; } = "";
     public long MaxMsgs { get; init; } = -1;

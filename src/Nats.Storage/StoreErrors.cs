@@ -1,7 +1,7 @@
 namespace Nats.Storage;
 
 /// <summary>Failure kinds a store reports; texts match the Go server's store errors so API replies agree.</summary>
-public enum StoreError
+internal enum StoreError
 {
     Closed,
     MsgNotFound,
@@ -20,7 +20,7 @@ public enum StoreError
     WriteFailed,
 }
 
-public sealed class StoreException : Exception
+internal sealed class StoreException : Exception
 {
     public StoreException(StoreError error) : base(TextOf(error)) => Error = error;
 

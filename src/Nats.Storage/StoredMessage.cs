@@ -5,7 +5,7 @@ namespace Nats.Storage;
 /// allocate: the file store copies the record into <see cref="Buffer"/>, which only grows. Header and
 /// Data stay valid until the instance is passed to another load.
 /// </summary>
-public sealed class StoredMessage
+internal sealed class StoredMessage
 {
     internal byte[] Buffer = [];
 

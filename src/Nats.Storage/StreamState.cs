@@ -1,10 +1,10 @@
 namespace Nats.Storage;
 
 /// <summary>Counts for one filter or subject: how many messages and the first and last sequence.</summary>
-public readonly record struct SimpleState(ulong Msgs, ulong First, ulong Last);
+internal readonly record struct SimpleState(ulong Msgs, ulong First, ulong Last);
 
 /// <summary>Messages the store had to drop because their bytes were damaged or missing.</summary>
-public sealed record LostStreamData
+internal sealed record LostStreamData
 {
     /// <summary>Sequences known to be lost (capped; see <see cref="Count"/> for the total).</summary>
     public IReadOnlyList<ulong> Sequences { get; init; } = [];
@@ -15,7 +15,7 @@ public sealed record LostStreamData
     public ulong Bytes { get; init; }
 }
 
-public sealed record StreamState
+internal sealed record StreamState
 {
     public ulong Msgs { get; init; }
     public ulong Bytes { get; init; }
@@ -30,5 +30,5 @@ public sealed record StreamState
 
 /// <summary>The counters of <see cref="StreamState"/> without anything that needs allocation or a scan
 /// (Go's FastState): what a consumer or the stream's info reply reads on a hot path.</summary>
-public readonly record struct FastStreamState(
+internal readonly record struct FastStreamState(
     ulong Msgs, ulong Bytes, ulong FirstSeq, DateTime FirstTime, ulong LastSeq, DateTime LastTime, int NumSubjects, ulong NumDeleted);

@@ -4,7 +4,7 @@ using Nats.Storage.Memory;
 namespace Nats.Storage;
 
 /// <summary>Creates stores; the engines themselves stay internal so only the contract is public.</summary>
-public static class StreamStores
+internal static class StreamStores
 {
     public static IStreamStore CreateMemory(StoreConfig config, TimeProvider? clock = null, Action<string>? warn = null)
         => new MemoryStore(config, clock, warn);

@@ -8,7 +8,7 @@ namespace Nats.Storage;
 /// NumPendingMulti). Duplicates are dropped; a set holding "&gt;" (or an empty filter) matches everything.
 /// Build it once per consumer configuration and reuse it: queries do not allocate.
 /// </summary>
-public sealed class SubjectFilterSet
+internal sealed class SubjectFilterSet
 {
     public SubjectFilterSet(IEnumerable<string> filters)
     {

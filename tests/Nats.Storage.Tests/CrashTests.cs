@@ -12,11 +12,12 @@ namespace Nats.Storage.Tests;
 public sealed class CrashTests
 {
     [Theory]
-    [InlineData(File.FileWriteMode.WriteThrough)]
-    [InlineData(File.FileWriteMode.Buffered)]
-    [InlineData(File.FileWriteMode.BufferedMessages)]
-    public void EveryAcknowledgedSequenceSurvivesKillNine(File.FileWriteMode mode)
+    [InlineData(nameof(File.FileWriteMode.WriteThrough))]
+    [InlineData(nameof(File.FileWriteMode.Buffered))]
+    [InlineData(nameof(File.FileWriteMode.BufferedMessages))]
+    public void EveryAcknowledgedSequenceSurvivesKillNine(string modeName)
     {
+        var mode = Enum.Parse<File.FileWriteMode>(modeName);
         using var dir = new TempDir();
         var rng = new Random(7);
         var stored = new Dictionary<ulong, int>();

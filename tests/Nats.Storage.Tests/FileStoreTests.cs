@@ -94,15 +94,17 @@ public sealed class FileStoreTests
     }
 
     [Theory]
-    [InlineData(FileWriteMode.WriteThrough, FileSyncMode.GroupCommit)]
-    [InlineData(FileWriteMode.Buffered, FileSyncMode.GroupCommit)]
-    [InlineData(FileWriteMode.WriteThrough, FileSyncMode.Interval)]
-    [InlineData(FileWriteMode.Buffered, FileSyncMode.Interval)]
-    [InlineData(FileWriteMode.WriteThrough, FileSyncMode.Always)]
-    [InlineData(FileWriteMode.BufferedMessages, FileSyncMode.GroupCommit)]
-    [InlineData(FileWriteMode.BufferedMessages, FileSyncMode.Interval)]
-    public void WriteModesPersist(FileWriteMode mode, FileSyncMode sync)
+    [InlineData(nameof(FileWriteMode.WriteThrough), nameof(FileSyncMode.GroupCommit))]
+    [InlineData(nameof(FileWriteMode.Buffered), nameof(FileSyncMode.GroupCommit))]
+    [InlineData(nameof(FileWriteMode.WriteThrough), nameof(FileSyncMode.Interval))]
+    [InlineData(nameof(FileWriteMode.Buffered), nameof(FileSyncMode.Interval))]
+    [InlineData(nameof(FileWriteMode.WriteThrough), nameof(FileSyncMode.Always))]
+    [InlineData(nameof(FileWriteMode.BufferedMessages), nameof(FileSyncMode.GroupCommit))]
+    [InlineData(nameof(FileWriteMode.BufferedMessages), nameof(FileSyncMode.Interval))]
+    public void WriteModesPersist(string modeName, string syncName)
     {
+        var mode = Enum.Parse<FileWriteMode>(modeName);
+        var sync = Enum.Parse<FileSyncMode>(syncName);
         using var dir = new TempDir();
         var opts = new FileStoreOptions { Directory = dir.Path, WriteMode = mode, SyncMode = sync, BlockSize = 4096 };
         var store = StreamStores.OpenFile(new StoreConfig(), opts);

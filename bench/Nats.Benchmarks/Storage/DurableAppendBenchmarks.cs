@@ -18,11 +18,11 @@ public class DurableAppendBenchmarks
     [Params(1, 16, 256)]
     public int Writers { get; set; }
 
-    [Params(FileSyncMode.GroupCommit, FileSyncMode.Interval)]
-    public FileSyncMode Sync { get; set; }
+    [Params(nameof(FileSyncMode.GroupCommit), nameof(FileSyncMode.Interval))]
+    public string Sync { get; set; } = "";
 
     [GlobalSetup]
-    public void Setup() => _run = new DurableAppend(Sync);
+    public void Setup() => _run = new DurableAppend(Enum.Parse<FileSyncMode>(Sync));
 
     [GlobalCleanup]
     public void Cleanup() => _run.DisposeAsync().AsTask().GetAwaiter().GetResult();

@@ -17,15 +17,15 @@ public class FileStoreBenchmarks
     private string _dir = "";
     private IStreamStore _store = null!;
 
-    [Params(FileWriteMode.WriteThrough, FileWriteMode.Buffered)]
-    public FileWriteMode Mode { get; set; }
+    [Params(nameof(FileWriteMode.WriteThrough), nameof(FileWriteMode.Buffered))]
+    public string Mode { get; set; } = "";
 
     [GlobalSetup]
     public void Setup()
     {
         _dir = Path.Combine(Path.GetTempPath(), "nats-bench-" + Guid.NewGuid().ToString("N"));
         _store = StreamStores.OpenFile(new StoreConfig { Name = "BENCH" },
-            new FileStoreOptions { Directory = _dir, WriteMode = Mode, SyncMode = FileSyncMode.Interval });
+            new FileStoreOptions { Directory = _dir, WriteMode = Enum.Parse<FileWriteMode>(Mode), SyncMode = FileSyncMode.Interval });
         for (var i = 0; i < 10_000; i++)
         {
             _store.StoreMsg($"bench.{i % 100}", default, _payload);

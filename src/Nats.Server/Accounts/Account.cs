@@ -1,3 +1,5 @@
+using System.Globalization;
+using System.Text;
 using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Accounts;
@@ -127,7 +129,7 @@ internal sealed class Account
     /// <summary>Subscriptions as Go counts them.</summary>
     public int VisibleSubscriptionCount => SubList.Count - HiddenSubscriptions;
 
-    internal byte[] NextInternalSid() => global::System.Text.Encoding.ASCII.GetBytes(Interlocked.Increment(ref _internalSid).ToString(global::System.Globalization.CultureInfo.InvariantCulture));
+    internal byte[] NextInternalSid() => Encoding.ASCII.GetBytes(Interlocked.Increment(ref _internalSid).ToString(CultureInfo.InvariantCulture));
 
     public override string ToString() => Name;
 }

@@ -47,7 +47,7 @@ public sealed class AccountOptions
     internal List<ResolvedServiceImport> ServiceImports { get; } = [];
 
     /// <summary>The account's <c>jetstream</c> setting as written.</summary>
-    public ConfigValue? JetStream { get; set; }
+    internal ConfigValue? JetStream { get; set; }
 
     /// <summary>The account's JetStream limits; null when the account has no (or a disabled) <c>jetstream</c> setting.</summary>
     public JetStream.Configuration.JetStreamAccountLimits? JetStreamLimits { get; set; }

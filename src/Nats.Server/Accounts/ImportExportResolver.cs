@@ -130,7 +130,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             return;
         }
         if (SubjectRules.HasWildcard(import.Subject) && to != import.Subject
-            && SubjectTransform.Create(import.Subject, to, out var transformError) is null)
+            && ImportTransform.Create(import.Subject, to, out var transformError) is null)
         {
             fail($"failed to create mapping transform for stream import subject \"{import.Subject}\" to \"{to}\": {transformError}");
             return;
@@ -174,7 +174,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             fail($"duplicate service import subject \"{from}\", previously used in import for account \"{duplicate.Exporter}\", subject \"{duplicate.To}\"");
             return;
         }
-        if (SubjectRules.HasWildcard(to) && to != from && SubjectTransform.Create(from, to, out var transformError, checkReverse: true) is null)
+        if (SubjectRules.HasWildcard(to) && to != from && ImportTransform.Create(from, to, out var transformError, checkReverse: true) is null)
         {
             fail($"failed to create mapping transform for service import subject \"{from}\" to \"{to}\": {transformError}");
             return;

@@ -12,7 +12,7 @@ internal abstract class InternalRoute
     /// <paramref name="scratch"/> when transformed).
     /// </summary>
     protected static ReadOnlySpan<byte> MapSubject(
-        ReadOnlySpan<byte> subject, bool usePublished, byte[] literal, SubjectTransform? transform, ref byte[]? scratch)
+        ReadOnlySpan<byte> subject, bool usePublished, byte[] literal, ImportTransform? transform, ref byte[]? scratch)
     {
         if (usePublished)
         {
@@ -27,7 +27,7 @@ internal abstract class InternalRoute
     }
 
     /// <summary>Go's rule: a wildcard import whose two sides are equal passes the published subject through.</summary>
-    protected static (bool UsePublished, SubjectTransform? Transform) Plan(string wildcardSide, string from, string to, bool reverseCheck)
+    protected static (bool UsePublished, ImportTransform? Transform) Plan(string wildcardSide, string from, string to, bool reverseCheck)
     {
         if (!SubjectRules.HasWildcard(wildcardSide))
         {
@@ -37,7 +37,7 @@ internal abstract class InternalRoute
         {
             return (true, null);
         }
-        return (false, SubjectTransform.Create(from, to, out _, reverseCheck));
+        return (false, ImportTransform.Create(from, to, out _, reverseCheck));
     }
 }
 
@@ -50,7 +50,7 @@ internal sealed class StreamImportRoute : InternalRoute
 {
     private readonly byte[] _to;
     private readonly bool _usePublished;
-    private readonly SubjectTransform? _transform;
+    private readonly ImportTransform? _transform;
 
     public StreamImportRoute(Account importer, ResolvedStreamImport import)
     {
@@ -75,7 +75,7 @@ internal sealed class ServiceImportRoute : InternalRoute
 {
     private readonly byte[] _to;
     private readonly bool _usePublished;
-    private readonly SubjectTransform? _transform;
+    private readonly ImportTransform? _transform;
 
     public ServiceImportRoute(Account importer, Account exporter, ResolvedServiceImport import, ResolvedServiceExport? export)
     {

@@ -1,3 +1,4 @@
+using System.Text;
 using Nats.Server.Auth;
 using Nats.Server.Subscriptions;
 using Nats.Subjects;
@@ -20,7 +21,7 @@ internal sealed class ReverseResponses(Account owner)
 
     public void Add(ResponseEntry entry)
     {
-        var reply = global::System.Text.Encoding.UTF8.GetString(entry.Reply);
+        var reply = Encoding.UTF8.GetString(entry.Reply);
         lock (_lock)
         {
             if (!_byReply.TryGetValue(reply, out var list))
@@ -34,7 +35,7 @@ internal sealed class ReverseResponses(Account owner)
 
     public void Remove(ResponseEntry entry)
     {
-        var reply = global::System.Text.Encoding.UTF8.GetString(entry.Reply);
+        var reply = Encoding.UTF8.GetString(entry.Reply);
         lock (_lock)
         {
             if (_byReply.TryGetValue(reply, out var list) && list.Remove(entry))
@@ -55,7 +56,7 @@ internal sealed class ReverseResponses(Account owner)
         {
             return;
         }
-        var text = global::System.Text.Encoding.UTF8.GetString(subject);
+        var text = Encoding.UTF8.GetString(subject);
         List<ResponseEntry> orphaned = [];
         lock (_lock)
         {

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Text;
 using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Accounts;
@@ -47,7 +48,7 @@ internal sealed class ServiceResponses
         "_R_.".CopyTo(prefix);
         FillRandom(prefix.Slice(4, RandomLength));
         prefix[^1] = '.';
-        _prefix = global::System.Text.Encoding.ASCII.GetBytes(prefix.ToArray());
+        _prefix = Encoding.ASCII.GetBytes(prefix.ToArray());
     }
 
     public int Count

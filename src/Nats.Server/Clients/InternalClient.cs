@@ -1,7 +1,7 @@
 using System.Text;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
-using Nats.Server.Accounts.System;
+using Nats.Server.Accounts.SystemEvents;
 using Nats.Server.Hosting;
 using Nats.Server.Subscriptions;
 

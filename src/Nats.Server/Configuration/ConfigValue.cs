@@ -6,7 +6,7 @@ namespace Nats.Server.Configuration;
 /// double, DateTime (UTC), <see cref="List{T}"/> of ConfigValue, or <see cref="Dictionary{TKey,TValue}"/>
 /// of string to ConfigValue (keys case-sensitive, in file order).
 /// </summary>
-public sealed class ConfigValue
+internal sealed class ConfigValue
 {
     public ConfigValue(object value, string file, int line, int column)
     {

@@ -145,5 +145,5 @@ public sealed class ServerOptions
     /// cluster, tls, accounts, authorization.users, ...), kept raw by dotted path ("authorization.users")
     /// so later features can bind them; the executable warns about each one at startup.
     /// </summary>
-    public Dictionary<string, ConfigValue> UnsupportedConfig { get; } = new(StringComparer.Ordinal);
+    internal Dictionary<string, ConfigValue> UnsupportedConfig { get; } = new(StringComparer.Ordinal);
 }

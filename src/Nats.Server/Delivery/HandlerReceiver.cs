@@ -1,4 +1,4 @@
-using Nats.Server.Accounts.System;
+using Nats.Server.Accounts.SystemEvents;
 using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Delivery;

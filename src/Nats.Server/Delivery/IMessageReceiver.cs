@@ -5,10 +5,12 @@ using Nats.Server.Subscriptions;
 namespace Nats.Server.Delivery;
 
 /// <summary>
-/// Anything a matched subscription delivers to: a client connection, an import route, a server-side
-/// handler, and later a JetStream stream (ingest), a consumer, an MQTT session or a route/leaf
-/// connection. The router hands every receiver the same <see cref="Message"/> and each encodes it its
-/// own way (a MSG line, a stored record, an MQTT PUBLISH, an RMSG...).
+/// What a matched subscription delivers to when it is neither a client's own (the MSG line fast path)
+/// nor an import route (<see cref="Subscription.Route"/>): the server's <c>$SYS</c> handlers
+/// (<see cref="HandlerReceiver"/>), JetStream's stream ingest, API and ack subscriptions
+/// (<c>JetStreamTransport</c>) and an MQTT session's subscriptions (<c>MqttSession</c>). The router hands
+/// every receiver the same <see cref="Message"/> and each encodes it its own way (a stored record, an MQTT
+/// PUBLISH, a handler call...).
 /// </summary>
 /// <remarks>
 /// How a subsystem attaches: implement this interface and insert a

@@ -43,6 +43,7 @@ public sealed class NatsServerHost : IAsyncDisposable
     public event EventHandler? Ready;
 
     /// <summary>Creates and starts a server; returns when it is ready for clients.</summary>
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("ApiDesign", "RS0026", Justification = "Shipped in 0.1.0: the static one-call start and the instance start of a host built first; their first parameters differ in type, so no call is ambiguous.")]
     public static async Task<NatsServerHost> StartAsync(NatsServerHostOptions? options = null, CancellationToken cancellationToken = default)
     {
         var host = new NatsServerHost(options);
@@ -101,6 +102,7 @@ public sealed class NatsServerHost : IAsyncDisposable
     /// Binds the listeners and starts accepting clients; returns once the server is ready. Throws
     /// <see cref="Configuration.ConfigurationException"/> for invalid settings and the socket error when a port is taken.
     /// </summary>
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("ApiDesign", "RS0026", Justification = "Shipped in 0.1.0: the static one-call start and the instance start of a host built first; their first parameters differ in type, so no call is ambiguous.")]
     public async Task StartAsync(CancellationToken cancellationToken = default)
     {
         await _lifecycle.WaitAsync(cancellationToken).ConfigureAwait(false);

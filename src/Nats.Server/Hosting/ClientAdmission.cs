@@ -8,9 +8,9 @@ using Nats.Server.Transport;
 namespace Nats.Server.Hosting;
 
 /// <summary>
-/// The one door a client connection comes in by, whatever carries it: plain TCP from the accept
-/// loop today, and a TLS stream, a WebSocket, an in-process pipe or a route later, each as its own
-/// <see cref="ClientTransport"/>. It gives the connection its id, counts it, applies
+/// The one door a client connection comes in by, whatever carries it: plain TCP or TLS from the accept
+/// loop, a WebSocket from its listener, the embedded host's in-process pipe, each as its own
+/// <see cref="ClientTransport"/> (MQTT connections have their own listener and protocol). It gives the connection its id, counts it, applies
 /// max_connections, joins it to $G (CONNECT may move it), renders its INFO (with a nonce when the
 /// authenticator needs one) and starts its loops. Go does the same in createClient.
 /// </summary>

@@ -4,7 +4,7 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Accounts;
-using Nats.Server.Accounts.System;
+using Nats.Server.Accounts.SystemEvents;
 using Nats.Server.Auth;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;

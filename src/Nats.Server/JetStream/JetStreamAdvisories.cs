@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Text.Encodings.Web;
 using System.Text.Json;
-using Nats.Server.Accounts.System;
+using Nats.Server.Accounts.SystemEvents;
 using Nats.Server.JetStream.Api;
 
 namespace Nats.Server.JetStream;

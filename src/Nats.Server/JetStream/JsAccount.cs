@@ -64,7 +64,7 @@ internal sealed class JsAccount
 
     public int ConsumerCount(JsStream stream) => stream.Consumers.Count;
 
-    /// <summary>A message was stored in <paramref name="stream"/>: feeds streams that source or mirror it.</summary>
+    /// <summary>A message was stored in <paramref name="stream"/>: feeds streams that source or mirror it and wakes its consumers.</summary>
     public void OnStored(JsStream stream, string subject, ulong seq)
     {
         Service.Sourcing.OnStored(this, stream, subject, seq);

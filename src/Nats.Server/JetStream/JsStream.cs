@@ -2,7 +2,6 @@ using System.Text;
 using Microsoft.Extensions.Logging;
 using Nats.Server.JetStream.Api;
 using Nats.Storage;
-using StreamState = Nats.Server.JetStream.Api.StreamState;
 
 namespace Nats.Server.JetStream;
 
@@ -55,7 +54,7 @@ internal sealed class JsStream : IDisposable
         MaxAge = TimeSpan.FromTicks(config.MaxAge / 100),
         MaxMsgsPerSubject = config.MaxMsgsPerSubject,
         MaxMsgSize = config.MaxMsgSize,
-        Discard = config.Discard == Api.DiscardPolicy.New ? Nats.Storage.DiscardPolicy.New : Nats.Storage.DiscardPolicy.Old,
+        Discard = config.Discard,
         DiscardNewPerSubject = config.DiscardNewPerSubject,
     };
 
@@ -110,10 +109,10 @@ internal sealed class JsStream : IDisposable
         };
     }
 
-    public StreamState State(bool deletedDetails = false)
+    public ApiStreamState State(bool deletedDetails = false)
     {
         var state = Store.State();
-        var result = new StreamState
+        var result = new ApiStreamState
         {
             Messages = state.Msgs,
             Bytes = state.Bytes,

@@ -56,15 +56,14 @@ internal static class JszAccountDetail
             json.WriteRawValue(JsonSerializer.SerializeToUtf8Bytes(stream.Config, JsJson.Context.StreamConfig), skipInputValidation: true);
         }
         json.WritePropertyName("state");
-        json.WriteRawValue(JsonSerializer.SerializeToUtf8Bytes(stream.State(), JsJson.Context.StreamState), skipInputValidation: true);
+        json.WriteRawValue(JsonSerializer.SerializeToUtf8Bytes(stream.State(), JsJson.Context.ApiStreamState), skipInputValidation: true);
         var all = consumers ? stream.Consumers.All : [];
         if (all.Length > 0)
         {
             json.WriteStartArray("consumer_detail");
             foreach (var consumer in all.OrderBy(c => c.Name, StringComparer.Ordinal))
             {
-                var info = consumer.Info(null!);
-                info.Type = null;
+                var info = consumer.Info();
                 if (!config)
                 {
                     info.Config = null;

@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Collections.Concurrent;
 using System.Text.Json;
 using Microsoft.Extensions.Logging;
-using Nats.Server.Accounts.System;
+using Nats.Server.Accounts.SystemEvents;
 using Nats.Server.JetStream.Api;
 using Nats.Storage;
 

@@ -1,6 +1,7 @@
 using Nats.Server.JetStream.Api;
 using Nats.Server.JetStream.Configuration;
 using Nats.Subjects;
+using Nats.Storage;
 
 namespace Nats.Server.JetStream;
 

@@ -1,4 +1,5 @@
 using Nats.Server.JetStream.Api;
+using Nats.Storage;
 
 namespace Nats.Server.JetStream;
 

@@ -1,7 +1,7 @@
 namespace Nats.Server.Mappings;
 
 /// <summary>A mapping rejected when it is added; the message is Go's error text.</summary>
-public sealed class MappingException(string message) : Exception(message);
+internal sealed class MappingException(string message) : Exception(message);
 
 /// <summary>The error texts of Go 2.9.10 (server/errors.go) for mappings.</summary>
 internal static class MappingErrors

@@ -65,7 +65,8 @@ internal sealed class MqttConnection
             RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();
             RemotePort = remote.Port;
         }
-        // A publisher waiting on this connection's full queue cuts it after this long without a write, as a client's (ClientConnection.StuckBound).
+        // A publisher waiting on this connection's full queue cuts it after this long without a write: the
+        // bound a NATS client gets (ClientDelivery.StuckBound), write_deadline capped at one second.
         var stuck = server.Options.WriteDeadline < TimeSpan.FromSeconds(1) ? server.Options.WriteDeadline : TimeSpan.FromSeconds(1);
         Outbound = new MqttOutbound(server.Options.MaxPending, stuck);
         Outbound.SlowConsumer += () => Close(ClosedReason.SlowConsumerPendingBytes);

@@ -205,7 +205,7 @@ internal sealed class MqttJetStream
                         Subjects = [Qos2InPrefix + ">"],
                         Storage = StorageKind.File,
                         Retention = RetentionPolicy.Limits,
-                        Discard = Nats.Server.JetStream.Api.DiscardPolicy.New,
+                        Discard = Nats.Storage.DiscardPolicy.New,
                         MaxMsgsPerSubject = 1,
                         DiscardNewPerSubject = true,
                         Replicas = replicas,

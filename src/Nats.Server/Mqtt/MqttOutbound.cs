@@ -9,12 +9,16 @@ namespace Nats.Server.Mqtt;
 /// allocation in steady state.
 /// </summary>
 /// <remarks>
-/// Flow control as a client's <see cref="OutboundQueue"/>: a publisher whose delivery takes the
-/// pending bytes past the stall threshold (half of max_pending, at most 4 MiB) is told to stall and
-/// waits in its <see cref="StallList"/> (<see cref="IDrainable"/>) until the write loop has brought the
-/// queue down to half the threshold, so a subscriber that keeps reading is never cut, whatever the
+/// The same scheme as a client's <see cref="OutboundQueue"/>, not the same code or numbers: a publisher
+/// whose delivery takes the pending bytes past the stall threshold is told to stall and waits in its
+/// <see cref="StallList"/> (<see cref="IDrainable"/>) until a completed write leaves the queued bytes at
+/// or below half the threshold, so a subscriber that keeps reading is never cut, whatever the
 /// publisher's pace. One that writes nothing for the stuck bound while a publisher waits is cut as a
-/// slow consumer; max_pending stays the hard limit for publishers that cannot wait.
+/// slow consumer; max_pending stays the hard limit for publishers that cannot wait. Where it differs
+/// from <see cref="OutboundQueue"/>: the threshold is half of max_pending capped at 4 MiB (1 MiB there),
+/// <c>no_fast_producer_stall</c> is not consulted (publishers always stall rather than drop), and the
+/// bytes sit in two growing arrays swapped per write, not in pooled chunks, so they are not given back
+/// when the connection goes idle.
 /// </remarks>
 internal sealed class MqttOutbound : IDrainable
 {

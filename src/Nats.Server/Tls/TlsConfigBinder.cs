@@ -10,7 +10,7 @@ namespace Nats.Server.Tls;
 /// texts ("file:line:col: error parsing tls config, ..."). min_version and handshake_first are the
 /// Go 2.10 keys (2.9.10 refuses them); they are accepted because current clients and configurations use them.
 /// </summary>
-public static partial class TlsConfigBinder
+internal static partial class TlsConfigBinder
 {
     /// <summary>Go's curvePreferenceMap names.</summary>
     internal static readonly string[] GoCurves = ["X25519", "CurveP256", "CurveP384", "CurveP521"];

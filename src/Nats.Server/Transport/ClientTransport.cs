@@ -3,8 +3,10 @@ using System.Net;
 namespace Nats.Server.Transport;
 
 /// <summary>
-/// The byte pipe under a client connection. Plain TCP uses the socket directly; TLS and WebSocket
-/// (later) wrap a stream. Calls are per batch, never per message, so the virtual dispatch is noise.
+/// The byte pipe under a client connection. Plain TCP uses the socket directly (<see cref="SocketTransport"/>);
+/// TLS (<see cref="TlsTransport"/>), WebSocket (<see cref="WebSocketTransport"/>, <see cref="WebSocketStreamTransport"/>)
+/// and the embedded host's in-process pipe (<see cref="PipeTransport"/>) wrap a stream or a pipe. Calls are
+/// per batch, never per message, so the virtual dispatch is noise.
 /// </summary>
 internal abstract class ClientTransport : IDisposable
 {

@@ -3,7 +3,7 @@ using Nats.Server.Configuration;
 namespace Nats.Server.WebSocket;
 
 /// <summary>Go's parseWebsocket: keys, aliases and error texts of the <c>websocket {}</c> block.</summary>
-public static class WebSocketConfigBinder
+internal static class WebSocketConfigBinder
 {
     public static WebSocketOptions Bind(ConfigValue block, List<string> errors)
     {

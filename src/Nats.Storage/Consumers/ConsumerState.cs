@@ -1,6 +1,6 @@
 namespace Nats.Storage;
 
-public enum AckPolicy
+internal enum AckPolicy
 {
     None,
     All,
@@ -8,15 +8,15 @@ public enum AckPolicy
 }
 
 /// <summary>A consumer sequence and the stream sequence of the same delivery (Go's SequencePair).</summary>
-public readonly record struct SequencePair(ulong Consumer, ulong Stream);
+internal readonly record struct SequencePair(ulong Consumer, ulong Stream);
 
 /// <summary>An unacknowledged delivery: the consumer sequence it first went out with and when it was
 /// last delivered (unix ns).</summary>
-public readonly record struct PendingDelivery(ulong Sequence, long Timestamp);
+internal readonly record struct PendingDelivery(ulong Sequence, long Timestamp);
 
 /// <summary>What a consumer store needs of the consumer's configuration. <see cref="Metadata"/> is kept
 /// opaquely (the server's JSON consumer configuration) so a restored stream can recreate its consumers.</summary>
-public sealed record ConsumerStoreConfig
+internal sealed record ConsumerStoreConfig
 {
     public AckPolicy AckPolicy { get; init; } = AckPolicy.Explicit;
 
@@ -28,7 +28,7 @@ public sealed record ConsumerStoreConfig
 
 /// <summary>A consumer's delivery and acknowledgement state (Go's ConsumerState). Pending and Redelivered
 /// are keyed by stream sequence; Redelivered holds deliveries beyond the first (count - 1).</summary>
-public sealed class ConsumerState
+internal sealed class ConsumerState
 {
     public SequencePair Delivered { get; set; }
     public SequencePair AckFloor { get; set; }

@@ -7,7 +7,7 @@ namespace Nats.Storage;
 /// Report an acknowledgement or a delivery as done only after the ticket, and a power loss cannot
 /// forget it. Memory engine tickets are complete. Thread-safe.
 /// </summary>
-public interface IConsumerStore : IDisposable
+internal interface IConsumerStore : IDisposable
 {
     string Name { get; }
 

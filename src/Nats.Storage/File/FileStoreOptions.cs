@@ -3,7 +3,7 @@ using Nats.Storage.IO;
 namespace Nats.Storage.File;
 
 /// <summary>When a store call's changes reach stable storage, relative to the call's acknowledgement.</summary>
-public enum FileSyncMode
+internal enum FileSyncMode
 {
     /// <summary>Default. Each mutating call's <see cref="DurabilityTicket"/> completes once its bytes are
     /// fsynced; one background round fsyncs everything written since the previous round and releases
@@ -18,7 +18,7 @@ public enum FileSyncMode
     Always,
 }
 
-public enum FileWriteMode
+internal enum FileWriteMode
 {
     /// <summary>Each store call hands its record to the operating system before returning (one write
     /// system call, no fsync), so a killed process never loses an acknowledged message.</summary>
@@ -37,7 +37,7 @@ public enum FileWriteMode
     BufferedMessages,
 }
 
-public sealed record FileStoreOptions
+internal sealed record FileStoreOptions
 {
     public required string Directory { get; init; }
 

@@ -5,7 +5,7 @@ namespace Nats.Storage.IO;
 /// directory created here has its parent fsynced (POSIX makes no promise otherwise, and the Go server
 /// 2.9.10 loses whole streams that way).
 /// </summary>
-public static class DurableDirectory
+internal static class DurableDirectory
 {
     /// <summary>Creates <paramref name="path"/> and any missing ancestors; returns whether anything was created.</summary>
     public static bool Create(string path)

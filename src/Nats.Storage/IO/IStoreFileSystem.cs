@@ -1,7 +1,7 @@
 namespace Nats.Storage.IO;
 
 /// <summary>How <see cref="IStoreFileSystem.Open"/> treats an existing or missing file.</summary>
-public enum StoreFileMode
+internal enum StoreFileMode
 {
     /// <summary>Opens an existing file; fails when it is missing.</summary>
     Open,
@@ -19,7 +19,7 @@ public enum StoreFileMode
 /// power loss (drops whatever was not synced) and the store's sync ordering can be checked.
 /// Paths are absolute. Implementations are thread-safe.
 /// </summary>
-public interface IStoreFileSystem
+internal interface IStoreFileSystem
 {
     IStoreFile Open(string path, StoreFileMode mode);
 
@@ -46,7 +46,7 @@ public interface IStoreFileSystem
 
 /// <summary>An open file: positional reads and writes (no shared file pointer), so readers and the
 /// sync loop never race a writer over a position.</summary>
-public interface IStoreFile : IDisposable
+internal interface IStoreFile : IDisposable
 {
     string Path { get; }
 
@@ -65,7 +65,7 @@ public interface IStoreFile : IDisposable
     void Sync();
 }
 
-public static class StoreFileExtensions
+internal static class StoreFileExtensions
 {
     /// <summary>Reads the whole file (small files: indexes, metadata).</summary>
     public static byte[] ReadAll(this IStoreFile file)

@@ -3,7 +3,7 @@ using Microsoft.Win32.SafeHandles;
 namespace Nats.Storage.IO;
 
 /// <summary>The real file system: SafeFileHandle + RandomAccess, fdatasync and directory fsync.</summary>
-public sealed class OsFileSystem : IStoreFileSystem
+internal sealed class OsFileSystem : IStoreFileSystem
 {
     public static readonly OsFileSystem Instance = new();
 

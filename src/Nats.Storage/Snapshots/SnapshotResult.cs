@@ -2,4 +2,4 @@ namespace Nats.Storage;
 
 /// <summary>What a snapshot holds: the stream state when it started (messages and bytes as copied) and
 /// how many consumers it includes.</summary>
-public sealed record SnapshotResult(StreamState State, int Consumers);
+internal sealed record SnapshotResult(StreamState State, int Consumers);

@@ -22,7 +22,7 @@ namespace Nats.Storage;
 /// restored as a file stream and the other way round) and uses only the BCL. Restore verifies every
 /// record's checksum and the counts.
 /// </summary>
-public static class StreamSnapshot
+internal static class StreamSnapshot
 {
     public const int Version = 1;
 

@@ -178,7 +178,7 @@ public sealed partial class SystemAccountDifferentialTests : IAsyncLifetime
         var goInbox = goSubs.GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetProperty("subject").GetString()!)
             .Single(s => s.StartsWith("$SYS._INBOX.", StringComparison.Ordinal));
         var goHash = goInbox.Split('.')[2];
-        Assert.Equal(goHash, Nats.Server.Accounts.System.SystemAccountService.Hash(goVarz.GetProperty("server_name").GetString()!));
+        Assert.Equal(goHash, Nats.Server.Accounts.SystemEvents.SystemAccountService.Hash(goVarz.GetProperty("server_name").GetString()!));
     }
 
     private static async Task<List<string>> SystemSubjectsAsync(MonitoredServer server)

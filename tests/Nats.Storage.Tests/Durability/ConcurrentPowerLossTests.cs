@@ -9,11 +9,12 @@ namespace Nats.Storage.Tests.Durability;
 public sealed class ConcurrentPowerLossTests
 {
     [Theory]
-    [InlineData(FileWriteMode.WriteThrough)]
-    [InlineData(FileWriteMode.Buffered)]
-    [InlineData(FileWriteMode.BufferedMessages)]
-    public async Task AcknowledgedAppendsOfConcurrentWritersSurvive(FileWriteMode mode)
+    [InlineData(nameof(FileWriteMode.WriteThrough))]
+    [InlineData(nameof(FileWriteMode.Buffered))]
+    [InlineData(nameof(FileWriteMode.BufferedMessages))]
+    public async Task AcknowledgedAppendsOfConcurrentWritersSurvive(string modeName)
     {
+        var mode = Enum.Parse<FileWriteMode>(modeName);
         for (var seed = 0; seed < 12; seed++)
         {
             var rng = new Random(seed);

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Text;
 using System.Text.Json;
-using Nats.Server.Accounts.System;
+using Nats.Server.Accounts.SystemEvents;
 
 namespace Nats.Server.JetStream.Api;
 

@@ -1,4 +1,5 @@
 using System.Text.Json.Serialization;
+using Nats.Server.JetStream.Configuration;
 
 namespace Nats.Server.JetStream.Api;
 
@@ -6,13 +7,14 @@ namespace Nats.Server.JetStream.Api;
 // structs' fields in order. Null members are omitted (Go's omitempty on pointers), so an error answer
 // carries only what Go's zero values would still print (ApiPaged's numbers, for example).
 
-public sealed class ApiResponse
+internal sealed class ApiResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
 }
 
-public sealed class StreamState
+/// <summary>Go's StreamState as the API marshals it (the store's own counters are <see cref="Nats.Storage.StreamState"/>).</summary>
+internal sealed class ApiStreamState
 {
     [JsonPropertyName("messages")] public ulong Messages { get; set; }
     [JsonPropertyName("bytes")] public ulong Bytes { get; set; }
@@ -36,13 +38,13 @@ public sealed class StreamState
     [JsonPropertyName("consumer_count")] public int Consumers { get; set; }
 }
 
-public sealed class LostData
+internal sealed class LostData
 {
     [JsonPropertyName("msgs")] public List<ulong>? Msgs { get; set; }
     [JsonPropertyName("bytes")] public ulong Bytes { get; set; }
 }
 
-public sealed class StreamSourceInfo
+internal sealed class StreamSourceInfo
 {
     [JsonPropertyName("name")] public string Name { get; set; } = "";
     [JsonPropertyName("external")] public ExternalStream? External { get; set; }
@@ -52,23 +54,23 @@ public sealed class StreamSourceInfo
 }
 
 /// <summary>StreamInfo's fields; the create/update/info answers embed them.</summary>
-public sealed class StreamInfo
+internal sealed class StreamInfo
 {
     [JsonPropertyName("config")] public StreamConfig Config { get; set; } = new();
     [JsonPropertyName("created")] public GoTime Created { get; set; }
-    [JsonPropertyName("state")] public StreamState State { get; set; } = new();
+    [JsonPropertyName("state")] public ApiStreamState State { get; set; } = new();
     [JsonPropertyName("domain")] public string? Domain { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
 }
 
-public sealed class StreamCreateResponse
+internal sealed class StreamCreateResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
     [JsonPropertyName("config")] public StreamConfig? Config { get; set; }
     [JsonPropertyName("created")] public GoTime? Created { get; set; }
-    [JsonPropertyName("state")] public StreamState? State { get; set; }
+    [JsonPropertyName("state")] public ApiStreamState? State { get; set; }
     [JsonPropertyName("domain")] public string? Domain { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
@@ -88,7 +90,7 @@ public sealed class StreamCreateResponse
     }
 }
 
-public sealed class StreamInfoResponse
+internal sealed class StreamInfoResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -97,7 +99,7 @@ public sealed class StreamInfoResponse
     [JsonPropertyName("limit")] public int Limit { get; set; }
     [JsonPropertyName("config")] public StreamConfig? Config { get; set; }
     [JsonPropertyName("created")] public GoTime? Created { get; set; }
-    [JsonPropertyName("state")] public StreamState? State { get; set; }
+    [JsonPropertyName("state")] public ApiStreamState? State { get; set; }
     [JsonPropertyName("domain")] public string? Domain { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
@@ -113,7 +115,7 @@ public sealed class StreamInfoResponse
     }
 }
 
-public sealed class StreamNamesResponse
+internal sealed class StreamNamesResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -127,7 +129,7 @@ public sealed class StreamNamesResponse
     public List<string>? Streams { get; set; }
 }
 
-public sealed class StreamListResponse
+internal sealed class StreamListResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -142,7 +144,7 @@ public sealed class StreamListResponse
     [JsonPropertyName("missing")] public List<string>? Missing { get; set; }
 }
 
-public sealed class SuccessResponse
+internal sealed class SuccessResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -152,7 +154,7 @@ public sealed class SuccessResponse
     public bool Success { get; set; }
 }
 
-public sealed class PurgeResponse
+internal sealed class PurgeResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -164,7 +166,7 @@ public sealed class PurgeResponse
     [JsonPropertyName("purged")] public ulong Purged { get; set; }
 }
 
-public sealed class StoredMsg
+internal sealed class StoredMsg
 {
     [JsonPropertyName("subject")] public string Subject { get; set; } = "";
     [JsonPropertyName("seq")] public ulong Sequence { get; set; }
@@ -173,26 +175,14 @@ public sealed class StoredMsg
     [JsonPropertyName("time")] public GoTime Time { get; set; }
 }
 
-public sealed class MsgGetResponse
+internal sealed class MsgGetResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
     [JsonPropertyName("message")] public StoredMsg? Message { get; set; }
 }
 
-public sealed class AccountLimits
-{
-    [JsonPropertyName("max_memory")] public long MaxMemory { get; set; }
-    [JsonPropertyName("max_storage")] public long MaxStore { get; set; }
-    [JsonPropertyName("max_streams")] public int MaxStreams { get; set; }
-    [JsonPropertyName("max_consumers")] public int MaxConsumers { get; set; }
-    [JsonPropertyName("max_ack_pending")] public int MaxAckPending { get; set; }
-    [JsonPropertyName("memory_max_stream_bytes")] public long MemoryMaxStreamBytes { get; set; }
-    [JsonPropertyName("storage_max_stream_bytes")] public long StoreMaxStreamBytes { get; set; }
-    [JsonPropertyName("max_bytes_required")] public bool MaxBytesRequired { get; set; }
-}
-
-public sealed class ApiStats
+internal sealed class ApiStats
 {
     [JsonPropertyName("total")] public ulong Total { get; set; }
     [JsonPropertyName("errors")] public ulong Errors { get; set; }
@@ -202,7 +192,7 @@ public sealed class ApiStats
     public ulong Inflight { get; set; }
 }
 
-public sealed class AccountInfoResponse
+internal sealed class AccountInfoResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -210,39 +200,39 @@ public sealed class AccountInfoResponse
     [JsonPropertyName("storage")] public ulong? Storage { get; set; }
     [JsonPropertyName("streams")] public int? Streams { get; set; }
     [JsonPropertyName("consumers")] public int? Consumers { get; set; }
-    [JsonPropertyName("limits")] public AccountLimits? Limits { get; set; }
+    [JsonPropertyName("limits")] public JetStreamAccountLimits? Limits { get; set; }
     [JsonPropertyName("domain")] public string? Domain { get; set; }
     [JsonPropertyName("api")] public ApiStats? Api { get; set; }
 }
 
 /// <summary>Request bodies (Go ignores unknown fields and matches names case-insensitively).</summary>
-public sealed class StreamInfoRequest
+internal sealed class StreamInfoRequest
 {
     [JsonPropertyName("offset")] public int Offset { get; set; }
     [JsonPropertyName("deleted_details")] public bool DeletedDetails { get; set; }
     [JsonPropertyName("subjects_filter")] public string? SubjectsFilter { get; set; }
 }
 
-public sealed class StreamNamesRequest
+internal sealed class StreamNamesRequest
 {
     [JsonPropertyName("offset")] public int Offset { get; set; }
     [JsonPropertyName("subject")] public string? Subject { get; set; }
 }
 
-public sealed class PurgeRequest
+internal sealed class PurgeRequest
 {
     [JsonPropertyName("seq")] public ulong Sequence { get; set; }
     [JsonPropertyName("filter")] public string? Subject { get; set; }
     [JsonPropertyName("keep")] public ulong Keep { get; set; }
 }
 
-public sealed class MsgDeleteRequest
+internal sealed class MsgDeleteRequest
 {
     [JsonPropertyName("seq")] public ulong Seq { get; set; }
     [JsonPropertyName("no_erase")] public bool NoErase { get; set; }
 }
 
-public sealed class MsgGetRequest
+internal sealed class MsgGetRequest
 {
     [JsonPropertyName("seq")] public ulong Seq { get; set; }
     [JsonPropertyName("last_by_subj")] public string? LastFor { get; set; }
@@ -250,7 +240,7 @@ public sealed class MsgGetRequest
 }
 
 /// <summary>What <c>meta.inf</c> holds for a stream (Go's FileStreamInfo: created time and config).</summary>
-public sealed class StreamMetaFile
+internal sealed class StreamMetaFile
 {
     [JsonPropertyName("created")] public GoTime Created { get; set; }
     [JsonPropertyName("config")] public StreamConfig Config { get; set; } = new();

@@ -171,17 +171,11 @@ internal sealed class ConsumerApi(JetStreamService service)
             ApiRouter.Respond(service, request, response, ConsumerJson.Context.ConsumerListResponse, error);
             return;
         }
-        response.Consumers = [.. consumers.Skip(offset).Take(ListLimit).Select(c => c.Info(null!) is var info ? Strip(info) : null!)];
+        response.Consumers = [.. consumers.Skip(offset).Take(ListLimit).Select(c => c.Info())];
         response.Total = consumers.Count;
         response.Offset = offset;
         response.Limit = ListLimit;
         ApiRouter.Respond(service, request, response, ConsumerJson.Context.ConsumerListResponse, null);
-    }
-
-    private static ConsumerInfo Strip(ConsumerInfo info)
-    {
-        info.Type = null;
-        return info;
     }
 
     /// <summary>CONSUMER.MSG.NEXT.&lt;stream&gt;.&lt;consumer&gt;: not an API call in Go's counters; unknown consumers get no answer.</summary>

@@ -11,7 +11,7 @@ namespace Nats.Server.JetStream.Api;
 /// store timestamps survive exactly.
 /// </summary>
 [JsonConverter(typeof(GoTimeConverter))]
-public readonly record struct GoTime(long UnixNanos, bool IsZero = false)
+internal readonly record struct GoTime(long UnixNanos, bool IsZero = false)
 {
     public static readonly GoTime Zero = new(0, true);
 

@@ -3,7 +3,7 @@ using System.Text.Json.Serialization;
 namespace Nats.Server.JetStream.Api;
 
 /// <summary>Go's ApiError: the <c>error</c> object of every failed JetStream API answer.</summary>
-public sealed class JsApiError
+internal sealed class JsApiError
 {
     public JsApiError(int code, int errCode, string description)
     {
@@ -31,7 +31,7 @@ public sealed class JsApiError
 }
 
 /// <summary>An API handler's way to stop with a JetStream error.</summary>
-public sealed class JsApiException(JsApiError error) : Exception(error.Description)
+internal sealed class JsApiException(JsApiError error) : Exception(error.Description)
 {
     public JsApiError Error { get; } = error;
 }

@@ -21,22 +21,11 @@ internal sealed class StreamApi(JetStreamService service)
             return;
         }
         var (memory, storage) = js.Usage();
-        var limits = js.Limits;
         response.Memory = memory;
         response.Storage = storage;
         response.Streams = js.Streams().Count;
         response.Consumers = js.Streams().Sum(s => s.Consumers.Count);
-        response.Limits = new AccountLimits
-        {
-            MaxMemory = limits.MaxMemory,
-            MaxStore = limits.MaxStore,
-            MaxStreams = limits.MaxStreams,
-            MaxConsumers = limits.MaxConsumers,
-            MaxAckPending = limits.MaxAckPending,
-            MemoryMaxStreamBytes = limits.MemoryMaxStreamBytes,
-            StoreMaxStreamBytes = limits.StoreMaxStreamBytes,
-            MaxBytesRequired = limits.MaxBytesRequired,
-        };
+        response.Limits = js.Limits;
         response.Domain = string.IsNullOrEmpty(service.Options.Domain) ? null : service.Options.Domain;
         response.Api = new ApiStats { Total = js.ApiTotal, Errors = js.ApiErrors };
         // Go reads the totals before counting this request.

@@ -1,9 +1,10 @@
 using System.Text.Json.Serialization;
+using Nats.Storage;
 
 namespace Nats.Server.JetStream.Api;
 
 /// <summary>Go's StreamConfig (stream.go, 2.9.10): same JSON names, order and omitempty rules.</summary>
-public sealed class StreamConfig
+internal sealed class StreamConfig
 {
     [JsonPropertyName("name")] public string Name { get; set; } = "";
     [JsonPropertyName("description")] public string? Description { get; set; }
@@ -19,7 +20,7 @@ public sealed class StreamConfig
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public int MaxMsgSize { get; set; }
 
-    [JsonPropertyName("discard")] public DiscardPolicy Discard { get; set; }
+    [JsonPropertyName("discard"), JsonConverter(typeof(DiscardConverter))] public DiscardPolicy Discard { get; set; }
     [JsonPropertyName("storage")] public StorageKind Storage { get; set; }
     [JsonPropertyName("num_replicas")] public int Replicas { get; set; }
 
@@ -67,13 +68,13 @@ public sealed class StreamConfig
         == System.Text.Json.JsonSerializer.Serialize(other, JsJsonContext.Default.StreamConfig);
 }
 
-public sealed class Placement
+internal sealed class Placement
 {
     [JsonPropertyName("cluster")] public string? Cluster { get; set; }
     [JsonPropertyName("tags")] public List<string>? Tags { get; set; }
 }
 
-public sealed class RePublish
+internal sealed class RePublish
 {
     [JsonPropertyName("src")] public string? Source { get; set; }
     [JsonPropertyName("dest")] public string Destination { get; set; } = "";
@@ -83,7 +84,7 @@ public sealed class RePublish
     public bool HeadersOnly { get; set; }
 }
 
-public sealed class StreamSource
+internal sealed class StreamSource
 {
     [JsonPropertyName("name")] public string Name { get; set; } = "";
 
@@ -105,7 +106,7 @@ public sealed class StreamSource
     };
 }
 
-public sealed class ExternalStream
+internal sealed class ExternalStream
 {
     [JsonPropertyName("api")] public string ApiPrefix { get; set; } = "";
     [JsonPropertyName("deliver")] public string DeliverPrefix { get; set; } = "";

@@ -1,17 +1,15 @@
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using Nats.Storage;
 
 namespace Nats.Server.JetStream.Api;
 
 [JsonConverter(typeof(RetentionConverter))]
-public enum RetentionPolicy { Limits, Interest, WorkQueue }
-
-[JsonConverter(typeof(DiscardConverter))]
-public enum DiscardPolicy { Old, New }
+internal enum RetentionPolicy { Limits, Interest, WorkQueue }
 
 /// <summary>Unset is Go's zero StorageType, which stream defaults turn into file.</summary>
 [JsonConverter(typeof(StorageConverter))]
-public enum StorageKind { Unset, File, Memory }
+internal enum StorageKind { Unset, File, Memory }
 
 /// <summary>Go's UnmarshalJSON of these enums: exact names (discard case-insensitively), anything else fails the request as invalid JSON.</summary>
 internal sealed class RetentionConverter : JsonConverter<RetentionPolicy>
@@ -29,6 +27,7 @@ internal sealed class RetentionConverter : JsonConverter<RetentionPolicy>
         writer.WriteStringValue(value switch { RetentionPolicy.Interest => "interest", RetentionPolicy.WorkQueue => "workqueue", _ => "limits" });
 }
 
+/// <summary>The store's <see cref="DiscardPolicy"/> as Go's JSON spells it (on <see cref="StreamConfig.Discard"/>: the store knows no JSON).</summary>
 internal sealed class DiscardConverter : JsonConverter<DiscardPolicy>
 {
     public override DiscardPolicy Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) =>

@@ -1,3 +1,5 @@
+using System.Text.Json.Serialization;
+
 namespace Nats.Server.JetStream.Configuration;
 
 /// <summary>The server's <c>jetstream {}</c> block, <c>-js</c> and <c>-sd</c> (Go's Options.JetStream*).</summary>
@@ -40,17 +42,18 @@ public sealed class JetStreamOptions
     public int MaxAckPending { get; set; }
 }
 
-/// <summary>An account's JetStream limits (Go's JetStreamAccountLimits); -1 means unlimited.</summary>
+/// <summary>An account's JetStream limits (Go's JetStreamAccountLimits); -1 means unlimited. As in Go, the
+/// same type is the configuration and the <c>limits</c> of the account info answer, hence its JSON names.</summary>
 public sealed record JetStreamAccountLimits
 {
     public static readonly JetStreamAccountLimits Unlimited = new();
 
-    public long MaxMemory { get; init; } = -1;
-    public long MaxStore { get; init; } = -1;
-    public int MaxStreams { get; init; } = -1;
-    public int MaxConsumers { get; init; } = -1;
-    public int MaxAckPending { get; init; } = -1;
-    public long MemoryMaxStreamBytes { get; init; } = -1;
-    public long StoreMaxStreamBytes { get; init; } = -1;
-    public bool MaxBytesRequired { get; init; }
+    [JsonPropertyName("max_memory")] public long MaxMemory { get; init; } = -1;
+    [JsonPropertyName("max_storage")] public long MaxStore { get; init; } = -1;
+    [JsonPropertyName("max_streams")] public int MaxStreams { get; init; } = -1;
+    [JsonPropertyName("max_consumers")] public int MaxConsumers { get; init; } = -1;
+    [JsonPropertyName("max_ack_pending")] public int MaxAckPending { get; init; } = -1;
+    [JsonPropertyName("memory_max_stream_bytes")] public long MemoryMaxStreamBytes { get; init; } = -1;
+    [JsonPropertyName("storage_max_stream_bytes")] public long StoreMaxStreamBytes { get; init; } = -1;
+    [JsonPropertyName("max_bytes_required")] public bool MaxBytesRequired { get; init; }
 }

@@ -3,21 +3,21 @@ using Nats.Server.JetStream.Api;
 
 namespace Nats.Server.JetStream.Consumers;
 
-public sealed class SequenceInfo
+internal sealed class SequenceInfo
 {
     [JsonPropertyName("consumer_seq")] public ulong Consumer { get; set; }
     [JsonPropertyName("stream_seq")] public ulong Stream { get; set; }
     [JsonPropertyName("last_active")] public GoTime? Last { get; set; }
 }
 
-public sealed class ClusterInfo
+internal sealed class ClusterInfo
 {
     [JsonPropertyName("name")] public string? Name { get; set; }
     [JsonPropertyName("leader")] public string? Leader { get; set; }
 }
 
 /// <summary>Go's ConsumerInfo fields; the create/info answers embed them after type and error.</summary>
-public sealed class ConsumerInfo
+internal sealed class ConsumerInfo
 {
     [JsonPropertyName("type")] public string? Type { get; set; }
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -39,19 +39,19 @@ public sealed class ConsumerInfo
 }
 
 /// <summary>An error answer of consumer create/info: Go prints the embedded *ConsumerInfo as absent.</summary>
-public sealed class ConsumerErrorResponse
+internal sealed class ConsumerErrorResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
 }
 
-public sealed class CreateConsumerRequest
+internal sealed class CreateConsumerRequest
 {
     [JsonPropertyName("stream_name")] public string? Stream { get; set; }
     [JsonPropertyName("config")] public ConsumerConfig Config { get; set; } = new();
 }
 
-public sealed class ConsumerNamesResponse
+internal sealed class ConsumerNamesResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -64,7 +64,7 @@ public sealed class ConsumerNamesResponse
     public List<string>? Consumers { get; set; } = [];
 }
 
-public sealed class ConsumerListResponse
+internal sealed class ConsumerListResponse
 {
     [JsonPropertyName("type")] public string Type { get; set; } = "";
     [JsonPropertyName("error")] public JsApiError? Error { get; set; }
@@ -77,13 +77,13 @@ public sealed class ConsumerListResponse
     public List<ConsumerInfo>? Consumers { get; set; } = [];
 }
 
-public sealed class ConsumerPagedRequest
+internal sealed class ConsumerPagedRequest
 {
     [JsonPropertyName("offset")] public int Offset { get; set; }
 }
 
 /// <summary>Go's JSApiConsumerGetNextRequest.</summary>
-public sealed class NextRequest
+internal sealed class NextRequest
 {
     [JsonPropertyName("expires")] public long Expires { get; set; }
     [JsonPropertyName("batch")] public int Batch { get; set; }
@@ -92,13 +92,13 @@ public sealed class NextRequest
     [JsonPropertyName("idle_heartbeat")] public long Heartbeat { get; set; }
 }
 
-public sealed class NakOptions
+internal sealed class NakOptions
 {
     [JsonPropertyName("delay")] public long Delay { get; set; }
 }
 
 /// <summary>What a durable consumer keeps in its store's metadata so a restart recreates it.</summary>
-public sealed class ConsumerMeta
+internal sealed class ConsumerMeta
 {
     [JsonPropertyName("created")] public GoTime Created { get; set; }
     [JsonPropertyName("config")] public ConsumerConfig Config { get; set; } = new();

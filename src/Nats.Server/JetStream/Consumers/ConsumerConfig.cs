@@ -5,7 +5,7 @@ using Nats.Server.JetStream.Api;
 namespace Nats.Server.JetStream.Consumers;
 
 /// <summary>Go 2.9's ConsumerConfig as it marshals: durations in nanoseconds, omitempty where Go has it.</summary>
-public sealed class ConsumerConfig
+internal sealed class ConsumerConfig
 {
     [JsonPropertyName("durable_name")] public string? Durable { get; set; }
     [JsonPropertyName("name")] public string? Name { get; set; }
@@ -101,13 +101,13 @@ public sealed class ConsumerConfig
 }
 
 [JsonConverter(typeof(DeliverPolicyConverter))]
-public enum DeliverPolicy { All, Last, New, ByStartSequence, ByStartTime, LastPerSubject }
+internal enum DeliverPolicy { All, Last, New, ByStartSequence, ByStartTime, LastPerSubject }
 
 [JsonConverter(typeof(AckPolicyConverter))]
-public enum AckPolicyKind { None, All, Explicit }
+internal enum AckPolicyKind { None, All, Explicit }
 
 [JsonConverter(typeof(ReplayPolicyConverter))]
-public enum ReplayPolicy { Instant, Original }
+internal enum ReplayPolicy { Instant, Original }
 
 /// <summary>Go's UnmarshalJSON for these enums: the exact names ("undefined" is all), anything else fails as invalid JSON.</summary>
 internal sealed class DeliverPolicyConverter : JsonConverter<DeliverPolicy>

@@ -274,7 +274,9 @@ internal sealed partial class JsConsumer : IDisposable
         Metadata = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(new ConsumerMeta { Created = created, Config = config }, ConsumerJson.Context.ConsumerMeta),
     };
 
-    public ConsumerInfo Info(string type)
+    /// <summary>The consumer's info; <paramref name="type"/> is the API response type, null where the info is
+    /// embedded in another answer (a consumer list, /jsz), which prints no type.</summary>
+    public ConsumerInfo Info(string? type = null)
     {
         lock (_lock)
         {

@@ -1,7 +1,7 @@
 using System.Net;
 using Nats.Server.Transport;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>The "socket" of the server's internal client: it never runs a read or write loop.</summary>
 internal sealed class InternalTransport : ClientTransport

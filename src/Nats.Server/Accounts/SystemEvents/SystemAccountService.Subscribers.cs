@@ -6,7 +6,7 @@ using Nats.Server.Clients;
 using Nats.Server.Subscriptions;
 using Nats.Subjects;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// Go's subscriber-count services: $SYS.DEBUG.SUBSCRIBERS (a client asks how many client

@@ -1,8 +1,9 @@
+using System.Text;
 using System.Text.Json;
 using Nats.Server.Clients;
 using Nats.Server.Monitoring;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// The advisories Go 2.9.10 publishes in the system account: client connect and disconnect (only for
@@ -128,7 +129,7 @@ internal sealed partial class SystemAccountService
     /// <summary>Whether anyone besides the server's own handlers would receive a message on <paramref name="subject"/>.</summary>
     private bool HasListeners(string subject)
     {
-        var result = Account.SubList.Match(global::System.Text.Encoding.UTF8.GetBytes(subject));
+        var result = Account.SubList.Match(Encoding.UTF8.GetBytes(subject));
         return result.Plain.Any(s => s.Receiver is null) || result.QueueGroups.Any(g => g.Any(s => s.Receiver is null));
     }
 

@@ -8,7 +8,7 @@ using Nats.Server.Clients;
 using Nats.Server.Hosting;
 using Nats.Server.Monitoring;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// The system account's machinery (Go's events.go): an internal client holding the $SYS handler

@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
@@ -6,7 +7,7 @@ using Nats.Server.Monitoring;
 using Nats.Server.Subscriptions;
 using Nats.Subjects;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// The $SYS request services of Go's initEventTracking, subscribed in Go's order so sids and
@@ -167,7 +168,7 @@ internal sealed partial class SystemAccountService
     }
 
     private void Subscribe(string subject, InternalMessageHandler handler) =>
-        InternalClient.Subscribe(_client!, subject, (++_sid).ToString(global::System.Globalization.CultureInfo.InvariantCulture), handler);
+        InternalClient.Subscribe(_client!, subject, (++_sid).ToString(CultureInfo.InvariantCulture), handler);
 
     private static bool Ignore(Subscription subscription, ClientConnection publisher, ReadOnlySpan<byte> subject,
         ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> body) => true;

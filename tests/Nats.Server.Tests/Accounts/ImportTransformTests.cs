@@ -3,7 +3,7 @@ using Nats.Server.Accounts;
 
 namespace Nats.Server.Tests.Accounts;
 
-public class SubjectTransformTests
+public class ImportTransformTests
 {
     [Theory]
     [InlineData("news.*", "local.*", "news.sport", "local.sport")]
@@ -13,7 +13,7 @@ public class SubjectTransformTests
     [InlineData("alerts.*.high", "high.*", "alerts.cpu.high", "high.cpu")]
     public void MapsWildcardTokensInOrder(string from, string to, string subject, string expected)
     {
-        var transform = SubjectTransform.Create(from, to, out var error);
+        var transform = ImportTransform.Create(from, to, out var error);
         Assert.Null(error);
         Assert.Equal(expected, transform!.Apply(subject));
     }
@@ -27,7 +27,7 @@ public class SubjectTransformTests
     [InlineData("l.*.*", "svc.*", true, "invalid mapping destination: wildcard index out of range in $2: [2]")]
     public void RefusesWithGoReasons(string from, string to, bool reverse, string expected)
     {
-        Assert.Null(SubjectTransform.Create(from, to, out var error, reverse));
+        Assert.Null(ImportTransform.Create(from, to, out var error, reverse));
         Assert.Equal(expected, error);
     }
 }

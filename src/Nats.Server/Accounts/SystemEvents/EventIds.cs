@@ -1,4 +1,4 @@
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// Unique event ids shaped like Go's NUID (22 base-62 characters: a random 12-character prefix and a

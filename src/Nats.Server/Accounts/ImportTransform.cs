@@ -10,20 +10,20 @@ namespace Nats.Server.Accounts;
 /// use, so this validates with the import-specific rules and error texts of Go's newTransform calls
 /// and then applies a <see cref="Mappings.SubjectTransform"/>.
 /// </summary>
-internal sealed class SubjectTransform
+internal sealed class ImportTransform
 {
     private const int StackTokens = 64;
 
     private readonly Mappings.SubjectTransform _inner;
 
-    private SubjectTransform(Mappings.SubjectTransform inner) => _inner = inner;
+    private ImportTransform(Mappings.SubjectTransform inner) => _inner = inner;
 
     /// <summary>
     /// Go's newTransform(src, transformTokenize(dest)) checks; null with Go's reason when the two do not fit.
     /// <paramref name="checkReverse"/> validates the reverse direction (service imports check the
     /// exporter's subject against the local one) while still producing source → destination.
     /// </summary>
-    public static SubjectTransform? Create(string source, string destination, out string? error, bool checkReverse = false)
+    public static ImportTransform? Create(string source, string destination, out string? error, bool checkReverse = false)
     {
         error = null;
         var sourceTokens = SubjectTokens.Split(source);
@@ -51,7 +51,7 @@ internal sealed class SubjectTransform
         }
         try
         {
-            return new SubjectTransform(Mappings.SubjectTransform.Create(source, Mappings.SubjectTransform.TransformTokenize(destinationTokens)));
+            return new ImportTransform(Mappings.SubjectTransform.Create(source, Mappings.SubjectTransform.TransformTokenize(destinationTokens)));
         }
         catch (Mappings.MappingException e)
         {

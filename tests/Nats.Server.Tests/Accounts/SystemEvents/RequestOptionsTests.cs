@@ -1,7 +1,7 @@
 using System.Text;
-using Nats.Server.Accounts.System;
+using Nats.Server.Accounts.SystemEvents;
 
-namespace Nats.Server.Tests.Accounts.System;
+namespace Nats.Server.Tests.Accounts.SystemEvents;
 
 public sealed class RequestOptionsTests
 {

@@ -1,6 +1,6 @@
 using System.Text;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// Go's registerSystemImports: every other account imports $SYS.REQ.ACCOUNT.PING.CONNZ and

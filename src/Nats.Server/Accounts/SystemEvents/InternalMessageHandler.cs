@@ -1,7 +1,7 @@
 using Nats.Server.Clients;
 using Nats.Server.Subscriptions;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// Receives a message for one of the server's own subscriptions, on the publisher's thread. Spans are

@@ -1,12 +1,12 @@
 using System.Text;
 using Microsoft.Extensions.Logging.Abstractions;
-using Nats.Server.Accounts.System;
+using Nats.Server.Accounts.SystemEvents;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
 using Nats.Server.Hosting;
 using Nats.Server.Subscriptions;
 
-namespace Nats.Server.Tests.Accounts.System;
+namespace Nats.Server.Tests.Accounts.SystemEvents;
 
 public sealed class SystemAccountServiceTests
 {

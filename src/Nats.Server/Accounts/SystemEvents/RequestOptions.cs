@@ -1,6 +1,6 @@
 using System.Text.Json;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 internal enum OptionKind
 {

@@ -2,7 +2,7 @@ using System.Text.Json;
 using Nats.Server.Clients;
 using Nats.Server.Monitoring;
 
-namespace Nats.Server.Accounts.System;
+namespace Nats.Server.Accounts.SystemEvents;
 
 /// <summary>
 /// The "client" block of connect, disconnect and auth-error events (Go's ClientInfo), captured when
