@@ -15,37 +15,27 @@ internal static class ClusterConfigBinder
             errors.Add($"{block.Source}: Expected map to define cluster, got {block.GoTypeName}");
             return cluster;
         }
-        foreach (var (key, v) in map)
-        {
-            try
-            {
-                BindKey(cluster, key, v, errors, warnings);
-            }
-            catch (ClusterBindException e)
-            {
-                errors.Add(e.Message);
-            }
-        }
+        ConfigBlock.ForEach(map, errors, (key, v) => BindKey(cluster, key, v, errors, warnings));
         cluster.Enabled = cluster.Port != 0;
         return cluster;
     }
 
-    private static void BindKey(ClusterOptions cluster, string key, ConfigValue v, List<string> errors, List<string> warnings)
+    private static bool BindKey(ClusterOptions cluster, string key, ConfigValue v, List<string> errors, List<string> warnings)
     {
-        switch (key.ToLowerInvariant())
+        switch (key)
         {
             case "name":
-                cluster.Name = Str(v);
+                cluster.Name = v.String();
                 break;
             case "listen":
                 BindListen(cluster, v);
                 break;
             case "port":
-                cluster.Port = (int)Long(v);
+                cluster.Port = (int)v.Int64();
                 break;
             case "host":
             case "net":
-                cluster.Host = Str(v);
+                cluster.Host = v.String();
                 break;
             case "authorization":
                 BindAuthorization(cluster, v, errors);
@@ -59,16 +49,16 @@ internal static class ClusterConfigBinder
                 break;
             case "cluster_advertise":
             case "advertise":
-                cluster.Advertise = Str(v);
+                cluster.Advertise = v.String();
                 break;
             case "no_advertise":
-                cluster.NoAdvertise = Bool(v);
+                cluster.NoAdvertise = v.Bool();
                 break;
             case "connect_retries":
-                cluster.ConnectRetries = (int)Long(v);
+                cluster.ConnectRetries = (int)v.Int64();
                 break;
             case "pool_size":
-                cluster.PoolSize = (int)Long(v);
+                cluster.PoolSize = (int)v.Int64();
                 break;
             case "accounts":
             case "compression":
@@ -76,12 +66,9 @@ internal static class ClusterConfigBinder
                 // 2.10 pooling/pinning and route permissions: accepted; a 2.9 peer uses one route for everything.
                 break;
             default:
-                if (!v.UsedAsVariable)
-                {
-                    errors.Add($"{v.Source}: unknown field \"{key}\"");
-                }
-                break;
+                return false;
         }
+        return true;
     }
 
     private static void BindListen(ClusterOptions cluster, ConfigValue v)
@@ -94,40 +81,40 @@ internal static class ClusterConfigBinder
             case string s:
                 if (!ConfigRead.TrySplitHostPort(s, out var host, out var portText))
                 {
-                    throw new ClusterBindException($"{v.Source}: could not parse address string \"{s}\"");
+                    throw new ConfigBindException(v, $"could not parse address string \"{s}\"");
                 }
                 if (!int.TryParse(portText, out var p))
                 {
-                    throw new ClusterBindException($"{v.Source}: could not parse port \"{portText}\"");
+                    throw new ConfigBindException(v, $"could not parse port \"{portText}\"");
                 }
                 cluster.Host = host;
                 cluster.Port = p;
                 break;
             default:
-                throw new ClusterBindException($"{v.Source}: expected port or host:port, got {v.GoTypeName}");
+                throw new ConfigBindException(v, $"expected port or host:port, got {v.GoTypeName}");
         }
     }
 
     private static void BindAuthorization(ClusterOptions cluster, ConfigValue v, List<string> errors)
     {
-        var map = v.AsMap ?? throw Mismatch(v, "map[string]interface {}");
+        var map = v.Map();
         string? user = null, password = null, token = null;
         double timeout = 0;
         var users = false;
         foreach (var (key, item) in map)
         {
-            switch (key.ToLowerInvariant())
+            switch (key)
             {
                 case "user":
                 case "username":
-                    user = Str(item);
+                    user = item.String();
                     break;
                 case "pass":
                 case "password":
-                    password = Str(item);
+                    password = item.String();
                     break;
                 case "token":
-                    token = Str(item);
+                    token = item.String();
                     break;
                 case "timeout":
                     timeout = item.Value switch { long l => l, double d => d, _ => 1 };
@@ -149,11 +136,11 @@ internal static class ClusterConfigBinder
         }
         if (users)
         {
-            throw new ClusterBindException($"{v.Source}: Cluster authorization does not allow multiple users");
+            throw new ConfigBindException(v, $"Cluster authorization does not allow multiple users");
         }
         if (!string.IsNullOrEmpty(token))
         {
-            throw new ClusterBindException($"{v.Source}: Cluster authorization does not support tokens");
+            throw new ConfigBindException(v, $"Cluster authorization does not support tokens");
         }
         cluster.Username = user;
         cluster.Password = password;
@@ -162,12 +149,12 @@ internal static class ClusterConfigBinder
 
     private static void BindRoutes(ClusterOptions cluster, ConfigValue v, List<string> errors, List<string> warnings)
     {
-        var list = v.AsList ?? throw Mismatch(v, "[]interface {}");
+        var list = v.List();
         var seen = new HashSet<string>(StringComparer.Ordinal);
         var routes = new List<Uri>();
         foreach (var item in list)
         {
-            var text = Str(item);
+            var text = item.String();
             if (!seen.Add(text))
             {
                 warnings.Add($"{item.Source}: Duplicate route entry detected");
@@ -237,15 +224,4 @@ internal static class ClusterConfigBinder
         }
         return result;
     }
-
-    private static string Str(ConfigValue v) => v.Value as string ?? throw Mismatch(v, "string");
-
-    private static bool Bool(ConfigValue v) => v.Value is bool b ? b : throw Mismatch(v, "bool");
-
-    private static long Long(ConfigValue v) => v.Value is long l ? l : throw Mismatch(v, "int64");
-
-    private static ClusterBindException Mismatch(ConfigValue v, string expected) =>
-        new($"{v.Source}: interface conversion: interface {{}} is {v.GoTypeName}, not {expected}");
-
-    private sealed class ClusterBindException(string message) : Exception(message);
 }
