@@ -1,7 +1,7 @@
 using Nats.Server.JetStream.Api;
 using Nats.Server.JetStream.Configuration;
-using Nats.Subjects;
 using Nats.Storage;
+using Nats.Subjects;
 
 namespace Nats.Server.JetStream;
 
