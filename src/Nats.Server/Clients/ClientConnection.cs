@@ -22,7 +22,7 @@ namespace Nats.Server.Clients;
 /// connection speaks. It is admitted by <see cref="Hosting.ClientAdmission"/>; the server's own
 /// clients come from <see cref="InternalClient"/>.
 /// </summary>
-internal sealed class ClientConnection
+internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboundOwner
 {
     private readonly NatsServer _server;
     private readonly ClientTransport _transport;
@@ -48,6 +48,7 @@ internal sealed class ClientConnection
     private ClosedReason _closedReason;
 
     public ClientConnection(NatsServer server, ClientTransport transport, ulong id, Account account, ILogger logger)
+        : base(Nats.Server.Delivery.ReceiverKind.Client)
     {
         _server = server;
         _transport = transport;
@@ -82,9 +83,6 @@ internal sealed class ClientConnection
 
     /// <summary>Delivery into this client on behalf of a publisher (the router's per-subscriber step).</summary>
     internal readonly ClientDelivery Delivery;
-
-    /// <summary>Id of the publisher batch that last queued to this client; dedupes <see cref="FlushBatch"/>.</summary>
-    internal long FlushMark;
 
     // The parts an internal publisher and the internal-client factory work with (InternalClient).
     internal ConnectionSettings Settings => _settings;
@@ -268,10 +266,12 @@ internal sealed class ClientConnection
 
     internal void SignalFlush() => _outbound.SignalFlush();
 
-    /// <summary>The write side made progress: counts as activity for the ping timer.</summary>
-    internal void NoteWriteActivity() => _ping.NoteActivity(Environment.TickCount64);
+    void IOutboundOwner.OnWriteError() => CloseConnection(ClosedReason.WriteError);
 
-    internal void OnWriteLoopFailed(Exception ex)
+    /// <summary>The write side made progress: counts as activity for the ping timer.</summary>
+    public void NoteWriteActivity() => _ping.NoteActivity(Environment.TickCount64);
+
+    public void OnWriteLoopFailed(Exception ex)
     {
         _logger.LogError(ex, "{Client} - Unexpected error in write loop", this);
         CloseConnection(ClosedReason.WriteError);

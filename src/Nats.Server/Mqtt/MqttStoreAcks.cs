@@ -44,8 +44,8 @@ internal sealed class MqttStoreAcks
         _replyPrefix = Encoding.ASCII.GetBytes(prefix);
         _reply = new byte[_replyPrefix.Length + 20];
         _replyPrefix.CopyTo(_reply, 0);
-        _subscription = new Subscription(nats, Encoding.ASCII.GetBytes(prefix + "*"), null, Encoding.ASCII.GetBytes("mqtt-pa-" + connectionId),
-            new HandlerReceiver(OnPubAck));
+        _subscription = new Subscription(new HandlerReceiver(OnPubAck, nats), Encoding.ASCII.GetBytes(prefix + "*"), null,
+            Encoding.ASCII.GetBytes("mqtt-pa-" + connectionId));
         account.SubList.Insert(_subscription);
     }
 

@@ -14,11 +14,11 @@ public class DeliverySeamTests
 {
     private sealed record Seen(string Subject, string Reply, string Headers, string Payload, string Account, bool FromClient);
 
-    private sealed class RecordingReceiver : IMessageReceiver
+    private sealed class RecordingReceiver : MessageReceiver
     {
         public TaskCompletionSource<Seen> First { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-        public bool Deliver(Subscription subscription, in Message message)
+        public override bool Deliver(Subscription subscription, in Message message)
         {
             First.TrySetResult(new Seen(Encoding.UTF8.GetString(message.Subject), Encoding.UTF8.GetString(message.Reply),
                 Encoding.UTF8.GetString(message.Headers), Encoding.UTF8.GetString(message.Payload), message.Account.Name,

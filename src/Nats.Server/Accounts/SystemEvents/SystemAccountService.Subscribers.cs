@@ -67,7 +67,7 @@ internal sealed partial class SystemAccountService
     /// <summary>Go's totalSubs / the subset walk: client subscriptions matching a literal subject, or covered by a wildcard one.</summary>
     private static int CountClientSubscriptions(Account account, string subject, string? queue)
     {
-        static bool IsClient(Subscription s) => s.Client is not null && s.Receiver is null;
+        static bool IsClient(Subscription s) => s.Kind == Delivery.ReceiverKind.Client;
         bool QueueMatches(Subscription s) => queue is null || s.QueueString == queue;
 
         if (subject.Length == 0)
