@@ -33,17 +33,13 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
     private readonly PingTimer _ping;
     private readonly Auth.ConnectionAuth _auth;
     private readonly AccountMembership _membership;
-    // Routes what this client (or the server, for the internal client) publishes.
-    private readonly Nats.Server.Delivery.MessageRouter _router;
+    // This client as a publisher: its router, flush batch and stall list.
+    private readonly Nats.Server.Delivery.MessageOrigin _origin;
     private readonly PublishHandler _publish;
     private readonly ConnectHandler _connectHandler;
     private readonly ReadLoop _readLoop;
     private readonly OutboundQueue _outbound;
     private readonly ProtocolWriter _protocol;
-    // Clients that received something during the current read batch, flushed once when it ends.
-    private readonly FlushBatch _flushBatch;
-    // Subscribers this publisher must wait for before it parses on (owned by its read loop).
-    private readonly StallList _stalledOn = new();
     private readonly ClientSubscriptions _subscriptions = new();
     private ClosedReason _closedReason;
 
@@ -53,9 +49,8 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
         _server = server;
         _transport = transport;
         _outbound = new OutboundQueue(this, transport);
-        _flushBatch = new FlushBatch(server);
-        _protocol = new ProtocolWriter(this, _outbound, _flushBatch);
-        _router = new Nats.Server.Delivery.MessageRouter(this);
+        _origin = new Nats.Server.Delivery.MessageOrigin(server, this);
+        _protocol = new ProtocolWriter(this, _outbound, _origin.FlushBatch);
         _settings = new ConnectionSettings(server.Options, server.AuthenticatorFor(transport).AuthRequired, logger.IsEnabled(LogLevel.Trace));
         _logger = logger;
         Id = id;
@@ -68,12 +63,12 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
         RemotePort = remote?.Port ?? 0;
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
         Delivery = new ClientDelivery(this, server, _settings, _auth, _outbound, logger);
-        _publish = new PublishHandler(this, _connect, _auth, _router, _protocol);
+        _publish = new PublishHandler(this, _connect, _auth, _origin.Router, _protocol);
         _connectHandler = new ConnectHandler(this, server, transport, _settings, _connect, _auth, _membership, _publish, _ping, _protocol, logger);
         Reload = new ClientReload(this, server, _settings, _auth, _connect, _connectHandler, _protocol, logger);
         var subscribe = new SubscribeHandler(this, _settings, _connect, _auth, _subscriptions, _outbound, _protocol, logger);
-        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _connectHandler, _ping, _outbound, _stalledOn, _protocol, logger);
-        _readLoop = new ReadLoop(this, transport, commands, _settings, _ping, _outbound, _flushBatch, _stalledOn, logger);
+        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _connectHandler, _ping, _outbound, _origin.StalledOn, _protocol, logger);
+        _readLoop = new ReadLoop(this, transport, commands, _settings, _ping, _outbound, _origin.FlushBatch, _origin.StalledOn, logger);
     }
 
     public ulong Id { get; }
@@ -86,22 +81,11 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
 
     // The parts an internal publisher and the internal-client factory work with (InternalClient).
     internal ConnectionSettings Settings => _settings;
-    internal Nats.Server.Delivery.MessageRouter Router => _router;
     internal OutboundQueue Outbound => _outbound;
-    internal FlushBatch FlushBatch => _flushBatch;
-    internal StallList StalledOn => _stalledOn;
 
-    /// <summary>
-    /// A receiver that is not a client queue (an MQTT connection's outbound) is past its stall threshold
-    /// after this publisher's delivery: the publisher waits for it as for a full client, if it can wait.
-    /// </summary>
-    internal void StallOn(IDrainable subscriber)
-    {
-        if (_settings.CanStall)
-        {
-            _stalledOn.Add(subscriber);
-        }
-    }
+    /// <summary>This client as the origin of what it publishes (receivers see it as <see cref="Nats.Server.Delivery.Message.Origin"/>).</summary>
+    internal Nats.Server.Delivery.MessageOrigin Origin => _origin;
+    internal FlushBatch FlushBatch => _origin.FlushBatch;
     internal ClientSubscriptions Subscriptions => _subscriptions;
 
     public Account Account => _membership.Account;

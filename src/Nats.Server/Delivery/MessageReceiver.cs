@@ -45,7 +45,7 @@ internal abstract class MessageReceiver : Receiver
 internal readonly ref struct Message
 {
     public Message(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload,
-        Account account, ClientConnection origin)
+        Account account, MessageOrigin origin)
     {
         Subject = subject;
         Reply = reply;
@@ -69,8 +69,8 @@ internal readonly ref struct Message
     /// <summary>The account whose subscription matched: where the message is delivered (an import moves it from the publisher's).</summary>
     public Account Account { get; }
 
-    /// <summary>The publishing client (the server's internal client when the server published); its Account is the origin account.</summary>
-    public ClientConnection Origin { get; }
+    /// <summary>Who published: a client (<see cref="MessageOrigin.Connection"/>) or one of the server's own loops.</summary>
+    public MessageOrigin Origin { get; }
 
     public bool HasHeaders => !Headers.IsEmpty;
 }

@@ -17,7 +17,7 @@ namespace Nats.Server.Delivery;
 /// </summary>
 internal sealed class MessageRouter
 {
-    private readonly ClientConnection _origin;
+    private readonly MessageOrigin _origin;
 
     // The MSG line is the same for every receiver except the sid, so it is built once per publish
     // as a prefix ("MSG subject ") and a suffix (" [reply] size\r\n").
@@ -29,7 +29,7 @@ internal sealed class MessageRouter
     /// <summary>Set while the internal client publishes: its MSG lines carry a reply field even when empty, as Go's.</summary>
     private bool _replyAlwaysSet;
 
-    public MessageRouter(ClientConnection origin) => _origin = origin;
+    public MessageRouter(MessageOrigin origin) => _origin = origin;
 
     /// <summary>Delivers one publish to a match result: receivers and clients, queue groups, then import routes.</summary>
     public bool Route(SubListResult result, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,

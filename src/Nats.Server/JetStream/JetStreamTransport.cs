@@ -20,7 +20,7 @@ internal delegate void JetStreamIngestHandler(
 
 /// <summary>An API request, with the client that sent it (for Go's API audit advisory).</summary>
 internal delegate void JetStreamApiHandler(
-    Clients.ClientConnection origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
+    Clients.ClientConnection? origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
 
 /// <summary>
 /// The only place JetStream touches the server's delivery internals: subscriptions are receivers on
@@ -201,7 +201,7 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
         public override bool Deliver(Subscription subscription, in Message message)
         {
             // JetStream's own publishes (replies, acks, advisories) never feed JetStream back.
-            if (message.Origin == publisher.Client)
+            if (message.Origin == publisher.Origin)
             {
                 return false;
             }
@@ -214,7 +214,7 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
     {
         public override bool Deliver(Subscription subscription, in Message message)
         {
-            if (message.Origin == publisher.Client)
+            if (message.Origin == publisher.Origin)
             {
                 return false;
             }
@@ -227,11 +227,11 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
     {
         public override bool Deliver(Subscription subscription, in Message message)
         {
-            if (message.Origin == publisher.Client)
+            if (message.Origin == publisher.Origin)
             {
                 return false;
             }
-            handler(message.Origin, message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
+            handler(message.Origin.Connection, message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
             return true;
         }
     }

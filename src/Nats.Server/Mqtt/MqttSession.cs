@@ -570,14 +570,14 @@ internal sealed class MqttSession
     /// Encodes one PUBLISH into the connection's outbound; a publisher (<paramref name="origin"/>) that
     /// takes it past the stall threshold waits for it to drain, as for a full NATS client.
     /// </summary>
-    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, ClientConnection? origin = null)
+    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, MessageOrigin? origin = null)
     {
         if (Connection is not { } connection)
         {
             return;
         }
         // Not the session's own publisher: its read loop would wait on the connection it feeds (NATS clients never stall on themselves either).
-        var canStall = origin is not null && origin != Nats;
+        var canStall = origin is not null && origin.Connection != Nats;
         bool stall;
         var size = MqttPackets.PublishSize(topic.Length, payload.Length, qos);
         if (size <= 512)

@@ -113,7 +113,7 @@ internal sealed class MqttStoreAcks
     /// <summary>Stops listening; answers still waiting are dropped (the client resends on reconnect, with DUP).</summary>
     public void Close() => _account.SubList.Remove(_subscription);
 
-    private bool OnPubAck(Subscription subscription, ClientConnection publisher, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+    private bool OnPubAck(Subscription subscription, MessageOrigin publisher, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
         ReadOnlySpan<byte> headers, ReadOnlySpan<byte> body)
     {
         if (subject.Length <= _replyPrefix.Length)

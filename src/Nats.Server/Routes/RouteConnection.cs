@@ -28,7 +28,8 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
     private readonly Socket _socket;
     private readonly ILogger _logger;
     private readonly RemoteInterest _interest;
-    private readonly ClientConnection _proxy;
+    // Publishes what the peer sends to local subscribers; never paused by a slow one.
+    private readonly Delivery.MessageOrigin _proxy;
     private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly string _remoteAddress;
     private int _closing;
@@ -53,7 +54,7 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
         IsConfigured = configured;
         Outbound = new RouteOutbound(new OutboundQueue(this, new Transport.SocketTransport(socket)));
         _interest = new RemoteInterest(this);
-        _proxy = InternalClient.Create(cluster.Server, id, cluster.Server.GlobalAccount, logger);
+        _proxy = new Delivery.MessageOrigin(cluster.Server, id);
         var remote = socket.RemoteEndPoint as IPEndPoint;
         // A dialled socket is dual-mode: show an IPv4 peer as Go does, not as ::ffff:a.b.c.d.
         var address = remote?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : remote?.Address;
@@ -506,10 +507,10 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
     /// route past its threshold waits for it to drain, as for a full client (memory stays bounded).
     /// </summary>
     public void SendMessage(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
-        int headerSize, ReadOnlySpan<byte> message, ClientConnection publisher)
+        int headerSize, ReadOnlySpan<byte> message, Delivery.MessageOrigin publisher)
     {
         var threshold = Math.Min(_cluster.Server.Options.MaxPending / 2, StallThresholdCap);
-        if (!Outbound.AppendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, threshold, publisher.Settings.CanStall,
+        if (!Outbound.AppendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, threshold, publisher.CanStall,
                 out var stall))
         {
             return;

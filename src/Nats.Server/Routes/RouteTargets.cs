@@ -52,7 +52,7 @@ internal sealed class RouteTargets
 
     /// <summary>Sends one RMSG/HMSG per collected route and empties the set.</summary>
     public void Flush(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize, ReadOnlySpan<byte> message,
-        Clients.ClientConnection publisher)
+        Delivery.MessageOrigin publisher)
     {
         for (var i = 0; i < _count; i++)
         {

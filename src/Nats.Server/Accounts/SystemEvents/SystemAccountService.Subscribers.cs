@@ -17,11 +17,12 @@ internal sealed partial class SystemAccountService
 {
     private InternalMessageHandler DebugSubscribersHandler() => (_, publisher, _, reply, _, body) =>
     {
-        if (ReferenceEquals(publisher, _client) || reply.IsEmpty)
+        // Only clients ask; the server's own publishes are not questions.
+        if (publisher.Connection is not { } client || ReferenceEquals(client, _client) || reply.IsEmpty)
         {
             return true;
         }
-        var account = publisher.Account;
+        var account = client.Account;
         var replyText = Encoding.UTF8.GetString(reply);
         var args = Encoding.UTF8.GetString(body).Trim().Split(' ');
         var queue = args.Length > 1 ? args[1] : null;
