@@ -63,6 +63,14 @@ public sealed class RouteFlowControlTests
         Assert.Same(route, Assert.Single(b.Ours.Cluster.Table.Registered));
         Assert.False(route.IsClosed);
         Assert.Null(route.ClosedReason);
+
+        // The stuck subscriber really fell behind: a backlog held for it, or cut as a slow consumer.
+        var stuckPort = ((IPEndPoint)stuck.LocalEndPoint!).Port;
+        var stuckClient = b.Ours.Clients.SingleOrDefault(c => c.RemotePort == stuckPort);
+        var fellBehind = stuckClient is null
+            ? b.Ours.SlowConsumers > 0
+            : stuckClient.IsClosed || stuckClient.Outbound.PendingAndInFlight > 1024 * 1024;
+        Assert.True(fellBehind, $"the stuck subscriber holds only {stuckClient?.Outbound.PendingAndInFlight} bytes");
     }
 
     /// <summary>CONNECT, SUB and a PING answered; after that the socket is never read again.</summary>
