@@ -13,7 +13,7 @@ namespace Nats.Server.Routes;
 /// parser for INFO, CONNECT, PING/PONG, RS+/RS-, RMSG/HMSG, -ERR and +OK, and the outbound side. What
 /// the peer is interested in lives in <see cref="RemoteInterest"/> as subscriptions whose matches the
 /// router sends back here as RMSG (<see cref="SendMessage"/>); what the peer sends is delivered to
-/// local subscribers only, through an internal client's router (never to another route).
+/// local subscribers only, through the route's own <see cref="Delivery.MessageOrigin"/> (never to another route).
 /// </summary>
 internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrainable
 {
