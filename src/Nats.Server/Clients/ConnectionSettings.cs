@@ -33,10 +33,6 @@ internal sealed class ConnectionSettings
     /// <summary>An internal client publishing for a connection that reads a socket of its own (MQTT).</summary>
     public bool Stallable;
 
-    /// <summary>A stallable internal publisher whose messages are stored (JetStream deliveries): it waits
-    /// for a full subscriber even under no_fast_producer_stall, which would drop them.</summary>
-    public bool Lossless;
-
     public ConnectionSettings(ServerOptions options, bool awaitingAuth, bool trace)
     {
         Options = options;
