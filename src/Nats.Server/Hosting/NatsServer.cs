@@ -52,7 +52,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         _accounts = new AccountRegistry(options);
-        _authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
+        _authenticator = _accounts.Operator is not null
+            ? new Auth.Jwt.JwtAuthenticator(_accounts, options.Operator, _clientLogger)
+            : new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
         _history = new ConnectionHistory(options.MaxClosedClients > 0 ? options.MaxClosedClients : ConnectionHistory.DefaultMaxClosedClients);
         // Invalid mappings throw MappingException here; a configuration file reports them at load time.
         _accounts.Global.Mappings = Mappings.SubjectMapper.Create(options.Mappings);
