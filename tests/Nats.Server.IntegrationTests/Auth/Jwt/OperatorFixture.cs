@@ -26,11 +26,17 @@ internal sealed class OperatorFixture
 
     public string OperatorJwt => JwtMinter.Operator(Operator, n => n["system_account"] = System.GetPublicKey());
 
-    public ServerSettings Settings(params string[] extra)
+    public ServerSettings Settings(params string[] extra) => Settings("resolver: MEMORY", extra);
+
+    /// <summary>With a full (directory) resolver in <paramref name="dir"/>.</summary>
+    public ServerSettings FullResolverSettings(string dir, bool allowDelete = false) =>
+        Settings($"resolver: {{ type: full, dir: \"{dir}\", allow_delete: {(allowDelete ? "true" : "false")} }}", []);
+
+    private ServerSettings Settings(string resolver, string[] extra)
     {
         var settings = new ServerSettings { AuthTimeoutSeconds = ServerSettings.GenerousAuthTimeoutSeconds };
         settings.RawConfig.Add($"operator: \"{OperatorJwt}\"");
-        settings.RawConfig.Add("resolver: MEMORY");
+        settings.RawConfig.Add(resolver);
         settings.RawConfig.Add("resolver_preload: {");
         foreach (var (key, jwt) in Accounts)
         {
