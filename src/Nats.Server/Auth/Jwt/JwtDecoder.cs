@@ -103,21 +103,25 @@ internal static partial class JwtDecoder
         }
     }
 
-    /// <summary>Go's base64.RawURLEncoding: no padding allowed.</summary>
+    /// <summary>Go's base64.RawURLEncoding: no padding allowed; the error names the first bad byte as Go does.</summary>
     private static byte[] DecodeChunk(string chunk)
     {
-        var bytes = Encoding.ASCII.GetBytes(chunk);
-        if (chunk.Contains('=') || chunk.Any(c => c > 127))
+        var bad = chunk.AsSpan().IndexOfAnyExcept(Base64UrlAlphabet);
+        if (bad >= 0 || chunk.Length % 4 == 1)
         {
-            throw new JwtException("illegal base64 data at input byte " + chunk.IndexOf('=', StringComparison.Ordinal));
+            throw new JwtException($"illegal base64 data at input byte {(bad >= 0 ? bad : chunk.Length - 1)}");
         }
+        var bytes = Encoding.ASCII.GetBytes(chunk);
         var output = new byte[Base64Url.GetMaxDecodedLength(bytes.Length)];
         if (Base64Url.DecodeFromUtf8(bytes, output, out _, out var written) != System.Buffers.OperationStatus.Done)
         {
-            throw new JwtException("illegal base64 data");
+            throw new JwtException($"illegal base64 data at input byte {chunk.Length - 1}");
         }
         return output[..written];
     }
+
+    private static readonly System.Buffers.SearchValues<char> Base64UrlAlphabet =
+        System.Buffers.SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
 
     /// <summary>
     /// Go's ParseDecoratedJWT: the first "-----BEGIN ...-----" block of a creds or JWT file, or the
