@@ -16,6 +16,7 @@ internal static class Catalog
     public const string Ws = "WebSocket";
     public const string Mqtt = "MQTT";
     public const string Limit = "Machine limit (loopback sink, no server)";
+    private const NATS.Client.JetStream.Models.StreamConfigStorage FileStorage = NATS.Client.JetStream.Models.StreamConfigStorage.File;
 
     public static IReadOnlyList<Scenario> All { get; } =
     [
@@ -40,6 +41,13 @@ internal static class Catalog
         new JsConsumeScenario { Name = "js-durable-fetch-ackall", Section = JetStream, Title = "Durable consumer fetch (batch 500, ack all)", PayloadSize = 128, AckAll = true, Features = Features.JetStream, SmokeCount = 10_000 },
         new JsConsumeScenario { Name = "js-durable-fetch-1000-ackall", Section = JetStream, Title = "Durable consumer fetch (batch 1000, ack all)", PayloadSize = 128, Batch = 1000, AckAll = true, Features = Features.JetStream, SmokeCount = 10_000 },
         new JsConsumeScenario { Name = "js-push-ack-none", Section = JetStream, Title = "Push consumer (ack none)", PayloadSize = 128, Kind = ConsumeKind.Push, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-ordered-consumer-file", Section = JetStream, Title = "Ordered consumer, file", PayloadSize = 128, Kind = ConsumeKind.Ordered, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-durable-fetch-file", Section = JetStream, Title = "Durable consumer fetch (batch 500, explicit ack), file", PayloadSize = 128, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-durable-fetch-1000-file", Section = JetStream, Title = "Durable consumer fetch (batch 1000, explicit ack), file", PayloadSize = 128, Batch = 1000, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-durable-fetch-ackall-file", Section = JetStream, Title = "Durable consumer fetch (batch 500, ack all), file", PayloadSize = 128, AckAll = true, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-durable-fetch-1000-ackall-file", Section = JetStream, Title = "Durable consumer fetch (batch 1000, ack all), file", PayloadSize = 128, Batch = 1000, AckAll = true, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-durable-fetch-1000-acknone-file", Section = JetStream, Title = "Durable consumer fetch (batch 1000, ack none), file", PayloadSize = 128, Batch = 1000, AckNone = true, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
+        new JsConsumeScenario { Name = "js-push-ack-none-file", Section = JetStream, Title = "Push consumer (ack none), file", PayloadSize = 128, Kind = ConsumeKind.Push, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
         new PubSubScenario { Name = "tls-pubsub-128b", Section = Tls, Title = "TLS pub/sub 1:1", PayloadSize = 128, Subscribers = 1, Transport = Transport.Tls, Features = Features.Tls, SmokeCount = 20_000 },
         new PubSubScenario { Name = "tls-pub-128b", Section = Tls, Title = "TLS pub only", PayloadSize = 128, Transport = Transport.Tls, Features = Features.Tls, SmokeCount = 20_000 },
         new PubSubScenario { Name = "ws-pubsub-128b", Section = Ws, Title = "WebSocket pub/sub 1:1", PayloadSize = 128, Subscribers = 1, Transport = Transport.WebSocket, Features = Features.WebSocket, SmokeCount = 20_000 },

@@ -20,7 +20,7 @@ internal enum ConsumeKind
 }
 
 /// <summary>
-/// Reads a memory stream pre-filled with the run's count (or as much as the run's duration
+/// Reads a memory or file stream pre-filled with the run's count (or as much as the run's duration
 /// publishes) through NATS.Net: an ordered consumer, a durable pull consumer fetching batches
 /// (every message acked explicitly, or the last of each batch with ack-all), or a push consumer
 /// with ack none. Counted: messages consumed, first to last.
@@ -34,11 +34,17 @@ internal sealed class JsConsumeScenario : Scenario
     /// <summary>Fetch rows: ack policy all, one ack for the last message of each batch.</summary>
     public bool AckAll { get; init; }
 
+    /// <summary>Fetch rows: ack policy none, nothing acknowledged.</summary>
+    public bool AckNone { get; init; }
+
+    /// <summary>Users mostly keep file streams, whose reads go through the block store, not arrays.</summary>
+    public StreamConfigStorage Storage { get; init; } = StreamConfigStorage.Memory;
+
     public override async Task<Measurement> RunAsync(RunContext run)
     {
         var js = await JetStreamKit.ContextAsync(run, "js-consume");
         string subject = run.Subject("jsc");
-        var stream = await JetStreamKit.CreateStreamAsync(js, $"BENCHC{run.Settings.RunId}", subject, StreamConfigStorage.Memory);
+        var stream = await JetStreamKit.CreateStreamAsync(js, $"BENCHC{run.Settings.RunId}", subject, Storage);
         long prefillDeadline = run.Settings.DeadlineFrom(Stopwatch.GetTimestamp());
         long stored = await JetStreamKit.PublishAsync(js, subject, Frames.Payload(PayloadSize), 256, run.Settings.Count, prefillDeadline, run);
         if (await JetStreamKit.StoredAsync(stream) != stored)
@@ -77,7 +83,7 @@ internal sealed class JsConsumeScenario : Scenario
 
     private async Task<long> FetchAsync(NatsJSContext js, string streamName, long stored, RunContext run, CancellationTokenSource stop)
     {
-        var policy = AckAll ? ConsumerConfigAckPolicy.All : ConsumerConfigAckPolicy.Explicit;
+        var policy = AckNone ? ConsumerConfigAckPolicy.None : AckAll ? ConsumerConfigAckPolicy.All : ConsumerConfigAckPolicy.Explicit;
         var consumer = await js.CreateOrUpdateConsumerAsync(streamName, new ConsumerConfig("bench") { AckPolicy = policy }, stop.Token);
         long got = 0;
         while (got < stored && !run.Broken && !stop.IsCancellationRequested)
@@ -92,7 +98,7 @@ internal sealed class JsConsumeScenario : Scenario
                 {
                     lastOfBatch = msg;
                 }
-                else
+                else if (!AckNone)
                 {
                     await msg.AckAsync(cancellationToken: stop.Token);
                 }

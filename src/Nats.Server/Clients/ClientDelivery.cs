@@ -85,8 +85,8 @@ internal sealed class ClientDelivery : IDrainable
         var options = _settings.Options;
         // Only a client's own read loop can be paused; the server's internal publisher and self-delivery never are.
         var canStall = publisher.Connection != client && publisher.CanStall;
-        var result = _outbound.AppendMessage(subscription, prefix, suffix, message, options.MaxPending, options.NoFastProducerStall,
-            canStall, out var stall);
+        var result = _outbound.AppendMessage(subscription, prefix, suffix, message, options.MaxPending,
+            options.NoFastProducerStall && !publisher.WaitsForSubscribers, canStall, out var stall);
         switch (result)
         {
             case AppendResult.Closed:

@@ -49,6 +49,21 @@ internal sealed class StallList
         _subscribers[_count++] = subscriber;
     }
 
+    /// <summary>Hands the subscribers to <paramref name="into"/> and empties the list: a shared internal
+    /// publisher (JetStream's deliveries) passes each consumer the subscribers that consumer filled.</summary>
+    public void MoveTo(List<IDrainable> into)
+    {
+        for (var i = 0; i < _count; i++)
+        {
+            if (!into.Contains(_subscribers[i]))
+            {
+                into.Add(_subscribers[i]);
+            }
+            _subscribers[i] = null!;
+        }
+        _count = 0;
+    }
+
     /// <summary>Awaits every subscriber in the list, then empties it; called by the read loop after it flushed.</summary>
     public async ValueTask WaitAllAsync()
     {

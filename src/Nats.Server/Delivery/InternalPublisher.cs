@@ -88,6 +88,18 @@ internal sealed class InternalPublisher
 
     public ValueTask WaitForStallsAsync() => _origin.StalledOn.WaitAllAsync();
 
+    /// <summary>Whether flow control may pause this publisher (and never drops for it): JetStream turns
+    /// it on for a consumer's deliveries only (under its publish lock), so a full subscriber that reads
+    /// is waited for, never cut, while its other publishes (acks, API replies) never wait.</summary>
+    public bool WaitsForSubscribers
+    {
+        get => _origin.WaitsForSubscribers;
+        set => _origin.WaitsForSubscribers = value;
+    }
+
+    /// <summary>Moves the subscribers this publisher filled past their stall threshold to <paramref name="into"/>.</summary>
+    public void TakeStalls(List<IDrainable> into) => _origin.StalledOn.MoveTo(into);
+
     private void Count(ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
         if (_origin.Connection is { } client)

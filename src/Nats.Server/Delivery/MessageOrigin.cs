@@ -57,7 +57,11 @@ internal sealed class MessageOrigin
 
     /// <summary>Whether a full subscriber may pause this publisher: a client's read loop (or an internal
     /// client made stallable), never the server's own loops.</summary>
-    public bool CanStall => Connection is { } connection ? connection.Settings.CanStall : _canStall;
+    public bool CanStall => Connection is { } connection ? connection.Settings.CanStall : _canStall || WaitsForSubscribers;
+
+    /// <summary>A server loop whose messages are stored (a JetStream consumer delivering): while set, a full
+    /// subscriber pauses it, and it is never dropped for under no_fast_producer_stall.</summary>
+    public bool WaitsForSubscribers { get; set; }
 
     /// <summary>Messages and bytes published (a client counts its own; these are the server's).</summary>
     public long InMsgs;

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
 using Nats.Server.Accounts;
+using Nats.Server.Clients;
 using Nats.Server.Delivery;
 using Nats.Server.Subscriptions;
 
@@ -138,8 +139,11 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
     }
 
     /// <summary>Starts a consumer's batch of deliveries: each receiving client is written once per
-    /// <see cref="DeliveryBatch.MaxHeld"/> deliveries (and at the end) instead of once per message.</summary>
-    public DeliveryBatch BeginDelivery() => new(this);
+    /// <see cref="DeliveryBatch.MaxHeld"/> deliveries (and at the end) instead of once per message. The
+    /// subscribers the batch fills past their stall threshold go to <paramref name="stalls"/>: the consumer
+    /// delivers nothing more until they drained (client flow control; a JetStream consumer has every
+    /// message stored, so it waits instead of overrunning or cutting a subscriber that reads).</summary>
+    public DeliveryBatch BeginDelivery(List<IDrainable> stalls) => new(this, stalls);
 
     /// <summary>Holds the publish lock across up to <see cref="MaxHeld"/> deliveries, then flushes and lets
     /// other publishers (PubAcks, other consumers) in before taking it again. Dispose to flush the rest.</summary>
@@ -148,17 +152,29 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
         public const int MaxHeld = 256;
 
         private readonly JetStreamTransport _transport;
+        private readonly List<IDrainable> _stalls;
         private int _held;
+        private bool _stalled;
 
-        internal DeliveryBatch(JetStreamTransport transport) => _transport = transport;
+        internal DeliveryBatch(JetStreamTransport transport, List<IDrainable> stalls)
+        {
+            _transport = transport;
+            _stalls = stalls;
+        }
+
+        /// <summary>A delivery of this batch filled a subscriber past its stall threshold: deliver no more.</summary>
+        public readonly bool Stalled => _stalled;
 
         public bool Deliver(Account account, ReadOnlySpan<byte> deliverTo, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
         {
+            var publisher = _transport.Publisher;
             if (_held == 0)
             {
                 _transport._publishLock.Enter();
+                publisher.WaitsForSubscribers = true;
             }
-            var delivered = _transport.Publisher.DeliverDeferred(account, deliverTo, subject, reply, headers, payload);
+            var delivered = publisher.DeliverDeferred(account, deliverTo, subject, reply, headers, payload);
+            _stalled |= publisher.StallPending;
             if (++_held >= MaxHeld)
             {
                 Flush();
@@ -174,12 +190,15 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
                 return;
             }
             _held = 0;
+            var publisher = _transport.Publisher;
             try
             {
-                _transport.Publisher.FlushBatch();
+                publisher.FlushBatch();
             }
             finally
             {
+                publisher.WaitsForSubscribers = false;
+                publisher.TakeStalls(_stalls);
                 _transport._publishLock.Exit();
             }
         }

@@ -11,7 +11,11 @@ namespace Nats.Storage.Consumers;
 /// tail nobody was told about) and cuts it off.
 ///
 /// Durability is the stream store's group commit: appends happen under the owner's lock and return the
-/// ticket of the sync round that will cover them; one fsync completes every update of a round. A
+/// ticket of the sync round that will cover them; one fsync completes every update of a round. Appends
+/// collect in memory and reach the file in one write when the round collects them (or the buffer
+/// fills): a consumer records every delivery, and a system call per delivery cost more than the
+/// delivery itself. Nothing is lost that was promised: a ticket completes only after its round wrote
+/// and fsynced the records, and records are written in applied order, so a crash keeps a prefix. A
 /// snapshot is written to a temporary file, fsynced, renamed over the old one and the directory fsynced
 /// before the new, empty log takes over and the old one is deleted, so any crash point leaves either
 /// the old snapshot with its whole log or the new snapshot. All I/O goes through <see cref="IStoreFileSystem"/>.
@@ -20,12 +24,17 @@ internal sealed class ConsumerLog : IDisposable
 {
     private const uint SnapshotMagic = 0x3153434E; // "NCS1"
 
+    /// <summary>Buffered records beyond this go to the file at once instead of waiting for the round.</summary>
+    private const int MaxBuffered = 64 * 1024;
+
     private readonly IStoreFileSystem _fs;
     private readonly string _dir;
     private readonly GroupCommit _commit;
     private IStoreFile _log;
     private ulong _gen;
     private long _length;
+    private byte[] _buffer = new byte[4096];
+    private int _buffered;
     private bool _dirty;
     private bool _dirDirty;
 
@@ -40,7 +49,8 @@ internal sealed class ConsumerLog : IDisposable
         _commit = new GroupCommit(ownerLock, fs, Collect, static _ => { });
     }
 
-    public long Length => _length;
+    /// <summary>Bytes of the log, including records not yet written to the file.</summary>
+    public long Length => _length + _buffered;
 
     /// <summary>Opens (creating if needed) and returns the snapshot payload (or null) and the log records
     /// after it. <paramref name="ownerLock"/> is the lock the owner holds while appending.</summary>
@@ -87,15 +97,44 @@ internal sealed class ConsumerLog : IDisposable
     public DurabilityTicket Append(ReadOnlySpan<byte> payload)
     {
         var len = payload.Length + 8;
-        Span<byte> small = stackalloc byte[256];
-        var rec = len <= small.Length ? small[..len] : new byte[len];
+        if (_buffered + len > _buffer.Length)
+        {
+            WriteBuffered();
+            if (len > _buffer.Length)
+            {
+                _buffer = new byte[Math.Max(len, _buffer.Length * 2)];
+            }
+        }
+        var rec = _buffer.AsSpan(_buffered, len);
         BinaryPrimitives.WriteInt32LittleEndian(rec, len);
         payload.CopyTo(rec[4..]);
         BinaryPrimitives.WriteUInt32LittleEndian(rec[(len - 4)..], Crc32C.Compute(rec[..(len - 4)]));
-        _log.Write(rec, _length);
-        _length += len;
+        _buffered += len;
         _dirty = true;
+        if (_buffered >= MaxBuffered)
+        {
+            WriteBuffered();
+        }
+
         return _commit.Enlist();
+    }
+
+    /// <summary>Hands buffered records to the OS (owner lock held); the buffer grows up to
+    /// <see cref="MaxBuffered"/> so a busy consumer writes in large pieces.</summary>
+    private void WriteBuffered()
+    {
+        if (_buffered == 0)
+        {
+            return;
+        }
+
+        _log.Write(_buffer.AsSpan(0, _buffered), _length);
+        _length += _buffered;
+        _buffered = 0;
+        if (_buffer.Length < MaxBuffered)
+        {
+            _buffer = new byte[MaxBuffered];
+        }
     }
 
     /// <summary>Replaces snapshot and log with <paramref name="payload"/> (caller holds the owner lock).
@@ -123,6 +162,7 @@ internal sealed class ConsumerLog : IDisposable
         _gen = gen;
         _length = 0;
         _dirty = false;
+        _buffered = 0; // the snapshot covers the records not yet written to the old log
         old.Dispose(); // a sync round holding it skips it: the snapshot already covers its records
         _fs.Delete(old.Path);
         _dirDirty = true;
@@ -131,12 +171,27 @@ internal sealed class ConsumerLog : IDisposable
     /// <summary>Under the owner lock: a ticket covering every append so far.</summary>
     public DurabilityTicket Current() => _commit.Current();
 
-    public void Dispose() => _log.Dispose();
+    public void Dispose()
+    {
+        try
+        {
+            WriteBuffered();
+        }
+        catch (IOException)
+        {
+            // Nothing buffered was acknowledged (its round never ran); a failed store keeps what it has.
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+        _log.Dispose();
+    }
 
     private void Collect(SyncBatch batch)
     {
         if (_dirty)
         {
+            WriteBuffered();
             batch.Files.Add(_log);
             _dirty = false;
         }

@@ -55,7 +55,7 @@ internal sealed record FileStoreOptions
 
     /// <summary>A consumer's operation log is folded into a new state snapshot once it reaches this size
     /// (or four times the last snapshot, whichever is larger).</summary>
-    public int ConsumerLogCompactBytes { get; init; } = 256 * 1024;
+    public int ConsumerLogCompactBytes { get; init; } = 4 << 20;
 
     public FileWriteMode WriteMode { get; init; } = FileWriteMode.WriteThrough;
 

@@ -11,7 +11,7 @@ internal sealed partial class JsConsumer
     {
         var acked = _pumpAcked;
         long wait = 60_000;
-        var batch = _transport.BeginDelivery();
+        var batch = _transport.BeginDelivery(_stalls);
         try
         {
             wait = PumpLocked(ref batch, acked, out var expired);
@@ -132,6 +132,10 @@ internal sealed partial class JsConsumer
                     }
                 }
                 _lastActive = now;
+                if (batch.Stalled)
+                {
+                    break;
+                }
             }
             batch.Flush();
             if (!_config.IsPush)

@@ -19,6 +19,9 @@ internal sealed partial class JsConsumer : IDisposable
 
     private readonly Lock _lock = new();
     private readonly SemaphoreSlim _wake = new(0, 1);
+
+    // Subscribers the last pass filled past their stall threshold (delivery loop only).
+    private readonly List<Clients.IDrainable> _stalls = [];
     private readonly Dictionary<ulong, PendingDelivery> _pending = [];
     private readonly Dictionary<ulong, ulong> _redelivered = [];
     private readonly List<ulong> _redeliverQueue = [];
@@ -241,6 +244,11 @@ internal sealed partial class JsConsumer : IDisposable
                 Stream.Consumers.Delete(this, advisory: true);
                 return;
             }
+            if (_stalls.Count > 0)
+            {
+                await WaitForStalledAsync().ConfigureAwait(false);
+                continue;
+            }
             try
             {
                 await _wake.WaitAsync(TimeSpan.FromMilliseconds(Math.Clamp(wait, 1, 60_000))).ConfigureAwait(false);
@@ -250,6 +258,17 @@ internal sealed partial class JsConsumer : IDisposable
                 return;
             }
         }
+    }
+
+    /// <summary>Client flow control for a consumer: the next pass starts once every subscriber the last one
+    /// filled has drained; one that stops reading is cut by its own stuck bound, never for being fast-fed.</summary>
+    private async Task WaitForStalledAsync()
+    {
+        foreach (var subscriber in _stalls)
+        {
+            await subscriber.WaitUntilDrainedAsync().ConfigureAwait(false);
+        }
+        _stalls.Clear();
     }
 
     public void Update(ConsumerConfig config)
