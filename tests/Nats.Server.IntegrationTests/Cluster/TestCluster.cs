@@ -146,6 +146,7 @@ internal sealed class TestCluster : IAsyncDisposable
     /// <summary>Polls <paramref name="condition"/> until it holds (a condition on servers' state, where no event can be awaited).</summary>
     public static async Task WaitForAsync(Func<Task<bool>> condition, string what, CancellationToken cancellationToken)
     {
+        string? lastError = null;
         while (true)
         {
             try
@@ -154,11 +155,23 @@ internal sealed class TestCluster : IAsyncDisposable
                 {
                     return;
                 }
-                await Task.Delay(50, cancellationToken);
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
-                throw new TimeoutException($"timed out waiting for: {what}");
+                throw new TimeoutException($"timed out waiting for: {what}{(lastError is null ? "" : $" (last: {lastError})")}");
+            }
+            catch (InvalidOperationException e)
+            {
+                // A route between two servers can be missing for a moment (a duplicate being replaced): ask again.
+                lastError = e.Message;
+            }
+            try
+            {
+                await Task.Delay(50, cancellationToken);
+            }
+            catch (OperationCanceledException)
+            {
+                throw new TimeoutException($"timed out waiting for: {what}{(lastError is null ? "" : $" (last: {lastError})")}");
             }
         }
     }

@@ -103,7 +103,7 @@ public sealed class InterestRaceTests(ITestOutputHelper output)
             }
             catch (TimeoutException)
             {
-                Assert.Fail($"{topology}: {publisherServer} holds [{string.Join(", ", held)}] for {server}, which has [{string.Join(", ", expected)}]");
+                Assert.Fail($"{topology}: {publisherServer} holds [{string.Join(", ", held)}] for {server}, which has [{string.Join(", ", expected)}]\n{cluster.Logs()}");
             }
         }
 
@@ -144,7 +144,7 @@ public sealed class InterestRaceTests(ITestOutputHelper output)
         {
             output.WriteLine(line);
         }
-        Assert.True(report.Count == 0, $"{topology}: {report.Count} problems:\n{string.Join("\n", report.Take(40))}");
+        Assert.True(report.Count == 0, $"{topology}: {report.Count} problems:\n{string.Join("\n", report.Take(40))}\n{cluster.Logs()}");
         foreach (var c in churners)
         {
             await c.DisposeAsync();
