@@ -89,7 +89,7 @@ internal sealed class AccountRegistry
                     continue;
                 }
                 var route = new StreamImportRoute(importer, import);
-                if (exporter.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), exporter.NextInternalSid())))
+                if (exporter.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), null, exporter.NextInternalSid())))
                 {
                     exporter.HiddenSubscriptions++;
                 }
@@ -105,7 +105,7 @@ internal sealed class AccountRegistry
                     .OrderBy(e => e.Subject == import.To ? 0 : 1)
                     .FirstOrDefault();
                 var route = new ServiceImportRoute(importer, exporter, import, export);
-                importer.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), importer.NextInternalSid()));
+                importer.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), null, importer.NextInternalSid()));
             }
         }
     }

@@ -4,8 +4,13 @@ using Nats.Subjects;
 namespace Nats.Server.Accounts;
 
 /// <summary>What an internal subscription does with a matching message (see ClientConnection.Imports).</summary>
-internal abstract class InternalRoute
+internal abstract class InternalRoute : Delivery.Receiver
 {
+    protected InternalRoute()
+        : base(Delivery.ReceiverKind.Import)
+    {
+    }
+
     /// <summary>
     /// Writes the subject the message takes on the other side: the publish subject itself, a
     /// literal, or a token-wise transform. Returns the bytes to use (a slice of

@@ -83,7 +83,7 @@ internal sealed class ServiceResponses
                 var wildcard = new byte[_prefix.Length + 1];
                 _prefix.CopyTo(wildcard, 0);
                 wildcard[^1] = (byte)'>';
-                _owner.SubList.Insert(new Subscription(new ResponseRoute(this), wildcard, _owner.NextInternalSid()));
+                _owner.SubList.Insert(new Subscription(new ResponseRoute(this), wildcard, null, _owner.NextInternalSid()));
             }
             _sweeper ??= new Timer(_ => Sweep(), null, SweepPeriod(), SweepPeriod());
         }

@@ -22,7 +22,7 @@ namespace Nats.Server.Clients;
 /// connection speaks. It is admitted by <see cref="Hosting.ClientAdmission"/>; the server's own
 /// clients come from <see cref="InternalClient"/>.
 /// </summary>
-internal sealed class ClientConnection
+internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboundOwner
 {
     private readonly NatsServer _server;
     private readonly ClientTransport _transport;
@@ -33,28 +33,24 @@ internal sealed class ClientConnection
     private readonly PingTimer _ping;
     private readonly Auth.ConnectionAuth _auth;
     private readonly AccountMembership _membership;
-    // Routes what this client (or the server, for the internal client) publishes.
-    private readonly Nats.Server.Delivery.MessageRouter _router;
+    // This client as a publisher: its router, flush batch and stall list.
+    private readonly Nats.Server.Delivery.MessageOrigin _origin;
     private readonly PublishHandler _publish;
     private readonly ConnectHandler _connectHandler;
     private readonly ReadLoop _readLoop;
     private readonly OutboundQueue _outbound;
     private readonly ProtocolWriter _protocol;
-    // Clients that received something during the current read batch, flushed once when it ends.
-    private readonly FlushBatch _flushBatch;
-    // Subscribers this publisher must wait for before it parses on (owned by its read loop).
-    private readonly StallList _stalledOn = new();
     private readonly ClientSubscriptions _subscriptions = new();
     private ClosedReason _closedReason;
 
     public ClientConnection(NatsServer server, ClientTransport transport, ulong id, Account account, ILogger logger)
+        : base(Nats.Server.Delivery.ReceiverKind.Client)
     {
         _server = server;
         _transport = transport;
         _outbound = new OutboundQueue(this, transport);
-        _flushBatch = new FlushBatch(server);
-        _protocol = new ProtocolWriter(this, _outbound, _flushBatch);
-        _router = new Nats.Server.Delivery.MessageRouter(this);
+        _origin = new Nats.Server.Delivery.MessageOrigin(server, this);
+        _protocol = new ProtocolWriter(this, _outbound, _origin.FlushBatch);
         _settings = new ConnectionSettings(server.Options, server.AuthenticatorFor(transport).AuthRequired, logger.IsEnabled(LogLevel.Trace));
         _logger = logger;
         Id = id;
@@ -67,12 +63,12 @@ internal sealed class ClientConnection
         RemotePort = remote?.Port ?? 0;
         _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
         Delivery = new ClientDelivery(this, server, _settings, _auth, _outbound, logger);
-        _publish = new PublishHandler(this, _connect, _auth, _router, _protocol);
+        _publish = new PublishHandler(this, _connect, _auth, _origin.Router, _protocol);
         _connectHandler = new ConnectHandler(this, server, transport, _settings, _connect, _auth, _membership, _publish, _ping, _protocol, logger);
         Reload = new ClientReload(this, server, _settings, _auth, _connect, _connectHandler, _protocol, logger);
         var subscribe = new SubscribeHandler(this, _settings, _connect, _auth, _subscriptions, _outbound, _protocol, logger);
-        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _connectHandler, _ping, _outbound, _stalledOn, _protocol, logger);
-        _readLoop = new ReadLoop(this, transport, commands, _settings, _ping, _outbound, _flushBatch, _stalledOn, logger);
+        var commands = new CommandDispatcher(this, server, _settings, _publish, subscribe, _connectHandler, _ping, _outbound, _origin.StalledOn, _protocol, logger);
+        _readLoop = new ReadLoop(this, transport, commands, _settings, _ping, _outbound, _origin.FlushBatch, _origin.StalledOn, logger);
     }
 
     public ulong Id { get; }
@@ -83,27 +79,13 @@ internal sealed class ClientConnection
     /// <summary>Delivery into this client on behalf of a publisher (the router's per-subscriber step).</summary>
     internal readonly ClientDelivery Delivery;
 
-    /// <summary>Id of the publisher batch that last queued to this client; dedupes <see cref="FlushBatch"/>.</summary>
-    internal long FlushMark;
-
     // The parts an internal publisher and the internal-client factory work with (InternalClient).
     internal ConnectionSettings Settings => _settings;
-    internal Nats.Server.Delivery.MessageRouter Router => _router;
     internal OutboundQueue Outbound => _outbound;
-    internal FlushBatch FlushBatch => _flushBatch;
-    internal StallList StalledOn => _stalledOn;
 
-    /// <summary>
-    /// A receiver that is not a client queue (an MQTT connection's outbound) is past its stall threshold
-    /// after this publisher's delivery: the publisher waits for it as for a full client, if it can wait.
-    /// </summary>
-    internal void StallOn(IDrainable subscriber)
-    {
-        if (_settings.CanStall)
-        {
-            _stalledOn.Add(subscriber);
-        }
-    }
+    /// <summary>This client as the origin of what it publishes (receivers see it as <see cref="Nats.Server.Delivery.Message.Origin"/>).</summary>
+    internal Nats.Server.Delivery.MessageOrigin Origin => _origin;
+    internal FlushBatch FlushBatch => _origin.FlushBatch;
     internal ClientSubscriptions Subscriptions => _subscriptions;
 
     public Account Account => _membership.Account;
@@ -268,10 +250,12 @@ internal sealed class ClientConnection
 
     internal void SignalFlush() => _outbound.SignalFlush();
 
-    /// <summary>The write side made progress: counts as activity for the ping timer.</summary>
-    internal void NoteWriteActivity() => _ping.NoteActivity(Environment.TickCount64);
+    void IOutboundOwner.OnWriteError() => CloseConnection(ClosedReason.WriteError);
 
-    internal void OnWriteLoopFailed(Exception ex)
+    /// <summary>The write side made progress: counts as activity for the ping timer.</summary>
+    public void NoteWriteActivity() => _ping.NoteActivity(Environment.TickCount64);
+
+    public void OnWriteLoopFailed(Exception ex)
     {
         _logger.LogError(ex, "{Client} - Unexpected error in write loop", this);
         CloseConnection(ClosedReason.WriteError);

@@ -48,7 +48,7 @@ internal sealed class ClientDelivery : IDrainable
     /// auto-unsubscribe limit passed.
     /// </summary>
     public bool TryDeliver(
-        ClientConnection publisher,
+        Delivery.MessageOrigin publisher,
         Subscription subscription,
         ReadOnlySpan<byte> prefix,
         ReadOnlySpan<byte> suffix,
@@ -58,7 +58,7 @@ internal sealed class ClientDelivery : IDrainable
         ReadOnlySpan<byte> reply)
     {
         var settings = _settings;
-        if (publisher == _client && !settings.Echo)
+        if (publisher.Connection == _client && !settings.Echo)
         {
             return false;
         }
@@ -75,7 +75,7 @@ internal sealed class ClientDelivery : IDrainable
 
     /// <summary>Copies one MSG/HMSG into the outbound queue (the checks of <see cref="TryDeliver"/> are done).</summary>
     private bool Enqueue(
-        ClientConnection publisher,
+        Delivery.MessageOrigin publisher,
         Subscription subscription,
         ReadOnlySpan<byte> prefix,
         ReadOnlySpan<byte> suffix,
@@ -84,7 +84,7 @@ internal sealed class ClientDelivery : IDrainable
         var client = _client;
         var options = _settings.Options;
         // Only a client's own read loop can be paused; the server's internal publisher and self-delivery never are.
-        var canStall = publisher != client && publisher.Settings.CanStall;
+        var canStall = publisher.Connection != client && publisher.CanStall;
         var result = _outbound.AppendMessage(subscription, prefix, suffix, message, options.MaxPending, options.NoFastProducerStall,
             canStall, out var stall);
         switch (result)
@@ -116,7 +116,7 @@ internal sealed class ClientDelivery : IDrainable
     }
 
     /// <summary>A client that did not ask for headers gets the body only, as a plain MSG (Go strips them too).</summary>
-    private bool DeliverWithoutHeaders(ClientConnection publisher, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> body)
+    private bool DeliverWithoutHeaders(Delivery.MessageOrigin publisher, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> body)
     {
         var needed = MsgLine.MaxLength(subject.Length, reply.Length, 0);
         byte[]? rented = null;

@@ -48,7 +48,7 @@ internal sealed class CommandDispatcher
     public int ProcessBuffer(ReadOnlySpan<byte> buffer, out int needed)
     {
         // Answers that receivers collect per message (JetStream PubAcks) go out together at the end.
-        using var batch = Delivery.ReadBatch.Open();
+        using var batch = _client.FlushBatch.Open();
         var settings = _settings;
         var offset = 0;
         needed = 0;

@@ -58,5 +58,5 @@ internal static class InternalClient
     }
 
     private static Subscription HandlerSubscription(ClientConnection client, string subject, string sid, InternalMessageHandler handler) =>
-        new(client, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid), new Delivery.HandlerReceiver(handler));
+        new(new Delivery.HandlerReceiver(handler, client), Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid));
 }

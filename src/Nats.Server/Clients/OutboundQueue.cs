@@ -25,7 +25,7 @@ internal enum AppendResult
 }
 
 /// <summary>
-/// One connection's outbound side: the queue every producer appends to under its lock, the writing
+/// One connection's outbound side (a client's or a route's): the queue every producer appends to under its lock, the writing
 /// of it (a write loop, or a publisher's non-blocking inline send), and the stall gate publishers
 /// wait on when the queue is full (see <see cref="StallList"/>). Only the holder of the
 /// sending flag touches the transport's send side. The connection decides policy (permissions,
@@ -42,7 +42,7 @@ internal sealed class OutboundQueue
     // often seals chunks part-filled: 4 MiB of 16 KiB messages held 11 MiB of chunks.
     private const long StallThresholdCap = 1024 * 1024;
 
-    private readonly ClientConnection _owner;
+    private readonly IOutboundOwner _owner;
     private readonly ClientTransport _transport;
     private readonly Lock _sync = new();
     private readonly OutboundBuffer _buffer = new();
@@ -67,11 +67,14 @@ internal sealed class OutboundQueue
     private TaskCompletionSource? _stallGate;
     private long _stallThreshold;
 
+    /// <summary>Id of the publisher batch that last queued here; dedupes <see cref="FlushBatch"/>.</summary>
+    internal long FlushMark;
+
     /// <summary>Messages and bytes queued (updated under the lock).</summary>
     public long OutMsgs;
     public long OutBytes;
 
-    public OutboundQueue(ClientConnection owner, ClientTransport transport)
+    public OutboundQueue(IOutboundOwner owner, ClientTransport transport)
     {
         _owner = owner;
         _transport = transport;
@@ -134,6 +137,39 @@ internal sealed class OutboundQueue
                 return false;
             }
             _buffer.Write(line);
+            return true;
+        }
+    }
+
+    /// <summary>
+    /// Copies one frame (a protocol line and the message after it, ending in CRLF: a route's RMSG) into the queue.
+    /// No max_pending applies: a route is never cut for being behind, only when its writes make no
+    /// progress. <paramref name="stall"/> is set when the queue's memory is past
+    /// <paramref name="stallThreshold"/> and the publisher may wait (<paramref name="canStall"/>): it must
+    /// then await <see cref="WaitUntilDrainedAsync"/>. False when the queue is closed.
+    /// </summary>
+    public bool AppendFrame(ReadOnlySpan<byte> line, ReadOnlySpan<byte> message, long stallThreshold, bool canStall, out bool stall)
+    {
+        stall = false;
+        var length = line.Length + message.Length;
+        lock (_sync)
+        {
+            if (IsClosed)
+            {
+                return false;
+            }
+            var span = _buffer.GetSpan(length);
+            line.CopyTo(span);
+            message.CopyTo(span[line.Length..]);
+            _buffer.Advance(length);
+            OutMsgs++;
+            OutBytes += message.Length - 2;
+            if (canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > stallThreshold)
+            {
+                _stallThreshold = stallThreshold;
+                _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                stall = true;
+            }
             return true;
         }
     }
@@ -273,7 +309,7 @@ internal sealed class OutboundQueue
                 var sent = _transport.TrySendNow(remaining);
                 if (sent < 0)
                 {
-                    _owner.CloseConnection(ClosedReason.WriteError);
+                    _owner.OnWriteError();
                     return true;
                 }
                 if (sent < remaining.Length)
@@ -385,7 +421,7 @@ internal sealed class OutboundQueue
         {
             if (!IsClosed)
             {
-                _owner.CloseConnection(ClosedReason.WriteError);
+                _owner.OnWriteError();
             }
         }
         catch (Exception ex)

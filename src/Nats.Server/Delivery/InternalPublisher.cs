@@ -8,24 +8,32 @@ namespace Nats.Server.Delivery;
 /// message takes the same route as a client's PUB — receivers, client subscribers, queue groups,
 /// stream and service imports — with an optional header block, and the receiving clients are
 /// flushed before <see cref="Publish"/> returns. Not thread-safe: every loop that publishes owns
-/// one (<see cref="Hosting.NatsServer.CreateInternalPublisher"/>). It is paused by flow control only
-/// when its client is stallable (<see cref="InternalClient.CreateStallable"/>).
+/// one (<see cref="Hosting.NatsServer.CreateInternalPublisher"/>): a <see cref="MessageOrigin"/> with no
+/// connection behind it. An MQTT session publishes through its internal client's origin instead, which
+/// flow control may pause (<see cref="InternalClient.CreateStallable"/>).
 /// </summary>
 internal sealed class InternalPublisher
 {
-    private readonly ClientConnection _client;
+    private readonly MessageOrigin _origin;
     private readonly MessageRouter _router;
     private readonly FlushBatch _flushBatch;
 
-    internal InternalPublisher(ClientConnection client)
+    /// <summary>Publishes as the server itself.</summary>
+    internal InternalPublisher(MessageOrigin origin)
     {
-        _client = client;
-        _router = client.Router;
-        _flushBatch = client.FlushBatch;
+        _origin = origin;
+        _router = origin.Router;
+        _flushBatch = origin.FlushBatch;
     }
 
-    /// <summary>The internal connection publishing; receivers see it as <see cref="Message.Origin"/>.</summary>
-    public ClientConnection Client => _client;
+    /// <summary>Publishes as <paramref name="client"/> (an MQTT session's internal client).</summary>
+    internal InternalPublisher(ClientConnection client)
+        : this(client.Origin)
+    {
+    }
+
+    /// <summary>Who publishes; receivers see it as <see cref="Message.Origin"/>.</summary>
+    public MessageOrigin Origin => _origin;
 
     /// <summary>
     /// Publishes into <paramref name="account"/>; <paramref name="headers"/> is a complete NATS/1.0 block
@@ -76,13 +84,19 @@ internal sealed class InternalPublisher
 
     /// <summary>A subscriber this publisher fed is full: a stallable client's connection must await
     /// <see cref="WaitForStallsAsync"/> before it reads on.</summary>
-    public bool StallPending => _client.StalledOn.MustStall;
+    public bool StallPending => _origin.StalledOn.MustStall;
 
-    public ValueTask WaitForStallsAsync() => _client.StalledOn.WaitAllAsync();
+    public ValueTask WaitForStallsAsync() => _origin.StalledOn.WaitAllAsync();
 
     private void Count(ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
-        _client.InMsgs++;
-        _client.InBytes += headers.Length + payload.Length;
+        if (_origin.Connection is { } client)
+        {
+            client.InMsgs++;
+            client.InBytes += headers.Length + payload.Length;
+            return;
+        }
+        _origin.InMsgs++;
+        _origin.InBytes += headers.Length + payload.Length;
     }
 }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Text;
+using System.Runtime.CompilerServices;
 using Nats.Server.Accounts;
 using Nats.Server.Clients;
 using Nats.Server.Protocol;
@@ -16,7 +17,7 @@ namespace Nats.Server.Delivery;
 /// </summary>
 internal sealed class MessageRouter
 {
-    private readonly ClientConnection _origin;
+    private readonly MessageOrigin _origin;
 
     // The MSG line is the same for every receiver except the sid, so it is built once per publish
     // as a prefix ("MSG subject ") and a suffix (" [reply] size\r\n").
@@ -28,7 +29,7 @@ internal sealed class MessageRouter
     /// <summary>Set while the internal client publishes: its MSG lines carry a reply field even when empty, as Go's.</summary>
     private bool _replyAlwaysSet;
 
-    public MessageRouter(ClientConnection origin) => _origin = origin;
+    public MessageRouter(MessageOrigin origin) => _origin = origin;
 
     /// <summary>Delivers one publish to a match result: receivers and clients, queue groups, then import routes.</summary>
     public bool Route(SubListResult result, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
@@ -83,27 +84,29 @@ internal sealed class MessageRouter
     }
 
     /// <summary>
-    /// The one delivery step: a receiver (subsystem or server handler) is handed the message's parts,
-    /// a client takes the prebuilt MSG line (the zero-copy fast path). Import routes are not receivers:
-    /// they re-enter routing (depth, mode, the shared line scratch), so <see cref="DeliverRouted"/>
-    /// runs them after every receiver of the result.
+    /// The one delivery step, by the kind of the subscription's receiver: a client takes the prebuilt
+    /// MSG line (the zero-copy fast path, a direct call), a subsystem is handed the message's parts, a
+    /// peer's interest is collected for the route. Import routes re-enter routing (depth, mode, the
+    /// shared line scratch), so <see cref="DeliverRouted"/> runs them after every other receiver.
     /// </summary>
     private bool DeliverTo(Subscription subscription, Account account, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message,
         int headerSize, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply)
     {
-        if (subscription.Remote is { } remote)
+        switch (subscription.Kind)
         {
-            // A routed message never goes on to another route; import re-entries leave it to the peer's own imports.
-            return !_routed && _routeTargetsOpen && _routeTargets.Add(remote, subscription.Queue);
+            case ReceiverKind.Client:
+                return Unsafe.As<ClientConnection>(subscription.Receiver).Delivery
+                    .TryDeliver(_origin, subscription, prefix, suffix, message, headerSize, subject, reply);
+            case ReceiverKind.Message:
+                var headers = headerSize > 0 ? message[..headerSize] : default;
+                var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
+                return Unsafe.As<MessageReceiver>(subscription.Receiver).Deliver(subscription, new Message(subject, reply, headers, payload, account, _origin));
+            case ReceiverKind.Remote:
+                // A routed message never goes on to another route; import re-entries leave it to the peer's own imports.
+                return !_routed && _routeTargetsOpen && _routeTargets.Add(Unsafe.As<Routes.RouteConnection>(subscription.Receiver), subscription.Queue);
+            default:
+                return false;
         }
-        if (subscription.Receiver is { } receiver)
-        {
-            var headers = headerSize > 0 ? message[..headerSize] : default;
-            var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
-            return receiver.Deliver(subscription, new Message(subject, reply, headers, payload, account, _origin));
-        }
-        // A client takes the prebuilt line; an import route (no client) is run by DeliverRouted instead.
-        return subscription.Client is { } client && client.Delivery.TryDeliver(_origin, subscription, prefix, suffix, message, headerSize, subject, reply);
     }
 
     /// <summary>
@@ -131,7 +134,7 @@ internal sealed class MessageRouter
             for (var i = 0; i < members.Length; i++)
             {
                 var member = members[(start + i) % members.Length];
-                if (member.Remote is not null && (_routed || depth > 0))
+                if (member.Kind == ReceiverKind.Remote && (_routed || depth > 0))
                 {
                     continue;
                 }
@@ -151,12 +154,12 @@ internal sealed class MessageRouter
         long total = 0;
         foreach (var member in members)
         {
-            total += member.Remote is null ? 1 : Math.Max(1, member.Weight);
+            total += member.Kind != ReceiverKind.Remote ? 1 : Math.Max(1, member.Weight);
         }
         var pick = (long)(NextQueueRandom() % (ulong)total);
         for (var i = 0; i < members.Length; i++)
         {
-            pick -= members[i].Remote is null ? 1 : Math.Max(1, members[i].Weight);
+            pick -= members[i].Kind != ReceiverKind.Remote ? 1 : Math.Max(1, members[i].Weight);
             if (pick < 0)
             {
                 return i;
@@ -279,7 +282,7 @@ internal sealed class MessageRouter
         _routeTargetsOpen = collectRoutes;
         foreach (var subscription in result.Plain)
         {
-            if (subscription.Route is null)
+            if (subscription.Kind != ReceiverKind.Import)
             {
                 delivered |= DeliverTo(subscription, account, prefix, suffix, message, headerSize, subject, reply);
             }
@@ -290,7 +293,7 @@ internal sealed class MessageRouter
         _routeTargetsOpen = false;
         if (collectRoutes)
         {
-            _routeTargets.Flush(account, subject, reply, headerSize, message);
+            _routeTargets.Flush(account, subject, reply, headerSize, message, _origin);
         }
         if (mode == RouteMode.ClientsOnly || !result.HasInternal || depth >= MaxImportDepth)
         {
@@ -298,7 +301,7 @@ internal sealed class MessageRouter
         }
         foreach (var subscription in result.Plain)
         {
-            switch (subscription.Route)
+            switch (subscription.Receiver)
             {
                 case StreamImportRoute stream when mode == RouteMode.All:
                     delivered |= ForwardStream(stream, subject, reply, headerSize, headerSizeToken, sizeToken, message);

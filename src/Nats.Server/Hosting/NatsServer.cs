@@ -350,11 +350,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// A new internal publisher for a subsystem (see <see cref="Delivery.InternalPublisher"/>), with a
     /// client id of its own, as Go gives each internal client one.
     /// </summary>
-    internal Delivery.InternalPublisher CreateInternalPublisher(Account account, string loggerName)
-    {
-        var id = NextClientId();
-        return new Delivery.InternalPublisher(InternalClient.Create(this, id, account, _loggerFactory.CreateLogger(loggerName)));
-    }
+    internal Delivery.InternalPublisher CreateInternalPublisher() => new(new Delivery.MessageOrigin(this, NextClientId()));
 
     private long _stalls;
     private long _fastProducerDrops;

@@ -1,4 +1,5 @@
 using Nats.Server.Accounts;
+using Nats.Server.Clients;
 using Nats.Server.Delivery;
 using Nats.Storage;
 
@@ -11,7 +12,7 @@ namespace Nats.Server.JetStream;
 /// so a buffered store still never acknowledges bytes a killed process would lose. One outbox per
 /// thread; its buffers are reused, so a deferred ack allocates nothing in steady state.
 /// </summary>
-internal sealed class AckOutbox : IReadBatchListener
+internal sealed class AckOutbox : IBatchEndListener
 {
     [ThreadStatic]
     private static AckOutbox? t_current;
@@ -32,23 +33,21 @@ internal sealed class AckOutbox : IReadBatchListener
         public int PayloadLength;
     }
 
-    /// <summary>The outbox of this thread's open read batch, or null when no batch is open (send at once).</summary>
-    public static AckOutbox? Current
+    /// <summary>The outbox for the publisher's open <paramref name="batch"/>, or null when none is open (send at once).
+    /// A batch runs to its end on one thread, so this thread's outbox serves it.</summary>
+    public static AckOutbox? For(FlushBatch? batch)
     {
-        get
+        if (batch is null || !batch.IsOpen)
         {
-            if (!ReadBatch.IsOpen)
-            {
-                return null;
-            }
-            var outbox = t_current ??= new AckOutbox();
-            if (!outbox._registered)
-            {
-                outbox._registered = true;
-                ReadBatch.AtEnd(outbox);
-            }
-            return outbox;
+            return null;
         }
+        var outbox = t_current ??= new AckOutbox();
+        if (!outbox._registered)
+        {
+            outbox._registered = true;
+            batch.AtEnd(outbox);
+        }
+        return outbox;
     }
 
     /// <summary>Flushes <paramref name="store"/>'s buffered writes before any ack of this batch is sent.</summary>
@@ -100,7 +99,7 @@ internal sealed class AckOutbox : IReadBatchListener
         Commit(transport, account, reply.Length, payload.Length);
     }
 
-    public void OnReadBatchEnd()
+    public void OnBatchEnd()
     {
         _registered = false;
         try

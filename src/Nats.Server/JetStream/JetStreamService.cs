@@ -75,8 +75,7 @@ internal sealed class JetStreamService : IDisposable
     {
         Storage.IO.DurableDirectory.Create(StoreDirectory);
         LockStoreDirectory();
-        Transport = new JetStreamTransport(Server.CreateInternalPublisher(global, "nats-server.jetstream"),
-            Server.CreateInternalPublisher(global, "nats-server.jetstream.advisories"));
+        Transport = new JetStreamTransport(Server.CreateInternalPublisher(), Server.CreateInternalPublisher());
         var all = accounts.Where(a => !a.IsSystem).ToList();
         // Go's enableJetStreamAccounts: with only $G (and $SYS) configured, $G gets JetStream;
         // otherwise the accounts with a jetstream setting do.

@@ -12,13 +12,19 @@ namespace Nats.Server.JetStream;
 internal delegate void JetStreamMessageHandler(
     Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
 
+/// <summary>A message for a stream, with the publisher's batch: its PubAck may wait for the batch's end
+/// (<see cref="Clients.FlushBatch.AtEnd"/>).</summary>
+internal delegate void JetStreamIngestHandler(
+    Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload,
+    Clients.FlushBatch batch);
+
 /// <summary>An API request, with the client that sent it (for Go's API audit advisory).</summary>
 internal delegate void JetStreamApiHandler(
-    Clients.ClientConnection origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
+    Clients.ClientConnection? origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload);
 
 /// <summary>
 /// The only place JetStream touches the server's delivery internals: subscriptions are receivers on
-/// the delivery seam (<see cref="IMessageReceiver"/>), and everything JetStream sends goes out through
+/// the delivery seam (<see cref="MessageReceiver"/>), and everything JetStream sends goes out through
 /// one <see cref="InternalPublisher"/> (normal routing, imports included, headers as HMSG).
 /// </summary>
 internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPublisher advisories)
@@ -42,11 +48,15 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
         return new Registration(account, subscription);
     }
 
+    /// <summary>Subscribes a stream's ingest, which answers with the publisher's batch.</summary>
+    public IDisposable SubscribeIngest(Account account, string subject, JetStreamIngestHandler handler) =>
+        Subscribe(account, subject, new IngestReceiver(publisher, handler));
+
     /// <summary>Subscribes an API handler, which also learns the requesting client.</summary>
     public IDisposable SubscribeApi(Account account, string subject, JetStreamApiHandler handler) =>
         Subscribe(account, subject, new ApiReceiver(publisher, handler));
 
-    private IDisposable Subscribe(Account account, string subject, IMessageReceiver receiver)
+    private IDisposable Subscribe(Account account, string subject, MessageReceiver receiver)
     {
         var sid = Interlocked.Increment(ref _sid).ToString(CultureInfo.InvariantCulture);
         var subscription = new Subscription(receiver, Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid));
@@ -186,12 +196,12 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
     public bool Publish(Account account, string subject, ReadOnlySpan<byte> payload) =>
         Publish(account, Encoding.UTF8.GetBytes(subject), default, default, payload);
 
-    private sealed class Receiver(InternalPublisher publisher, JetStreamMessageHandler handler) : IMessageReceiver
+    private sealed class Receiver(InternalPublisher publisher, JetStreamMessageHandler handler) : MessageReceiver
     {
-        public bool Deliver(Subscription subscription, in Message message)
+        public override bool Deliver(Subscription subscription, in Message message)
         {
             // JetStream's own publishes (replies, acks, advisories) never feed JetStream back.
-            if (message.Origin == publisher.Client)
+            if (message.Origin == publisher.Origin)
             {
                 return false;
             }
@@ -200,15 +210,28 @@ internal sealed class JetStreamTransport(InternalPublisher publisher, InternalPu
         }
     }
 
-    private sealed class ApiReceiver(InternalPublisher publisher, JetStreamApiHandler handler) : IMessageReceiver
+    private sealed class IngestReceiver(InternalPublisher publisher, JetStreamIngestHandler handler) : MessageReceiver
     {
-        public bool Deliver(Subscription subscription, in Message message)
+        public override bool Deliver(Subscription subscription, in Message message)
         {
-            if (message.Origin == publisher.Client)
+            if (message.Origin == publisher.Origin)
             {
                 return false;
             }
-            handler(message.Origin, message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
+            handler(message.Account, message.Subject, message.Reply, message.Headers, message.Payload, message.Origin.FlushBatch);
+            return true;
+        }
+    }
+
+    private sealed class ApiReceiver(InternalPublisher publisher, JetStreamApiHandler handler) : MessageReceiver
+    {
+        public override bool Deliver(Subscription subscription, in Message message)
+        {
+            if (message.Origin == publisher.Origin)
+            {
+                return false;
+            }
+            handler(message.Origin.Connection, message.Account, message.Subject, message.Reply, message.Headers, message.Payload);
             return true;
         }
     }

@@ -65,7 +65,7 @@ internal sealed class JsStream : IDisposable
         {
             foreach (var subject in _config.Subjects ?? [])
             {
-                _subscriptions.Add(Account.Service.Transport.Subscribe(Account.Account, subject, Ingest.OnMessage));
+                _subscriptions.Add(Account.Service.Transport.SubscribeIngest(Account.Account, subject, Ingest.OnMessage));
             }
         }
     }

@@ -42,7 +42,8 @@ internal sealed class StreamIngest
     private const int MaxCachedSubjects = 4096;
     private readonly Dictionary<byte[], string> _subjects = new(Subscriptions.ByteKeyComparer.Instance);
 
-    public void OnMessage(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    public void OnMessage(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload,
+        Clients.FlushBatch batch)
     {
         string subjectText;
         lock (stream.Gate)
@@ -58,11 +59,13 @@ internal sealed class StreamIngest
                 lookup[subject] = subjectText;
             }
         }
-        Process(subjectText, reply, headers, payload);
+        Process(subjectText, reply, headers, payload, batch);
     }
 
     /// <summary>Stores one message (also used by sourcing); returns the sequence, or 0 when refused.</summary>
-    public ulong Process(string subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    /// <param name="batch">The publisher's batch, whose end the answer may wait for; null to answer at once.</param>
+    public ulong Process(string subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload,
+        Clients.FlushBatch? batch = null)
     {
         var config = stream.Config;
         var canRespond = !config.NoAck && !reply.IsEmpty;
@@ -84,13 +87,13 @@ internal sealed class StreamIngest
             msgId = "";
             if (config.Sealed)
             {
-                return Refuse(reply, canRespond, JsErrors.StreamSealed);
+                return Refuse(reply, canRespond, JsErrors.StreamSealed, batch);
             }
             if (!headers.IsEmpty)
             {
                 if (NatsHeaders.Get(headers, NatsHeaders.ExpectedStream) is { Length: > 0 } expected && expected != config.Name)
                 {
-                    return Refuse(reply, canRespond, JsErrors.StreamNotMatch);
+                    return Refuse(reply, canRespond, JsErrors.StreamNotMatch, batch);
                 }
                 msgId = NatsHeaders.Get(headers, NatsHeaders.MsgId) ?? "";
                 if (msgId.Length > 0 && _dedup.TryGet(msgId, config.DuplicateWindow, NowNanos(), out var duplicateOf, out var originalDurable))
@@ -101,7 +104,7 @@ internal sealed class StreamIngest
                         // sync round that covers the original (same batch when both wait for the same round).
                         if (originalDurable.IsDurable)
                         {
-                            SendAck(reply, duplicateOf, duplicate: true);
+                            SendAck(reply, duplicateOf, duplicate: true, batch);
                         }
                         else
                         {
@@ -116,22 +119,22 @@ internal sealed class StreamIngest
                     var found = last?.Sequence ?? 0;
                     if (found != expectedSubjectSeq)
                     {
-                        return Refuse(reply, canRespond, JsErrors.StreamWrongLastSequence.With("seq", found));
+                        return Refuse(reply, canRespond, JsErrors.StreamWrongLastSequence.With("seq", found), batch);
                     }
                 }
                 if (NatsHeaders.TryGetSequence(headers, NatsHeaders.ExpectedLastSeq, out var expectedSeq) && expectedSeq != _lastSeq)
                 {
-                    return Refuse(reply, canRespond, JsErrors.StreamWrongLastSequence.With("seq", _lastSeq));
+                    return Refuse(reply, canRespond, JsErrors.StreamWrongLastSequence.With("seq", _lastSeq), batch);
                 }
                 if (NatsHeaders.Get(headers, NatsHeaders.ExpectedLastMsgId) is { Length: > 0 } expectedId && expectedId != _lastMsgId)
                 {
-                    return Refuse(reply, canRespond, JsErrors.StreamWrongLastMsgID.With("id", _lastMsgId));
+                    return Refuse(reply, canRespond, JsErrors.StreamWrongLastMsgID.With("id", _lastMsgId), batch);
                 }
                 if (NatsHeaders.Get(headers, NatsHeaders.Rollup) is { Length: > 0 } rollup)
                 {
                     if (!config.AllowRollup || config.DenyPurge)
                     {
-                        return Refuse(reply, canRespond, JsErrors.StreamRollupFailedF.WithErr("rollup not permitted"));
+                        return Refuse(reply, canRespond, JsErrors.StreamRollupFailedF.WithErr("rollup not permitted"), batch);
                     }
                     switch (rollup)
                     {
@@ -149,15 +152,15 @@ internal sealed class StreamIngest
             }
             if (config.MaxMsgSize >= 0 && headers.Length + payload.Length > config.MaxMsgSize)
             {
-                return Refuse(reply, canRespond, JsErrors.StreamMessageExceedsMaximum);
+                return Refuse(reply, canRespond, JsErrors.StreamMessageExceedsMaximum, batch);
             }
             if (headers.Length > ushort.MaxValue)
             {
-                return Refuse(reply, canRespond, JsErrors.StreamHeaderExceedsMaximum);
+                return Refuse(reply, canRespond, JsErrors.StreamHeaderExceedsMaximum, batch);
             }
             if (stream.Account.Service.Resources.ServerExceeded(config.Storage))
             {
-                return Refuse(reply, canRespond, JsErrors.InsufficientResources);
+                return Refuse(reply, canRespond, JsErrors.InsufficientResources, batch);
             }
             // Interest retention keeps nothing while no consumer is interested (Go skips the sequence).
             if (config.Retention == RetentionPolicy.Interest && stream.Account.ConsumerCount(stream) == 0)
@@ -171,7 +174,7 @@ internal sealed class StreamIngest
                 }
                 if (canRespond)
                 {
-                    SendAck(reply, seq, duplicate: false);
+                    SendAck(reply, seq, duplicate: false, batch);
                 }
                 return seq;
             }
@@ -195,7 +198,7 @@ internal sealed class StreamIngest
                 {
                     stream.Account.Service.Logger.LogError("JetStream failed to store a msg on stream {Stream}: {Error}", stream.LogName, e.Message);
                 }
-                return Refuse(reply, canRespond, JsErrors.StreamStoreFailedF.WithErr(e.Message));
+                return Refuse(reply, canRespond, JsErrors.StreamStoreFailedF.WithErr(e.Message), batch);
             }
             _lastSeq = seq;
             if (ResourceLimits.AccountExceeded(stream.Account, config.Storage))
@@ -203,7 +206,7 @@ internal sealed class StreamIngest
                 // Go stores, finds the account over its limit, answers 10002 and removes the message again
                 // (its sequence stays used).
                 store.RemoveMsg(seq);
-                return Refuse(reply, canRespond, JsErrors.AccountResourcesExceeded);
+                return Refuse(reply, canRespond, JsErrors.AccountResourcesExceeded, batch);
             }
             _lastMsgId = msgId;
             if (msgId.Length > 0)
@@ -230,7 +233,7 @@ internal sealed class StreamIngest
             // covers this message (shared with every concurrent publish), without blocking this thread.
             if (durable.IsDurable)
             {
-                SendAck(reply, seq, duplicate: false);
+                SendAck(reply, seq, duplicate: false, batch);
             }
             else
             {
@@ -265,7 +268,7 @@ internal sealed class StreamIngest
             var message = batch.Durable.Exception?.GetBaseException().Message ?? "store sync failed";
             for (var i = 0; i < batch.Count; i++)
             {
-                Refuse(batch.Reply(i), true, JsErrors.StreamStoreFailedF.WithErr(message));
+                Refuse(batch.Reply(i), true, JsErrors.StreamStoreFailedF.WithErr(message), null);
             }
             return;
         }
@@ -307,7 +310,7 @@ internal sealed class StreamIngest
 
     private static long NowNanos() => (DateTime.UtcNow - DateTime.UnixEpoch).Ticks * 100;
 
-    private ulong Refuse(ReadOnlySpan<byte> reply, bool canRespond, JsApiError error)
+    private ulong Refuse(ReadOnlySpan<byte> reply, bool canRespond, JsApiError error, Clients.FlushBatch? publisherBatch)
     {
         if (canRespond)
         {
@@ -322,7 +325,7 @@ internal sealed class StreamIngest
                 json.WriteNumber("seq", 0);
                 json.WriteEndObject();
             }
-            Send(reply, buffer.WrittenSpan);
+            Send(reply, buffer.WrittenSpan, publisherBatch);
         }
         return 0;
     }
@@ -330,10 +333,10 @@ internal sealed class StreamIngest
     /// <summary>An answer to a publish: with the publisher's read batch (in order with the batch's other acks), else at once.
     /// Either way the store's buffered appends reach the operating system first, so a killed process never
     /// loses what it acknowledged.</summary>
-    private void Send(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> payload)
+    private void Send(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> payload, Clients.FlushBatch? batch)
     {
         var transport = stream.Account.Service.Transport;
-        if (AckOutbox.Current is { } outbox)
+        if (AckOutbox.For(batch) is { } outbox)
         {
             outbox.FlushBefore(stream.Store);
             outbox.Add(transport, stream.Account.Account, reply, payload);
@@ -344,11 +347,11 @@ internal sealed class StreamIngest
     }
 
     /// <summary>Go's hand-built PubAck: <c>{"stream":"S", "seq":N}</c> (with its spaces), domain and duplicate when set.</summary>
-    private void SendAck(ReadOnlySpan<byte> reply, ulong seq, bool duplicate)
+    private void SendAck(ReadOnlySpan<byte> reply, ulong seq, bool duplicate, Clients.FlushBatch? batch)
     {
         var prefix = AckPrefix();
         var max = prefix.Length + MaxAckTail;
-        if (AckOutbox.Current is { } outbox)
+        if (AckOutbox.For(batch) is { } outbox)
         {
             // Formatted straight into the outbox.
             outbox.FlushBefore(stream.Store);
@@ -357,7 +360,7 @@ internal sealed class StreamIngest
             return;
         }
         var buffer = max <= 256 ? stackalloc byte[256] : new byte[max];
-        Send(reply, buffer[..FormatAck(buffer, prefix, seq, duplicate)]);
+        Send(reply, buffer[..FormatAck(buffer, prefix, seq, duplicate)], batch);
     }
 
     // Digits of a ulong and the duplicate suffix.

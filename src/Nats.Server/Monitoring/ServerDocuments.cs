@@ -299,7 +299,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 Rtt = GoFormat.Duration(route.Rtt),
                 Uptime = GoFormat.Uptime(now - route.Start),
                 Idle = GoFormat.Uptime(idle),
-                Pending = route.Outbound.Pending,
+                Pending = (int)Math.Min(route.Outbound.Pending, int.MaxValue),
                 InMsgs = Volatile.Read(ref route.InMsgs),
                 OutMsgs = Volatile.Read(ref route.Outbound.OutMsgs),
                 InBytes = Volatile.Read(ref route.InBytes),

@@ -211,7 +211,7 @@ internal sealed class MqttJetStream
                         Replicas = replicas,
                     });
                     Ensure(js, new StreamConfig { Name = OutStream, Subjects = ["$MQTT.out.>"], Storage = StorageKind.File, Retention = RetentionPolicy.Interest, Replicas = replicas });
-                    state = new AccountState(js, _server.CreateInternalPublisher(account, "nats-server.mqtt.jsa"));
+                    state = new AccountState(js, _server.CreateInternalPublisher());
                 }
                 catch (JsApiException e)
                 {

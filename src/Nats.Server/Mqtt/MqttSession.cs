@@ -445,11 +445,11 @@ internal sealed class MqttSession
         }
     }
 
-    private Subscription NewSubscription(string subject, IMessageReceiver receiver)
+    private Subscription NewSubscription(string subject, MessageReceiver receiver)
     {
         var sid = Encoding.ASCII.GetBytes(Interlocked.Increment(ref _nextSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
-        // Owned by the session's internal client (sid, /connz, removal); matches go to the receiver.
-        return new Subscription(Nats, Encoding.UTF8.GetBytes(subject), null, sid, receiver);
+        // The receiver answers to the session's internal client (sid, /connz, removal).
+        return new Subscription(receiver, Encoding.UTF8.GetBytes(subject), null, sid);
     }
 
     private static string Nuid() => Guid.NewGuid().ToString("N")[..22];
@@ -570,14 +570,14 @@ internal sealed class MqttSession
     /// Encodes one PUBLISH into the connection's outbound; a publisher (<paramref name="origin"/>) that
     /// takes it past the stall threshold waits for it to drain, as for a full NATS client.
     /// </summary>
-    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, ClientConnection? origin = null)
+    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, MessageOrigin? origin = null)
     {
         if (Connection is not { } connection)
         {
             return;
         }
         // Not the session's own publisher: its read loop would wait on the connection it feeds (NATS clients never stall on themselves either).
-        var canStall = origin is not null && origin != Nats;
+        var canStall = origin is not null && origin.Connection != Nats;
         bool stall;
         var size = MqttPackets.PublishSize(topic.Length, payload.Length, qos);
         if (size <= 512)
@@ -653,18 +653,22 @@ internal sealed class MqttSession
         public Subscription? Plain;
         public ConsumerConfig? Consumer;
         public Subscription? Delivery;
-        public IMessageReceiver PlainReceiver { get; }
-        public IMessageReceiver DeliveryReceiver { get; }
+        public MessageReceiver PlainReceiver { get; }
+        public MessageReceiver DeliveryReceiver { get; }
     }
 
-    private sealed class Receiver(MqttSession session, SubscriptionState state, bool stored) : IMessageReceiver
+    private sealed class Receiver(MqttSession session, SubscriptionState state, bool stored) : MessageReceiver
     {
-        public bool Deliver(Subscription subscription, in Message message) =>
+        public override ClientConnection? Connection => session.Nats;
+
+        public override bool Deliver(Subscription subscription, in Message message) =>
             stored ? session.DeliverStored(state, message) : session.DeliverPlain(state, message);
     }
 
-    private sealed class PubRelReceiver(MqttSession session) : IMessageReceiver
+    private sealed class PubRelReceiver(MqttSession session) : MessageReceiver
     {
-        public bool Deliver(Subscription subscription, in Message message) => session.DeliverPubRel(message);
+        public override ClientConnection? Connection => session.Nats;
+
+        public override bool Deliver(Subscription subscription, in Message message) => session.DeliverPubRel(message);
     }
 }

@@ -44,8 +44,8 @@ internal sealed class MqttStoreAcks
         _replyPrefix = Encoding.ASCII.GetBytes(prefix);
         _reply = new byte[_replyPrefix.Length + 20];
         _replyPrefix.CopyTo(_reply, 0);
-        _subscription = new Subscription(nats, Encoding.ASCII.GetBytes(prefix + "*"), null, Encoding.ASCII.GetBytes("mqtt-pa-" + connectionId),
-            new HandlerReceiver(OnPubAck));
+        _subscription = new Subscription(new HandlerReceiver(OnPubAck, nats), Encoding.ASCII.GetBytes(prefix + "*"), null,
+            Encoding.ASCII.GetBytes("mqtt-pa-" + connectionId));
         account.SubList.Insert(_subscription);
     }
 
@@ -113,7 +113,7 @@ internal sealed class MqttStoreAcks
     /// <summary>Stops listening; answers still waiting are dropped (the client resends on reconnect, with DUP).</summary>
     public void Close() => _account.SubList.Remove(_subscription);
 
-    private bool OnPubAck(Subscription subscription, ClientConnection publisher, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+    private bool OnPubAck(Subscription subscription, MessageOrigin publisher, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
         ReadOnlySpan<byte> headers, ReadOnlySpan<byte> body)
     {
         if (subject.Length <= _replyPrefix.Length)

@@ -85,7 +85,12 @@ internal sealed class LocalInterest : ISubscriptionObserver
 
     /// <summary>Peers' interest and import routing that is not a local subscriber never goes back out.</summary>
     private static bool IsLocal(Subscription subscription) =>
-        subscription.Remote is null && (subscription.Route is null || subscription.Route is StreamImportRoute);
+        subscription.Kind switch
+        {
+            Delivery.ReceiverKind.Remote => false,
+            Delivery.ReceiverKind.Import => subscription.Receiver is StreamImportRoute,
+            _ => true,
+        };
 
     private void Broadcast(bool add, byte[] subject, ReadOnlySpan<byte> queue, int weight)
     {

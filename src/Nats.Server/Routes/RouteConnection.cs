@@ -14,18 +14,23 @@ namespace Nats.Server.Routes;
 /// parser for INFO, CONNECT, PING/PONG, RS+/RS-, RMSG/HMSG, -ERR and +OK, and the outbound side. What
 /// the peer is interested in lives in <see cref="RemoteInterest"/> as subscriptions whose matches the
 /// router sends back here as RMSG (<see cref="SendMessage"/>); what the peer sends is delivered to
-/// local subscribers only, through an internal client's router (never to another route).
+/// local subscribers only, through the route's own <see cref="Delivery.MessageOrigin"/> (never to another route).
 /// </summary>
-internal sealed class RouteConnection
+internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrainable
 {
     private const int MaxArgs = 256;
     private const int MaxBuffer = 64 * 1024 * 1024;
+
+    // Chunk memory past which a local publisher waits for the route to drain: larger than a client's
+    // (every publisher shares the route), still small enough that many routes hold little.
+    private const long StallThresholdCap = 4 * 1024 * 1024;
 
     private readonly ClusterService _cluster;
     private readonly Socket _socket;
     private readonly ILogger _logger;
     private readonly RemoteInterest _interest;
-    private readonly ClientConnection _proxy;
+    // Publishes what the peer sends to local subscribers; never paused by a slow one.
+    private readonly Delivery.MessageOrigin _proxy;
     private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly string _remoteAddress;
     private int _closing;
@@ -39,6 +44,7 @@ internal sealed class RouteConnection
     private string? _nonce;
 
     public RouteConnection(ClusterService cluster, Socket socket, ulong id, bool solicited, Uri? url, bool configured, ILogger logger)
+        : base(Delivery.ReceiverKind.Remote)
     {
         _cluster = cluster;
         _socket = socket;
@@ -47,9 +53,9 @@ internal sealed class RouteConnection
         Solicited = solicited;
         Url = url;
         IsConfigured = configured;
-        Outbound = new RouteOutbound(socket);
+        Outbound = new RouteOutbound(new OutboundQueue(this, new Transport.SocketTransport(socket)));
         _interest = new RemoteInterest(this);
-        _proxy = InternalClient.Create(cluster.Server, id, cluster.Server.GlobalAccount, logger);
+        _proxy = new Delivery.MessageOrigin(cluster.Server, id);
         var remote = socket.RemoteEndPoint as IPEndPoint;
         // A dialled socket is dual-mode: show an IPv4 peer as Go does, not as ::ffff:a.b.c.d.
         var address = remote?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : remote?.Address;
@@ -496,10 +502,53 @@ internal sealed class RouteConnection
         _cluster.OnRouteRegistered(this);
     }
 
-    /// <summary>A local publish matched this peer's interest: one RMSG/HMSG (see <see cref="RouteOutbound.AppendMessage"/>).</summary>
+    /// <summary>
+    /// A local publish matched this peer's interest: one RMSG/HMSG (see <see cref="RouteOutbound.AppendMessage"/>),
+    /// written at the end of <paramref name="publisher"/>'s batch. A client publisher that fills the
+    /// route past its threshold waits for it to drain, as for a full client (memory stays bounded).
+    /// </summary>
     public void SendMessage(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
-        int headerSize, ReadOnlySpan<byte> message) =>
-        Outbound.AppendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders);
+        int headerSize, ReadOnlySpan<byte> message, Delivery.MessageOrigin publisher)
+    {
+        var threshold = Math.Min(_cluster.Server.Options.MaxPending / 2, StallThresholdCap);
+        if (!Outbound.AppendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, threshold, publisher.CanStall,
+                out var stall))
+        {
+            return;
+        }
+        if (stall)
+        {
+            publisher.StalledOn.Add(this);
+        }
+        publisher.FlushBatch.Add(Outbound.Queue);
+    }
+
+    /// <summary>
+    /// A publisher waits for this route to drain. Go never cuts a route for being behind, only when a
+    /// write makes no progress for the write deadline: so does this wait.
+    /// </summary>
+    public async ValueTask WaitUntilDrainedAsync()
+    {
+        var deadline = _cluster.Server.Options.WriteDeadline;
+        if (await Outbound.Queue.WaitUntilDrainedAsync(deadline).ConfigureAwait(false) || IsClosed)
+        {
+            return;
+        }
+        _logger.LogInformation("{Route} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, deadline);
+        Close("Slow Consumer (Write Deadline)", flush: false);
+    }
+
+    void IOutboundOwner.OnWriteError() => Close("Write Error", flush: false);
+
+    void IOutboundOwner.NoteWriteActivity()
+    {
+    }
+
+    void IOutboundOwner.OnWriteLoopFailed(Exception exception)
+    {
+        _logger.LogError(exception, "{Route} - Unexpected error in route write loop", this);
+        Close("Write Error", flush: false);
+    }
 
     /// <summary>The cluster's periodic check: auth timeout, write deadline, PINGs and stale detection.</summary>
     internal void OnTick(long now)

@@ -51,13 +51,14 @@ internal sealed class RouteTargets
     }
 
     /// <summary>Sends one RMSG/HMSG per collected route and empties the set.</summary>
-    public void Flush(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize, ReadOnlySpan<byte> message)
+    public void Flush(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize, ReadOnlySpan<byte> message,
+        Delivery.MessageOrigin publisher)
     {
         for (var i = 0; i < _count; i++)
         {
             var route = _routes[i]!;
             _routes[i] = null;
-            route.SendMessage(account.NameUtf8, subject, reply, _queues[i].AsSpan(0, _queueLengths[i]), headerSize, message);
+            route.SendMessage(account.NameUtf8, subject, reply, _queues[i].AsSpan(0, _queueLengths[i]), headerSize, message, publisher);
         }
         _count = 0;
     }

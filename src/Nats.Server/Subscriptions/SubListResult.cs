@@ -14,14 +14,14 @@ internal sealed class SubListResult
         QueueGroups = queueGroups;
         foreach (var subscription in plain)
         {
-            HasInternal |= subscription.Route is not null;
-            HasRemote |= subscription.Remote is not null;
+            HasInternal |= subscription.Kind == Delivery.ReceiverKind.Import;
+            HasRemote |= subscription.Kind == Delivery.ReceiverKind.Remote;
         }
         foreach (var group in queueGroups)
         {
             foreach (var subscription in group)
             {
-                HasRemote |= subscription.Remote is not null;
+                HasRemote |= subscription.Kind == Delivery.ReceiverKind.Remote;
             }
         }
     }

@@ -1,84 +1,54 @@
+using System.Runtime.CompilerServices;
 using System.Text;
 using Nats.Server.Clients;
+using Nats.Server.Delivery;
 
 namespace Nats.Server.Subscriptions;
 
 /// <summary>
-/// One SUB of one client. Subject, queue and sid are kept as bytes because they are copied into
-/// every MSG line delivered for this subscription.
+/// One subscription in an account's index, of whatever origin: a client's SUB, a server handler, a
+/// JetStream or MQTT subscription, an import, a peer's interest over a route. Its
+/// <see cref="Receiver"/> owns it and takes its matches. Subject, queue and sid are kept as bytes
+/// because they are copied into every MSG line delivered for this subscription.
 /// </summary>
 internal sealed class Subscription
 {
-    /// <summary>
-    /// A subscription owned by <paramref name="client"/>. Without a receiver its matches are queued to
-    /// the client as MSG lines (the fast path); with one (the server's own handlers) they go to the
-    /// receiver and the client only owns it (sid, monitoring, removal).
-    /// </summary>
-    public Subscription(ClientConnection client, byte[] subject, byte[]? queue, byte[] sid, Delivery.IMessageReceiver? receiver = null)
+    /// <param name="weight">For a peer's queue interest: how many members of its group it stands for (RS+ weight).</param>
+    public Subscription(Receiver receiver, byte[] subject, byte[]? queue, byte[] sid, int weight = 1)
     {
-        Client = client;
-        Subject = subject;
-        Queue = queue;
-        Sid = sid;
         Receiver = receiver;
-    }
-
-    /// <summary>
-    /// An account-level subscription (import or response routing) owned by no client: the delivery
-    /// path hands such matches to <see cref="Route"/> instead of a connection.
-    /// </summary>
-    public Subscription(Accounts.InternalRoute route, byte[] subject, byte[] sid)
-    {
-        Client = null!;
-        Route = route;
-        Subject = subject;
-        Sid = sid;
-    }
-
-    /// <summary>
-    /// A subscription of a server subsystem (JetStream, MQTT, a route...): matches are handed to
-    /// <paramref name="receiver"/>, which encodes them its own way (see <see cref="Delivery.IMessageReceiver"/>).
-    /// </summary>
-    public Subscription(Delivery.IMessageReceiver receiver, byte[] subject, byte[]? queue, byte[] sid)
-    {
-        Client = null!;
-        Receiver = receiver;
-        Subject = subject;
-        Queue = queue;
-        Sid = sid;
-    }
-
-    /// <summary>
-    /// Interest a peer server announced over a route (RS+): matches are not delivered one by one but
-    /// collected per route by the router and sent as one RMSG per route (with the queue names chosen).
-    /// </summary>
-    public Subscription(Routes.RouteConnection remote, byte[] subject, byte[]? queue, byte[] sid, int weight)
-    {
-        Client = null!;
-        Remote = remote;
+        // Null only in index-only tests and benchmarks, which never deliver.
+        Kind = receiver is null ? ReceiverKind.Client : receiver.Kind;
         Subject = subject;
         Queue = queue;
         Sid = sid;
         Weight = weight;
     }
 
-    /// <summary>The route whose peer holds this interest; null for every local subscription.</summary>
-    public Routes.RouteConnection? Remote { get; }
+    /// <summary>The owner, where matches go.</summary>
+    public Receiver Receiver { get; }
+
+    /// <summary>The receiver's kind, kept beside the subject the fan-out already reads.</summary>
+    public readonly ReceiverKind Kind;
 
     /// <summary>A remote queue subscription stands for this many members of its group (RS+ weight).</summary>
-    public volatile int Weight = 1;
+    public volatile int Weight;
 
-    /// <summary>
-    /// Set on a subsystem's or the server's own subscription: delivery hands it the message instead of
-    /// queueing a MSG. A field read on an object the fan-out loop holds anyway, so ordinary client
-    /// deliveries pay one predictable branch.
-    /// </summary>
-    public Delivery.IMessageReceiver? Receiver { get; }
+    /// <summary>The client connection this subscription belongs to (its own, or the internal one holding a
+    /// handler's); null for imports, peers' interest and subsystem subscriptions tracked elsewhere.</summary>
+    public ClientConnection? Client => Kind switch
+    {
+        ReceiverKind.Client => Unsafe.As<ClientConnection>(Receiver),
+        ReceiverKind.Message => Unsafe.As<MessageReceiver>(Receiver).Connection,
+        _ => null,
+    };
 
-    /// <summary>The subscribing connection; null for internal subscriptions (<see cref="Route"/> or <see cref="Receiver"/> set).</summary>
-    public ClientConnection Client { get; }
+    /// <summary>The import or response route, for an <see cref="ReceiverKind.Import"/> subscription.</summary>
+    public Accounts.InternalRoute? Route => Kind == ReceiverKind.Import ? Unsafe.As<Accounts.InternalRoute>(Receiver) : null;
 
-    public Accounts.InternalRoute? Route { get; }
+    /// <summary>The route whose peer holds this interest; null for every local subscription.</summary>
+    public Routes.RouteConnection? Remote => Kind == ReceiverKind.Remote ? Unsafe.As<Routes.RouteConnection>(Receiver) : null;
+
     public byte[] Subject { get; }
     public byte[]? Queue { get; }
     public byte[] Sid { get; }

@@ -14,15 +14,15 @@ public class DeliverySeamTests
 {
     private sealed record Seen(string Subject, string Reply, string Headers, string Payload, string Account, bool FromClient);
 
-    private sealed class RecordingReceiver : IMessageReceiver
+    private sealed class RecordingReceiver : MessageReceiver
     {
         public TaskCompletionSource<Seen> First { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-        public bool Deliver(Subscription subscription, in Message message)
+        public override bool Deliver(Subscription subscription, in Message message)
         {
             First.TrySetResult(new Seen(Encoding.UTF8.GetString(message.Subject), Encoding.UTF8.GetString(message.Reply),
                 Encoding.UTF8.GetString(message.Headers), Encoding.UTF8.GetString(message.Payload), message.Account.Name,
-                message.Origin.Name == "app"));
+                message.Origin.Connection?.Name == "app"));
             return true;
         }
     }
@@ -57,7 +57,7 @@ public class DeliverySeamTests
         await using var subscription = await client.SubscribeCoreAsync<string>("events.>");
         await client.PingAsync();
 
-        var publisher = server.Server.CreateInternalPublisher(server.Server.GlobalAccount, "test");
+        var publisher = server.Server.CreateInternalPublisher();
         Assert.True(publisher.Publish(server.Server.GlobalAccount, "events.one"u8, default, "NATS/1.0\r\nX-Kind: test\r\n\r\n"u8, "body"u8));
 
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));

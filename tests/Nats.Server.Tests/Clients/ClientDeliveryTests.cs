@@ -22,7 +22,7 @@ public class ClientDeliveryTests
         var publisher = InternalClient.Create(client.Server, 2, client.Server.GlobalAccount, NullLogger.Instance);
         var subscription = Assert.Single(client.Connection.SnapshotSubscriptions());
 
-        Assert.True(client.Connection.Delivery.TryDeliver(publisher, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
+        Assert.True(client.Connection.Delivery.TryDeliver(publisher.Origin, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
         Assert.Equal(1, publisher.FlushBatch.Count);
         publisher.FlushBatch.FlushAll();
         Assert.Equal("MSG a 1 2\r\nhi\r\n", await client.ReadUntilAsync("hi\r\n"));
@@ -35,9 +35,9 @@ public class ClientDeliveryTests
         await using var client = await SubscribedAsync("{\"verbose\":false,\"echo\":false}");
         var subscription = Assert.Single(client.Connection.SnapshotSubscriptions());
         var self = client.Connection;
-        Assert.False(self.Delivery.TryDeliver(self, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
+        Assert.False(self.Delivery.TryDeliver(self.Origin, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
         var other = InternalClient.Create(client.Server, 2, client.Server.GlobalAccount, NullLogger.Instance);
-        Assert.True(self.Delivery.TryDeliver(other, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
+        Assert.True(self.Delivery.TryDeliver(other.Origin, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
     }
 
     [Fact]
@@ -47,7 +47,7 @@ public class ClientDeliveryTests
         var publisher = InternalClient.Create(client.Server, 2, client.Server.GlobalAccount, NullLogger.Instance);
         var subscription = Assert.Single(client.Connection.SnapshotSubscriptions());
         var message = "NATS/1.0\r\nA: b\r\n\r\nhi\r\n"u8;
-        Assert.True(client.Connection.Delivery.TryDeliver(publisher, subscription, "HMSG a "u8, " 18 20\r\n"u8, message, 18, "a"u8, default));
+        Assert.True(client.Connection.Delivery.TryDeliver(publisher.Origin, subscription, "HMSG a "u8, " 18 20\r\n"u8, message, 18, "a"u8, default));
         publisher.FlushBatch.FlushAll();
         Assert.Equal("MSG a 1 2\r\nhi\r\n", await client.ReadUntilAsync("hi\r\n"));
     }
@@ -60,7 +60,7 @@ public class ClientDeliveryTests
         var subscription = Assert.Single(client.Connection.SnapshotSubscriptions());
         var payload = new byte[100];
         "\r\n"u8.CopyTo(payload.AsSpan(98));
-        Assert.False(client.Connection.Delivery.TryDeliver(publisher, subscription, "MSG a "u8, " 98\r\n"u8, payload, 0, "a"u8, default));
+        Assert.False(client.Connection.Delivery.TryDeliver(publisher.Origin, subscription, "MSG a "u8, " 98\r\n"u8, payload, 0, "a"u8, default));
         Assert.True(client.Connection.IsClosed);
         Assert.Equal(ClosedReason.SlowConsumerPendingBytes, client.Connection.ClosedReason);
     }
@@ -74,8 +74,8 @@ public class ClientDeliveryTests
         await client.ReadUntilAsync("PONG\r\n");
         var publisher = InternalClient.Create(client.Server, 2, client.Server.GlobalAccount, NullLogger.Instance);
         var subscription = Assert.Single(client.Connection.SnapshotSubscriptions());
-        Assert.True(client.Connection.Delivery.TryDeliver(publisher, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
+        Assert.True(client.Connection.Delivery.TryDeliver(publisher.Origin, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
         Assert.Equal(0, client.Connection.SubscriptionCount);
-        Assert.False(client.Connection.Delivery.TryDeliver(publisher, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
+        Assert.False(client.Connection.Delivery.TryDeliver(publisher.Origin, subscription, "MSG a "u8, " 2\r\n"u8, "hi\r\n"u8, 0, "a"u8, default));
     }
 }

@@ -33,7 +33,7 @@ public class InternalClientTests
         var server = new NatsServer(new ServerOptions());
         var client = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
         var received = new List<string>();
-        InternalClient.Subscribe(client, "a.*", "1", (Subscription _, ClientConnection _, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> _,
+        InternalClient.Subscribe(client, "a.*", "1", (Subscription _, MessageOrigin _, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> _,
             ReadOnlySpan<byte> _, ReadOnlySpan<byte> payload) => Count(received, subject, payload));
         Assert.Equal(1, client.SubscriptionCount);
         Assert.Equal(1, server.GlobalAccount.SubList.Count);
@@ -55,7 +55,7 @@ public class InternalClientTests
         var client = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
         var other = server.SystemAccount ?? throw new InvalidOperationException("no system account");
         var received = new List<string>();
-        InternalClient.SubscribeInAccount(client, other, "x", "1", (Subscription _, ClientConnection _, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> _,
+        InternalClient.SubscribeInAccount(client, other, "x", "1", (Subscription _, MessageOrigin _, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> _,
             ReadOnlySpan<byte> _, ReadOnlySpan<byte> payload) => Count(received, subject, payload));
         Assert.Equal(0, client.SubscriptionCount);
 
@@ -72,6 +72,6 @@ public class InternalClientTests
         var server = new NatsServer(new ServerOptions());
         var client = InternalClient.Create(server, 1, server.GlobalAccount, NullLogger.Instance);
         Assert.Throws<ArgumentException>(() => InternalClient.Subscribe(client, "a..b", "1",
-            (Subscription _, ClientConnection _, ReadOnlySpan<byte> _, ReadOnlySpan<byte> _, ReadOnlySpan<byte> _, ReadOnlySpan<byte> _) => true));
+            (Subscription _, MessageOrigin _, ReadOnlySpan<byte> _, ReadOnlySpan<byte> _, ReadOnlySpan<byte> _, ReadOnlySpan<byte> _) => true));
     }
 }

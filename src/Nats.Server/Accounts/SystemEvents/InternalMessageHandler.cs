@@ -10,7 +10,7 @@ namespace Nats.Server.Accounts.SystemEvents;
 /// </summary>
 internal delegate bool InternalMessageHandler(
     Subscription subscription,
-    ClientConnection publisher,
+    Delivery.MessageOrigin publisher,
     ReadOnlySpan<byte> subject,
     ReadOnlySpan<byte> reply,
     ReadOnlySpan<byte> headers,

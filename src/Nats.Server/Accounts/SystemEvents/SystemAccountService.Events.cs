@@ -130,7 +130,10 @@ internal sealed partial class SystemAccountService
     private bool HasListeners(string subject)
     {
         var result = Account.SubList.Match(Encoding.UTF8.GetBytes(subject));
-        return result.Plain.Any(s => s.Receiver is null) || result.QueueGroups.Any(g => g.Any(s => s.Receiver is null));
+        return result.Plain.Any(IsListener) || result.QueueGroups.Any(g => g.Any(IsListener));
+
+        // The server's own handlers do not count; clients, imports and peers' interest do.
+        static bool IsListener(Subscriptions.Subscription s) => s.Kind != Delivery.ReceiverKind.Message;
     }
 
     private void WriteAccountConns(Utf8JsonWriter json, string id, DateTime now, AccountStat stat)

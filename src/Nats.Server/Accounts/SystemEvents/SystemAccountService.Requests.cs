@@ -170,7 +170,7 @@ internal sealed partial class SystemAccountService
     private void Subscribe(string subject, InternalMessageHandler handler) =>
         InternalClient.Subscribe(_client!, subject, (++_sid).ToString(CultureInfo.InvariantCulture), handler);
 
-    private static bool Ignore(Subscription subscription, ClientConnection publisher, ReadOnlySpan<byte> subject,
+    private static bool Ignore(Subscription subscription, Delivery.MessageOrigin publisher, ReadOnlySpan<byte> subject,
         ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> body) => true;
 
     /// <summary>Copies the request off the publisher's buffer and answers it on the loop.</summary>

@@ -17,11 +17,12 @@ internal sealed partial class SystemAccountService
 {
     private InternalMessageHandler DebugSubscribersHandler() => (_, publisher, _, reply, _, body) =>
     {
-        if (ReferenceEquals(publisher, _client) || reply.IsEmpty)
+        // Only clients ask; the server's own publishes are not questions.
+        if (publisher.Connection is not { } client || ReferenceEquals(client, _client) || reply.IsEmpty)
         {
             return true;
         }
-        var account = publisher.Account;
+        var account = client.Account;
         var replyText = Encoding.UTF8.GetString(reply);
         var args = Encoding.UTF8.GetString(body).Trim().Split(' ');
         var queue = args.Length > 1 ? args[1] : null;
@@ -67,7 +68,7 @@ internal sealed partial class SystemAccountService
     /// <summary>Go's totalSubs / the subset walk: client subscriptions matching a literal subject, or covered by a wildcard one.</summary>
     private static int CountClientSubscriptions(Account account, string subject, string? queue)
     {
-        static bool IsClient(Subscription s) => s.Client is not null && s.Receiver is null;
+        static bool IsClient(Subscription s) => s.Kind == Delivery.ReceiverKind.Client;
         bool QueueMatches(Subscription s) => queue is null || s.QueueString == queue;
 
         if (subject.Length == 0)

@@ -68,7 +68,8 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     public void Start(ulong clientId)
     {
         _client = InternalClient.Create(_server, clientId, Account, _server.LoggerFactory.CreateLogger("nats-server.system"));
-        _publisher = new Delivery.InternalPublisher(_client);
+        // Publishes as the server under the internal client's id (Go's one SYSTEM client: cid 1, clients from 2).
+        _publisher = new Delivery.InternalPublisher(new Delivery.MessageOrigin(_server, clientId));
         SubscribeAll();
         RegisterSystemImports();
         _loop = Task.Run(RunLoopAsync);

@@ -18,7 +18,7 @@ internal sealed class ApiRouter(JetStreamService service)
     private readonly MessageApi _messages = new(service);
     private readonly ConsumerApi _consumers = new(service);
 
-    public void OnRequest(Clients.ClientConnection origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
+    public void OnRequest(Clients.ClientConnection? origin, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload)
     {
         var text = Encoding.UTF8.GetString(subject);
         if (!text.StartsWith("$JS.API.", StringComparison.Ordinal))

@@ -38,7 +38,7 @@ public sealed class SystemAccountServiceTests
         var client = InternalClient.Create(server, 1, account, NullLogger.Instance);
         var publisher = new Nats.Server.Delivery.InternalPublisher(client);
         var received = new List<(string Subject, string Reply, string Body)>();
-        InternalClient.Subscribe(client, "$SYS.TEST.*", "1", (Subscription _, ClientConnection _, ReadOnlySpan<byte> subject,
+        InternalClient.Subscribe(client, "$SYS.TEST.*", "1", (Subscription _, Nats.Server.Delivery.MessageOrigin _, ReadOnlySpan<byte> subject,
             ReadOnlySpan<byte> reply, ReadOnlySpan<byte> _, ReadOnlySpan<byte> body) =>
         {
             received.Add((Encoding.UTF8.GetString(subject), Encoding.UTF8.GetString(reply), Encoding.UTF8.GetString(body)));

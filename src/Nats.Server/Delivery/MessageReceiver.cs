@@ -5,15 +5,13 @@ using Nats.Server.Subscriptions;
 namespace Nats.Server.Delivery;
 
 /// <summary>
-/// What a matched subscription delivers to when it is neither a client's own (the MSG line fast path)
-/// nor an import route (<see cref="Subscription.Route"/>): the server's <c>$SYS</c> handlers
-/// (<see cref="HandlerReceiver"/>), JetStream's stream ingest, API and ack subscriptions
-/// (<c>JetStreamTransport</c>) and an MQTT session's subscriptions (<c>MqttSession</c>). The router hands
-/// every receiver the same <see cref="Message"/> and each encodes it its own way (a stored record, an MQTT
-/// PUBLISH, a handler call...).
+/// A subsystem receiver: the server's <c>$SYS</c> handlers (<see cref="HandlerReceiver"/>), JetStream's
+/// stream ingest, API and ack subscriptions (<c>JetStreamTransport</c>) and an MQTT session's
+/// subscriptions (<c>MqttSession</c>). The router hands every one the same <see cref="Message"/> and
+/// each encodes it its own way (a stored record, an MQTT PUBLISH, a handler call...).
 /// </summary>
 /// <remarks>
-/// How a subsystem attaches: implement this interface and insert a
+/// How a subsystem attaches: derive from this class and insert a
 /// <c>new Subscription(receiver, subject, queue, sid)</c> into the account's
 /// <see cref="SubList"/>; every PUB, internal publish and import that matches it calls
 /// <see cref="Deliver"/>. Deliver runs on the publisher's thread (a client read loop or the server's
@@ -21,24 +19,33 @@ namespace Nats.Server.Delivery;
 /// block, and return quickly — queue the work for your own loop if it is slow. A receiver that wants
 /// back-pressure returns false (the message is dropped for it) rather than waiting.
 /// </remarks>
-internal interface IMessageReceiver
+internal abstract class MessageReceiver : Receiver
 {
+    protected MessageReceiver()
+        : base(ReceiverKind.Message)
+    {
+    }
+
+    /// <summary>The internal connection that holds this receiver's subscriptions by sid (they go when it
+    /// closes, and monitoring shows them there); null when the subsystem tracks them itself.</summary>
+    public virtual ClientConnection? Connection => null;
+
     /// <summary>
     /// Delivers one message for <paramref name="subscription"/>. Returns false when nothing was
     /// delivered (refused, closed, dropped), which lets a queue group try its next member and a
     /// request get its no-responders status.
     /// </summary>
-    bool Deliver(Subscription subscription, in Message message);
+    public abstract bool Deliver(Subscription subscription, in Message message);
 }
 
 /// <summary>
 /// One message as the router sees it. Every span points into the publisher's buffer and is valid only
-/// during <see cref="IMessageReceiver.Deliver"/>.
+/// during <see cref="MessageReceiver.Deliver"/>.
 /// </summary>
 internal readonly ref struct Message
 {
     public Message(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers, ReadOnlySpan<byte> payload,
-        Account account, ClientConnection origin)
+        Account account, MessageOrigin origin)
     {
         Subject = subject;
         Reply = reply;
@@ -62,8 +69,8 @@ internal readonly ref struct Message
     /// <summary>The account whose subscription matched: where the message is delivered (an import moves it from the publisher's).</summary>
     public Account Account { get; }
 
-    /// <summary>The publishing client (the server's internal client when the server published); its Account is the origin account.</summary>
-    public ClientConnection Origin { get; }
+    /// <summary>Who published: a client (<see cref="MessageOrigin.Connection"/>) or one of the server's own loops.</summary>
+    public MessageOrigin Origin { get; }
 
     public bool HasHeaders => !Headers.IsEmpty;
 }
