@@ -31,7 +31,7 @@ internal sealed class Account
     public byte[] NameUtf8 { get; }
 
     /// <summary>The account's configuration (an empty one for $G and a created $SYS).</summary>
-    public AccountOptions Options { get; }
+    public AccountOptions Options { get; internal set; }
 
     public SubList SubList { get; } = new();
 
@@ -62,6 +62,15 @@ internal sealed class Account
 
     public void RemoveClient() => Interlocked.Decrement(ref _clientCount);
 
+
+    /// <summary>Operator mode: the account JWT in force (signers, revocations, expiry); null for configured accounts.</summary>
+    public Auth.Jwt.AccountJwt? Jwt
+    {
+        get => Volatile.Read(ref _jwt);
+        set => Volatile.Write(ref _jwt, value);
+    }
+
+    private Auth.Jwt.AccountJwt? _jwt;
 
     /// <summary>Subject mappings applied to what this account's clients publish; null when there are none.</summary>
     public Mappings.SubjectMapper? Mappings { get; set; }

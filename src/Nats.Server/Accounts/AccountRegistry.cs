@@ -1,4 +1,6 @@
+using System.Collections.Concurrent;
 using System.Text;
+using Nats.Server.Auth.Jwt;
 using Nats.Server.Configuration;
 using Nats.Server.Subscriptions;
 using Nats.Subjects;
@@ -14,12 +16,22 @@ internal sealed class AccountRegistry
 {
     public const string DefaultSystemAccountName = "$SYS";
 
-    private readonly Dictionary<string, Account> _accounts = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, Account> _accounts = new(StringComparer.Ordinal);
 
     public AccountRegistry(ServerOptions options)
     {
         ResolveDefinitionsGivenInCode(options);
         Global = Add(new Account(Account.GlobalAccountName));
+        Operator = OperatorAccounts.For(options);
+        if (Operator is not null)
+        {
+            System = OperatorSystemAccount(options);
+            if (System is not null)
+            {
+                System.IsSystem = true;
+            }
+            return;
+        }
         foreach (var configured in options.Accounts)
         {
             Add(new Account(configured.Name, configured)).Mappings = Mappings.SubjectMapper.Create(configured.Mappings);
@@ -127,6 +139,54 @@ internal sealed class AccountRegistry
     public int Count => _accounts.Count;
 
     public Account? Find(string name) => _accounts.GetValueOrDefault(name);
+
+    /// <summary>Operator mode's resolver and trust anchors; null otherwise.</summary>
+    public OperatorAccounts? Operator { get; }
+
+    /// <summary>
+    /// Go's lookupAccount: a known account, else (operator mode) one fetched from the resolver and
+    /// registered; null with the reason when neither works.
+    /// </summary>
+    public Account? Lookup(string name, out string? error)
+    {
+        error = null;
+        if (Find(name) is { } known)
+        {
+            return known;
+        }
+        if (Operator?.Fetch(name, out error) is not { } claims)
+        {
+            error ??= OperatorAccounts.AccountMissing;
+            return null;
+        }
+        // Two first users of an account can race here: the first registration wins.
+        return _accounts.GetOrAdd(name, _ => Operator.Build(claims));
+    }
+
+    /// <summary>
+    /// Go's system account setup in operator mode: the named account from the resolver; with a
+    /// directory resolver a placeholder when the JWT is not there yet; $SYS when none is named.
+    /// </summary>
+    private Account? OperatorSystemAccount(ServerOptions options)
+    {
+        var name = options.SystemAccount;
+        if (string.IsNullOrEmpty(name))
+        {
+            return options.NoSystemAccount ? null : Add(new Account(DefaultSystemAccountName));
+        }
+        if (Lookup(name, out var error) is { } found)
+        {
+            return found;
+        }
+        if (options.Operator.Resolver is { IsDirectory: true } && options.Operator.TrustedOperators.Count == 1)
+        {
+            // Go's bootstrapping system account: its own key may sign users until the JWT arrives.
+            var placeholder = Add(new Account(name));
+            placeholder.Jwt = new AccountJwt(new AccountClaims { Subject = name, Issuer = options.Operator.TrustedOperators[0].Subject }, strict: false);
+            return placeholder;
+        }
+        throw new InvalidOperationException($"error resolving system account: {error}");
+    }
 
     /// <summary>Stops the response-expiry timers of every account (server shutdown).</summary>
     public void StopTimers()

@@ -9,6 +9,8 @@ namespace Nats.Server.Auth;
 /// </summary>
 internal static class GoQuote
 {
+    public static string Quote(string value) => Quote(Encoding.UTF8.GetBytes(value));
+
     public static string Quote(ReadOnlySpan<byte> value)
     {
         var sb = new StringBuilder(value.Length + 2);

@@ -27,6 +27,9 @@ internal interface IClientAuthenticator
 /// <summary>What the authenticator gets to see: the client's CONNECT options, the nonce it was sent and its connection type.</summary>
 internal readonly record struct ClientAuthRequest(ConnectOptions Connect, string? Nonce, string RemoteIp, string ConnectionType = ConnectionTypes.Standard)
 {
+    /// <summary>The connection, as log lines name it ("ip:port - cid:N"), for authenticators that log why they refuse.</summary>
+    public object? Client { get; init; }
+
     /// <summary>The client's TLS certificate, for verify_and_map.</summary>
     public System.Security.Cryptography.X509Certificates.X509Certificate2? PeerCertificate { get; init; }
 }
@@ -52,11 +55,24 @@ internal sealed class AuthenticatedUser
     public string Account { get; }
     public CompiledPermissions? Permissions { get; }
 
+    /// <summary>A user JWT's own payload limit (-1: none); the account's and the server's still apply.</summary>
+    public int MaxPayload { get; init; } = -1;
+
+    /// <summary>A user JWT's own subscription limit (-1: none).</summary>
+    public int MaxSubscriptions { get; init; } = -1;
+
+    /// <summary>When the login stops being valid (user JWT expiry or the end of its connect window); null: never.</summary>
+    public TimeSpan? ValidFor { get; init; }
+
+    /// <summary>A user JWT's claims, kept for revocation and account updates.</summary>
+    public Jwt.UserClaims? JwtClaims { get; init; }
+
     /// <summary>Go's getAuthUser, used in violation log lines.</summary>
     public string Description => Method switch
     {
         AuthMethod.Nkey => $"Nkey \"{Name}\"",
         AuthMethod.Token => "Token",
+        AuthMethod.Jwt => $"JWT User \"{Name}\"",
         AuthMethod.None => "User \"\"",
         _ => $"User \"{Name}\"",
     };
@@ -68,4 +84,5 @@ internal enum AuthMethod
     Token,
     UserPassword,
     Nkey,
+    Jwt,
 }

@@ -36,7 +36,9 @@ internal static class NKeys
         }
     }
 
-    private static PrefixByte? PrefixOf(string? encoded)
+    public static bool IsValidPublicOperatorKey(string? encoded) => PrefixOf(encoded) == PrefixByte.Operator;
+
+    public static PrefixByte? PrefixOf(string? encoded)
     {
         if (!TryDecode(encoded, out var key))
         {

@@ -192,6 +192,14 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
             CloseConnection(ClosedReason.AuthenticationTimeout);
             return;
         }
+        var authExpires = Volatile.Read(ref _settings.AuthExpiresTicks);
+        if (authExpires != 0 && now >= authExpires)
+        {
+            _logger.LogDebug("{Client} - User Authentication Expired", this);
+            _protocol.SendNow("-ERR 'User Authentication Expired'\r\n"u8);
+            CloseConnection(ClosedReason.AuthenticationExpired);
+            return;
+        }
 
         var writeStarted = _outbound.WriteStartedTicks;
         if (writeStarted != 0 && now - writeStarted > (long)_settings.Options.WriteDeadline.TotalMilliseconds)

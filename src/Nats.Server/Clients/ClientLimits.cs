@@ -13,15 +13,21 @@ namespace Nats.Server.Clients;
 /// <param name="ServerOverridesSubscriptions">The account set a subscription limit and the server's is lower (Go logs it).</param>
 internal readonly record struct ClientLimits(int MaxPayload, int MaxSubscriptions, bool ServerOverridesPayload, bool ServerOverridesSubscriptions)
 {
-    public static ClientLimits Compute(AccountLimits account, ServerOptions server)
+    /// <param name="account">The account's limits.</param>
+    /// <param name="server">The server's options.</param>
+    /// <param name="userPayload">A user JWT's payload limit (-1: none), applied first as in Go.</param>
+    /// <param name="userSubscriptions">A user JWT's subscription limit (-1: none).</param>
+    public static ClientLimits Compute(AccountLimits account, ServerOptions server, int userPayload = AccountLimits.NoLimit, int userSubscriptions = AccountLimits.NoLimit)
     {
-        var payload = Min(account.MaxPayload, server.MaxPayload > 0 ? server.MaxPayload : AccountLimits.NoLimit);
-        var subscriptions = Min(account.MaxSubscriptions, server.MaxSubscriptions > 0 ? server.MaxSubscriptions : AccountLimits.NoLimit);
+        var ownPayload = Min(userPayload, account.MaxPayload);
+        var ownSubscriptions = Min(userSubscriptions, account.MaxSubscriptions);
+        var payload = Min(ownPayload, server.MaxPayload > 0 ? server.MaxPayload : AccountLimits.NoLimit);
+        var subscriptions = Min(ownSubscriptions, server.MaxSubscriptions > 0 ? server.MaxSubscriptions : AccountLimits.NoLimit);
         return new ClientLimits(
             payload == AccountLimits.NoLimit ? int.MaxValue : payload,
             subscriptions,
-            account.MaxPayload != AccountLimits.NoLimit && payload != account.MaxPayload,
-            account.MaxSubscriptions != AccountLimits.NoLimit && subscriptions != account.MaxSubscriptions);
+            ownPayload != AccountLimits.NoLimit && payload != ownPayload,
+            ownSubscriptions != AccountLimits.NoLimit && subscriptions != ownSubscriptions);
     }
 
     private static int Min(int value, int limit) =>

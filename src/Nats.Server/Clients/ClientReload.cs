@@ -113,4 +113,52 @@ internal sealed class ClientReload
         _protocol.SendNow(info);
         return true;
     }
+
+    /// <summary>
+    /// Go's per-client part of updateAccountClaimsWithRefresh: limits re-applied, then a user the new
+    /// account JWT revokes (or whose bearer token it now refuses) is closed. Returns false when closed.
+    /// </summary>
+    public bool ApplyAccountClaims(Auth.Jwt.AccountJwt account)
+    {
+        _connectHandler.ApplyAccountLimits();
+        if (_auth.User?.JwtClaims is not { } user || (account.Claims.Nats.Revocations is null && !account.DisallowBearer))
+        {
+            return true;
+        }
+        if (user.Nats.BearerToken && account.DisallowBearer)
+        {
+            _logger.LogError("{Client} - authentication error", _client);
+            _protocol.SendNow(ErrorTexts.AuthorizationViolation);
+            _client.CloseConnection(ClosedReason.AuthenticationViolation);
+            return false;
+        }
+        if (account.IsUserRevoked(user.Subject, user.IssuedAt))
+        {
+            _protocol.SendNow("-ERR 'User Authentication Revoked'\r\n"u8);
+            _client.CloseConnection(ClosedReason.Revocation);
+            return false;
+        }
+        return true;
+    }
+
+    /// <summary>Go: a client whose signing key left the account, or whose scope changed, is closed without an error line.</summary>
+    public void CloseIfSignerGone(Auth.Jwt.AccountJwt account, IReadOnlySet<string> alteredScopes)
+    {
+        if (_auth.User?.JwtClaims is not { } user || string.IsNullOrEmpty(user.Nats.IssuerAccount))
+        {
+            return;
+        }
+        if (alteredScopes.Contains(user.Issuer) || !account.HasIssuer(user.Issuer, out _))
+        {
+            _client.CloseConnection(ClosedReason.AuthenticationViolation);
+        }
+    }
+
+    /// <summary>Go's maxAccountConnExceeded, when an account update lowers its connection limit.</summary>
+    public void CloseForMaxAccountConnections()
+    {
+        _logger.LogError("{Client} - maximum account active connections exceeded", _client);
+        _protocol.SendNow("-ERR 'maximum account active connections exceeded'\r\n"u8);
+        _client.CloseConnection(ClosedReason.MaxAccountConnectionsExceeded);
+    }
 }

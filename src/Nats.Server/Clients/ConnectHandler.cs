@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
 using Nats.Server.Auth;
 using Nats.Server.Hosting;
 using Nats.Server.Protocol;
@@ -59,10 +60,19 @@ internal sealed class ConnectHandler
         var request = new ClientAuthRequest(_connect, _auth.Nonce, _client.RemoteIp, _transport.ConnectionType)
         {
             PeerCertificate = _transport.Tls?.PeerCertificate,
+            Client = _client,
         };
         if (!_auth.Authenticate(_server.AuthenticatorFor(_transport), request, _server.Options) || _connect.NewAccount || !string.IsNullOrEmpty(_connect.Account))
         {
-            _logger.LogError("{Client} - authentication error - User \"{User}\"", _client, _connect.User);
+            if (_server.Options.Operator.Enabled)
+            {
+                // Go's authViolation with trusted keys names no credential.
+                _logger.LogError("{Client} - authentication error", _client);
+            }
+            else
+            {
+                _logger.LogError("{Client} - authentication error - User \"{User}\"", _client, _connect.User);
+            }
             _protocol.Enqueue(ErrorTexts.AuthorizationViolation);
             _client.CloseConnection(ClosedReason.AuthenticationViolation);
             _server.SystemEvents?.AuthenticationFailed(_client);
@@ -73,6 +83,10 @@ internal sealed class ConnectHandler
             return;
         }
         ApplyAccountLimits();
+        if (_auth.User.ValidFor is { } validFor)
+        {
+            Volatile.Write(ref _settings.AuthExpiresTicks, Math.Max(1, Environment.TickCount64 + (long)validFor.TotalMilliseconds));
+        }
         // Go sends the connect advisory from isClientAuthorized, before the remaining CONNECT checks.
         _server.SystemEvents?.ClientConnected(_client);
         _settings.AwaitingAuth = false;
@@ -134,7 +148,8 @@ internal sealed class ConnectHandler
     /// <summary>The smaller of the server's and the account's limits apply (see <see cref="ClientLimits"/>).</summary>
     public void ApplyAccountLimits()
     {
-        var limits = ClientLimits.Compute(_client.Account.Options.Limits, _settings.Options);
+        var user = _auth.User;
+        var limits = ClientLimits.Compute(_client.Account.Options.Limits, _settings.Options, user?.MaxPayload ?? AccountLimits.NoLimit, user?.MaxSubscriptions ?? AccountLimits.NoLimit);
         if (limits.ServerOverridesPayload)
         {
             _logger.LogError("{Client} - Max Payload set to {Max} from server overrides account or user config", _client, _settings.Options.MaxPayload);

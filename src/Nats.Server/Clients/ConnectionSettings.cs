@@ -23,6 +23,9 @@ internal sealed class ConnectionSettings
     // Tick by which CONNECT must have authenticated; 0 once it has (or when no auth is required).
     public long AuthDeadlineTicks;
 
+    // Tick at which the login stops being valid (user JWT expiry, end of its connect window); 0: never.
+    public long AuthExpiresTicks;
+
     // Set once the client has had its first PONG after CONNECT (Go's firstPongSent): from then on it
     // may be sent async INFO updates, if it declared protocol 1.
     public volatile bool FirstPongSent;

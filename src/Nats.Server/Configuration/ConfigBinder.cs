@@ -15,9 +15,7 @@ internal sealed class ConfigBinder
         "disable_sublist_cache", "no_sublist_cache",
         "gateway", "leaf", "leafnodes",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "ocsp",
-        "operator", "operators", "roots", "root",
-        "root_operators", "root_operator", "resolver", "account_resolver", "accounts_resolver", "resolver_tls",
-        "resolver_preload", "resolver_pinned_accounts", "trusted", "trusted_keys", "connect_error_reports",
+        "resolver_tls", "connect_error_reports",
         "reconnect_error_reports", "server_tags", "default_js_domain",
     };
 
@@ -50,6 +48,11 @@ internal sealed class ConfigBinder
             Accounts.AccountConfigBinder.Bind(binder._accounts, options, binder._errors);
         }
         ApplyTlsAuthTimeout(options);
+        // An explicit system_account wins over the operator JWT's, wherever it stands in the file.
+        if (string.IsNullOrEmpty(options.SystemAccount) && options.Operator.OperatorSystemAccount is { } operatorSystem)
+        {
+            options.SystemAccount = operatorSystem;
+        }
         return new ConfigBindResult(binder._errors, binder._warnings);
     }
 
@@ -241,6 +244,10 @@ internal sealed class ConfigBinder
                 _options.NoSystemAccount = v.Bool();
                 break;
             default:
+                if (Auth.Jwt.OperatorConfigBinder.TryBind(key.ToLowerInvariant(), v, _options.Operator, _errors))
+                {
+                    break;
+                }
                 if (KnownUnsupportedKeys.Contains(key.ToLowerInvariant()))
                 {
                     _options.UnsupportedConfig[key] = v;

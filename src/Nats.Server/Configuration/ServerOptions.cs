@@ -145,5 +145,8 @@ public sealed class ServerOptions
     /// cluster, tls, accounts, authorization.users, ...), kept raw by dotted path ("authorization.users")
     /// so later features can bind them; the executable warns about each one at startup.
     /// </summary>
+    /// <summary>Operator mode: trusted operators and keys, the account resolver and its preloads.</summary>
+    internal Auth.Jwt.OperatorOptions Operator { get; } = new();
+
     internal Dictionary<string, ConfigValue> UnsupportedConfig { get; } = new(StringComparer.Ordinal);
 }

@@ -14,6 +14,10 @@ internal static class ServerOptionsValidation
         {
             return $"max_payload ({options.MaxPayload}) cannot be higher than max_pending ({options.MaxPending})";
         }
+        if (Auth.Jwt.OperatorValidation.Validate(options) is { } operatorError)
+        {
+            return operatorError;
+        }
         if (Auth.AuthConfigBinder.ValidateNoAuthUser(options) is { } noAuthUserError)
         {
             return noAuthUserError;
@@ -23,7 +27,8 @@ internal static class ServerOptionsValidation
             return webSocketError;
         }
         var system = options.SystemAccount;
-        if (!string.IsNullOrEmpty(system) && !options.Accounts.Any(a => a.Name == system))
+        // In operator mode the resolver provides the system account, when the server starts.
+        if (!string.IsNullOrEmpty(system) && !options.Operator.Enabled && !options.Accounts.Any(a => a.Name == system))
         {
             return "error resolving system account: account missing";
         }

@@ -137,7 +137,8 @@ internal sealed partial class NatsServer
             // Every client reads limits and timers from its options; the trace flag is cached per client.
             client.Reload.ApplyReloadedOptions(newOptions, refreshTrace: reloadLogging || reloadTrace);
         }
-        if (reloadAuth)
+        // Operator mode keeps its authenticator: accounts change through claim updates, not reloads.
+        if (reloadAuth && _accounts.Operator is null)
         {
             ReloadAuthorization(newOptions);
         }

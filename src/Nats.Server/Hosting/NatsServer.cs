@@ -52,7 +52,10 @@ internal sealed partial class NatsServer : IAsyncDisposable
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         _accounts = new AccountRegistry(options);
-        _authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
+        _authenticator = _accounts.Operator is not null
+            ? new Auth.Jwt.JwtAuthenticator(_accounts, options.Operator, _clientLogger)
+            : new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
+        ClaimUpdates = Auth.Jwt.AccountClaimsUpdates.For(this, _accounts, options.Operator, _logger);
         _history = new ConnectionHistory(options.MaxClosedClients > 0 ? options.MaxClosedClients : ConnectionHistory.DefaultMaxClosedClients);
         // Invalid mappings throw MappingException here; a configuration file reports them at load time.
         _accounts.Global.Mappings = Mappings.SubjectMapper.Create(options.Mappings);
@@ -111,6 +114,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     /// <summary>The system account's internal client, requests and events; null with no_system_account.</summary>
     internal SystemAccountService? SystemEvents { get; private set; }
+
+    /// <summary>The full resolver's claim services; null unless operator mode runs a full resolver.</summary>
+    internal Auth.Jwt.AccountClaimsUpdates? ClaimUpdates { get; }
 
     /// <summary>The MQTT listener when an mqtt block sets a port, else null.</summary>
     internal Mqtt.MqttServer? Mqtt { get; private set; }

@@ -98,8 +98,11 @@ internal sealed partial class SystemAccountService
         Subscribe("$SYS.REQ.ACCOUNT.NSUBS", Queue(NumSubscriptionsRequest));
         Subscribe("$SYS.SERVER.*.STATSZ", Ignore);
         Subscribe("$SYS.SERVER.*.SHUTDOWN", Ignore);
-        Subscribe("$SYS.ACCOUNT.*.CLAIMS.UPDATE", Ignore);
-        Subscribe("$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE", Ignore);
+        if (!SubscribeClaims())
+        {
+            Subscribe("$SYS.ACCOUNT.*.CLAIMS.UPDATE", Ignore);
+            Subscribe("$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE", Ignore);
+        }
         Subscribe("$SYS.REQ.SERVER.PING", Queue(StatszRequest));
         foreach (var (name, work) in ServerServices())
         {

@@ -1,0 +1,240 @@
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.Accounts.Resolvers;
+using Nats.Server.Hosting;
+
+namespace Nats.Server.Auth.Jwt;
+
+/// <summary>
+/// The full resolver's claim services (Go's DirAccResolver.Start handlers): an update is checked,
+/// stored when newer, and applied to the account if it is loaded (Go's updateAccountWithClaimJWT and
+/// updateAccountClaimsWithRefresh), closing the connections it revokes or no longer fits.
+/// </summary>
+internal sealed class AccountClaimsUpdates
+{
+    private readonly NatsServer _server;
+    private readonly AccountRegistry _accounts;
+    private readonly OperatorAccounts _operator;
+    private readonly IAccountResolver _resolver;
+    private readonly string _operatorKey;
+    private readonly bool _strict;
+    private readonly ILogger _logger;
+
+    private AccountClaimsUpdates(NatsServer server, AccountRegistry accounts, OperatorOptions options, ILogger logger)
+    {
+        _server = server;
+        _accounts = accounts;
+        _operator = accounts.Operator!;
+        _resolver = _operator.Resolver!;
+        _operatorKey = options.TrustedOperators[0].Subject;
+        _strict = options.TrustedOperators[0].Nats.StrictSigningKeyUsage;
+        _logger = logger;
+    }
+
+    /// <summary>Only the full resolver answers claim requests.</summary>
+    public static AccountClaimsUpdates? For(NatsServer server, AccountRegistry accounts, OperatorOptions options, ILogger logger) =>
+        accounts.Operator?.Resolver is { TracksUpdates: true } && options.TrustedOperators.Count > 0
+            ? new AccountClaimsUpdates(server, accounts, options, logger)
+            : null;
+
+    /// <summary>One update: the account it names (or "n/a"), Go's message and the error if any.</summary>
+    public readonly record struct Outcome(string? Account, string Message, string? Error);
+
+    /// <param name="subjectKey">The account named by the request subject; null for $SYS.REQ.CLAIMS.UPDATE.</param>
+    /// <param name="jwt">The request body.</param>
+    public Outcome Update(string? subjectKey, string jwt)
+    {
+        AccountClaims claims;
+        try
+        {
+            claims = JwtDecoder.DecodeAccount(jwt);
+        }
+        catch (JwtException e)
+        {
+            return Respond(new Outcome("n/a", "jwt update resulted in error", e.Message));
+        }
+        var key = subjectKey ?? claims.Subject;
+        var validation = new JwtValidation();
+        claims.Validate(validation, JwtValidation.Now);
+        // The two subjects differ in which check comes first, as in Go.
+        if (subjectKey is null && claims.Issuer == _operatorKey && _strict)
+        {
+            return Respond(new Outcome(key, "jwt update resulted in error", "operator requires issuer to be a signing key"));
+        }
+        if (validation.IsBlocking(false))
+        {
+            return Respond(new Outcome(claims.Subject, "jwt validation failed", $"validation errors: [{string.Join(' ', validation.Errors)}]"));
+        }
+        if (subjectKey is not null && claims.Subject != subjectKey)
+        {
+            return Respond(new Outcome(key, "jwt update resulted in error", "subject does not match jwt content"));
+        }
+        if (subjectKey is not null && claims.Issuer == _operatorKey && _strict)
+        {
+            return Respond(new Outcome(key, "jwt update resulted in error", "operator requires issuer to be a signing key"));
+        }
+        if (SaveIfNewer(key, claims) is { } saveError)
+        {
+            return Respond(new Outcome(key, "jwt update resulted in error", saveError));
+        }
+        return Respond(new Outcome(key, "jwt updated", null));
+    }
+
+    /// <summary>The stored JWT for CLAIMS.LOOKUP; null (no answer) when there is none.</summary>
+    public string? Lookup(string accountKey) => _resolver.Fetch(accountKey);
+
+    public IReadOnlyList<string> List() => _resolver.List();
+
+    /// <summary>Go's DirJWTStore.saveIfNewer, then its "changed" callback.</summary>
+    private string? SaveIfNewer(string key, AccountClaims claims)
+    {
+        if (_resolver.Fetch(key) is { } existingJwt)
+        {
+            JwtClaims? existing = null;
+            try
+            {
+                existing = JwtDecoder.Decode(existingJwt);
+            }
+            catch (JwtException)
+            {
+                // Go overwrites what it cannot decode.
+            }
+            if (existing is not null)
+            {
+                if (existing.Id == claims.Id || existing.IssuedAt > claims.IssuedAt)
+                {
+                    return null;
+                }
+                if (claims.Subject != key)
+                {
+                    return "jwt subject nkey and provided nkey do not match";
+                }
+                if (existing.Subject != claims.Subject)
+                {
+                    return "subject of existing and new jwt do not match";
+                }
+            }
+            if (existingJwt == claims.Token)
+            {
+                return null;
+            }
+        }
+        try
+        {
+            _resolver.Store(key, claims.Token);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return e.Message;
+        }
+        if (_accounts.Find(key) is { } account)
+        {
+            Changed(account, claims.Token);
+        }
+        return null;
+    }
+
+    /// <summary>Go's updateAccountWithClaimJWT: only claims that still verify reach a loaded account.</summary>
+    private void Changed(Account account, string jwt)
+    {
+        if (account.Jwt?.Token == jwt)
+        {
+            return;
+        }
+        AccountClaims claims;
+        try
+        {
+            claims = _operator.Verify(jwt);
+        }
+        catch (JwtException e)
+        {
+            _logger.LogError("update resulted in error {Error}", e.Message);
+            return;
+        }
+        if (claims.Subject != account.Name)
+        {
+            _logger.LogError("update resulted in error {Error}", OperatorAccounts.AccountValidationFailed);
+            return;
+        }
+        Apply(account, claims);
+    }
+
+    /// <summary>Go's updateAccountClaimsWithRefresh for what this server models: limits, permissions, mappings, signers, revocations.</summary>
+    private void Apply(Account account, AccountClaims claims)
+    {
+        var old = account.Jwt;
+        var updated = new AccountJwt(claims, _operator.IsStrict(claims));
+        account.Options = AccountFromClaims.Options(claims);
+        account.Mappings = Mappings.SubjectMapper.Create(account.Options.Mappings);
+        account.Jwt = updated;
+
+        var clients = _server.Clients.Where(c => ReferenceEquals(c.Account, account) && c.ConnectReceived && !c.IsClosed).ToList();
+        var maxConnections = account.Options.Limits.MaxConnections;
+        if (maxConnections != AccountLimits.NoLimit && clients.Count > maxConnections)
+        {
+            // Newest first: the oldest connections are the ones kept.
+            clients = [.. clients.OrderByDescending(c => c.StartTime)];
+        }
+        var survivors = new List<Clients.ClientConnection>(clients.Count);
+        for (var i = 0; i < clients.Count; i++)
+        {
+            if (maxConnections != AccountLimits.NoLimit && i >= maxConnections)
+            {
+                clients[i].Reload.CloseForMaxAccountConnections();
+                continue;
+            }
+            if (clients[i].Reload.ApplyAccountClaims(updated))
+            {
+                survivors.Add(clients[i]);
+            }
+        }
+        var altered = AlteredScopes(old, claims);
+        if (altered is not null)
+        {
+            foreach (var client in survivors)
+            {
+                client.Reload.CloseIfSignerGone(updated, altered);
+            }
+        }
+    }
+
+    /// <summary>Null when the signing keys did not change; else the keys whose scope changed.</summary>
+    private static HashSet<string>? AlteredScopes(AccountJwt? old, AccountClaims claims)
+    {
+        var before = old?.Claims.Nats.SigningKeys ?? [];
+        var after = claims.Nats.SigningKeys;
+        var altered = new HashSet<string>(StringComparer.Ordinal);
+        var changed = before.Count != after.Count;
+        foreach (var (key, scope) in after)
+        {
+            if (!before.TryGetValue(key, out var previous))
+            {
+                changed = true;
+            }
+            else if (!SameScope(previous, scope))
+            {
+                changed = true;
+                altered.Add(key);
+            }
+        }
+        return changed ? altered : null;
+    }
+
+    private static bool SameScope(UserScope? a, UserScope? b) =>
+        (a is null && b is null)
+        || (a is not null && b is not null && System.Text.Json.JsonSerializer.Serialize(a, JwtJsonContext.Default.UserScope) == System.Text.Json.JsonSerializer.Serialize(b, JwtJsonContext.Default.UserScope));
+
+    /// <summary>Go's respondToUpdate logging.</summary>
+    private Outcome Respond(Outcome outcome)
+    {
+        if (outcome.Error is null)
+        {
+            _logger.LogDebug("{Message} - {Account}", outcome.Message, outcome.Account);
+        }
+        else
+        {
+            _logger.LogError("{Message} - {Account} - {Error}", outcome.Message, outcome.Account, outcome.Error);
+        }
+        return outcome;
+    }
+}

@@ -1,0 +1,102 @@
+using Nats.Server.Accounts;
+using Nats.Server.Accounts.Resolvers;
+using Nats.Server.Configuration;
+
+namespace Nats.Server.Auth.Jwt;
+
+/// <summary>
+/// Operator mode's side of the account registry: the resolver, the trusted operator keys, and
+/// turning a resolved account JWT into an <see cref="Account"/> (Go's fetchAccount,
+/// verifyAccountClaims and buildInternalAccount).
+/// </summary>
+internal sealed class OperatorAccounts
+{
+    private readonly HashSet<string> _trustedKeys;
+    private readonly HashSet<string> _strictSigners;
+
+    public OperatorAccounts(OperatorOptions options)
+    {
+        _trustedKeys = new HashSet<string>(OperatorValidation.TrustedKeys(options), StringComparer.Ordinal);
+        _strictSigners = new HashSet<string>(options.TrustedOperators.Where(o => o.Nats.StrictSigningKeyUsage).SelectMany(o => o.Nats.SigningKeys ?? []), StringComparer.Ordinal);
+        Resolver = Create(options.Resolver);
+        foreach (var (key, jwt) in options.Preload)
+        {
+            Resolver?.Store(key, jwt);
+        }
+    }
+
+    /// <summary>Null only for a URL resolver, which this server does not implement yet.</summary>
+    public IAccountResolver? Resolver { get; }
+
+    /// <summary>Go's isTrustedIssuer.</summary>
+    public bool IsTrustedIssuer(string issuer) => _trustedKeys.Contains(issuer);
+
+    /// <summary>Go's verifyAccountClaims: decodes, checks the issuer is trusted and the claim (times included) valid.</summary>
+    public AccountClaims Verify(string jwt)
+    {
+        var claims = JwtDecoder.DecodeAccount(jwt);
+        if (!IsTrustedIssuer(claims.Issuer))
+        {
+            throw new JwtException(AccountValidationFailed);
+        }
+        var result = new JwtValidation();
+        claims.Validate(result, JwtValidation.Now);
+        if (result.IsBlocking(true))
+        {
+            throw new JwtException(AccountValidationFailed);
+        }
+        return claims;
+    }
+
+    public const string AccountValidationFailed = "account validation failed";
+
+    public const string AccountMissing = "account missing";
+
+    /// <summary>Fetches and verifies an account JWT from the resolver; null with the reason when there is none or it fails.</summary>
+    public AccountClaims? Fetch(string accountKey, out string? error)
+    {
+        error = null;
+        if (Resolver?.Fetch(accountKey) is not { } jwt)
+        {
+            error = AccountMissing;
+            return null;
+        }
+        try
+        {
+            var claims = Verify(jwt);
+            if (claims.Subject != accountKey)
+            {
+                error = AccountValidationFailed;
+                return null;
+            }
+            return claims;
+        }
+        catch (JwtException e)
+        {
+            error = e.Message;
+            return null;
+        }
+    }
+
+    /// <summary>A new account built from verified claims.</summary>
+    public Account Build(AccountClaims claims)
+    {
+        var account = new Account(claims.Subject, AccountFromClaims.Options(claims));
+        account.Mappings = Mappings.SubjectMapper.Create(account.Options.Mappings);
+        account.Jwt = new AccountJwt(claims, IsStrict(claims));
+        return account;
+    }
+
+    /// <summary>Go's strictSigningKeyUsage: an account issued by a strict operator's signing key cannot sign its own users.</summary>
+    public bool IsStrict(AccountClaims claims) => _strictSigners.Contains(claims.Issuer);
+
+    private static IAccountResolver? Create(ResolverOptions? options) => options?.Kind switch
+    {
+        ResolverKind.Memory => new MemoryAccountResolver(),
+        ResolverKind.Full => new DirectoryAccountResolver(options.Directory, full: true, options.AllowDelete),
+        ResolverKind.Cache => new DirectoryAccountResolver(options.Directory, full: false, allowDelete: false),
+        _ => null,
+    };
+
+    public static OperatorAccounts? For(ServerOptions options) => options.Operator.Enabled ? new OperatorAccounts(options.Operator) : null;
+}
