@@ -31,9 +31,9 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
     public string Subject(string kind) => $"bench.{kind}.{Settings.RunId}";
 
     /// <summary>A NATS.Net connection (the client users run) with the harness's options, watched for cuts.</summary>
-    public async Task<NatsConnection> ConnectAsync(string role, Transport transport = Transport.Plain)
+    public async Task<NatsConnection> ConnectAsync(string role, Transport transport = Transport.Plain, int server = 0)
     {
-        var conn = new NatsConnection(NatsClients.Options(Endpoint, transport, $"loadbench-{row}-{role}"));
+        var conn = new NatsConnection(NatsClients.Options(Endpoint.Server(server), transport, $"loadbench-{row}-{role}"));
         lock (_nats)
         {
             _nats.Add(conn);
@@ -55,10 +55,11 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
     }
 
     /// <summary>A raw-socket connection for the fast publishers (see <see cref="RawPublisher"/>).</summary>
-    public RawConnection ConnectRaw(string role, Transport transport = Transport.Plain)
+    public RawConnection ConnectRaw(string role, Transport transport = Transport.Plain, int server = 0)
     {
-        int port = transport == Transport.WebSocket ? Endpoint.WsPort : Endpoint.Port;
-        var conn = RawConnection.Connect(Endpoint.Host, port, transport, $"loadbench-{row}-{role}");
+        var endpoint = Endpoint.Server(server);
+        int port = transport == Transport.WebSocket ? endpoint.WsPort : endpoint.Port;
+        var conn = RawConnection.Connect(endpoint.Host, port, transport, $"loadbench-{row}-{role}");
         // Its reader only takes PONGs and -ERR; a publisher receives no messages.
         conn.StartReader(IgnoreMessages.Instance);
         lock (_raw)
@@ -68,6 +69,11 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
 
         return conn;
     }
+
+    /// <summary>Cluster rows: waits until server <paramref name="server"/> has <paramref name="subject"/> from
+    /// <paramref name="routes"/> routes, so the first publish already finds the remote subscribers.</summary>
+    public Task WaitForRouteInterestAsync(int server, string subject, int routes) =>
+        routes == 0 ? Task.CompletedTask : ClusterStart.WaitForInterestAsync(Endpoint.Server(server).MonitorPort, subject, routes);
 
     /// <summary>The first cut or server error seen on any connection of this run, if any.</summary>
     public string? Failure

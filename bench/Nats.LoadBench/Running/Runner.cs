@@ -109,7 +109,9 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         ServerProcess server;
         try
         {
-            server = ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null);
+            server = sc.ClusterSize > 1
+                ? ClusterStart.Start(spec, sc.ClusterSize, sc.ServerConfig)
+                : ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null);
         }
         catch (SetupException ex)
         {

@@ -15,6 +15,7 @@ internal static class Catalog
     public const string Tls = "TLS";
     public const string Ws = "WebSocket";
     public const string Mqtt = "MQTT";
+    public const string Routes = "Routes (cluster of one kind: Go+Go or ours+ours)";
     public const string Limit = "Machine limit (loopback sink, no server)";
     private const NATS.Client.JetStream.Models.StreamConfigStorage FileStorage = NATS.Client.JetStream.Models.StreamConfigStorage.File;
 
@@ -56,6 +57,10 @@ internal static class Catalog
         new MqttScenario { Name = "mqtt-qos1-128b", Section = Mqtt, Title = "MQTT pub/sub QoS 1", PayloadSize = 128, Qos = 1, Features = Features.Mqtt, SmokeCount = 10_000 },
         new MqttScenario { Name = "mqtt-ws-pubsub-128b", Section = Mqtt, Title = "MQTT over WebSocket pub/sub QoS 0", PayloadSize = 128, WebSocket = true, Features = Features.Mqtt | Features.WebSocket, SmokeCount = 10_000 },
         new MqttScenario { Name = "mqtt-cross-128b", Section = Mqtt, Title = "Cross-protocol NATS to MQTT", PayloadSize = 128, NatsPublisher = true, Features = Features.Mqtt, SmokeCount = 10_000 },
+        // Publisher (or requester) on server 0, subscribers (services) on the others; each message crosses a route.
+        new PubSubScenario { Name = "route-pubsub-128b", Section = Routes, Title = "Pub/sub 1:1 across a route (pub on A, sub on B)", PayloadSize = 128, Subscribers = 1, ClusterSize = 2, SubscriberServers = [1], SmokeCount = 50_000 },
+        new PubSubScenario { Name = "route-fanout-128b", Section = Routes, Title = "Fan-out 1:4 across 3 servers (pub on A, subs on B, C, A, B)", PayloadSize = 128, Subscribers = 4, ClusterSize = 3, SubscriberServers = [1, 2, 0, 1], SmokeCount = 25_000 },
+        new ReqReplyScenario { Name = "route-reqrep-1x1-128b", Section = Routes, Title = "Request/reply across a route (client on A, service on B)", PayloadSize = 128, HasLatency = true, ClusterSize = 2, ServiceServer = 1, SmokeCount = 2_000 },
         new PubSubScenario { Name = "limit-pub-16b", Section = Limit, Title = "Raw publisher into sink", PayloadSize = 16, IsLimit = true, SmokeCount = 100_000 },
         new PubSubScenario { Name = "limit-pub-128b", Section = Limit, Title = "Raw publisher into sink", PayloadSize = 128, IsLimit = true, SmokeCount = 100_000 },
     ];

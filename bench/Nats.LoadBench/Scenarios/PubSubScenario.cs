@@ -18,6 +18,9 @@ internal sealed class PubSubScenario : Scenario
 
     public Transport Transport { get; init; } = Transport.Plain;
 
+    /// <summary>Cluster rows: the server of each subscriber (the publishers are on server 0).</summary>
+    public int[]? SubscriberServers { get; init; }
+
     public override async Task<Measurement> RunAsync(RunContext run)
     {
         string subject = run.Subject("ps");
@@ -25,8 +28,11 @@ internal sealed class PubSubScenario : Scenario
         var subs = new List<CountingSubscriber>();
         for (int i = 0; i < Subscribers + verifiers; i++)
         {
-            subs.Add(await CountingSubscriber.StartAsync(await run.ConnectAsync($"sub{i}", Transport), subject, PayloadSize));
+            int server = SubscriberServers?[i % SubscriberServers.Length] ?? 0;
+            subs.Add(await CountingSubscriber.StartAsync(await run.ConnectAsync($"sub{i}", Transport, server), subject, PayloadSize));
         }
+
+        await run.WaitForRouteInterestAsync(0, subject, SubscriberServers?.Where(s => s != 0).Distinct().Count() ?? 0);
 
         var pubs = Enumerable.Range(0, Publishers).Select(i => run.ConnectRaw($"pub{i}", Transport)).ToList();
         var (published, start, flushed) = await RawPublisher.RunAsync(pubs, Frames.Pub(subject, null, PayloadSize), run.Settings);

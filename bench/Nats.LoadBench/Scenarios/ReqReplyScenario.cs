@@ -17,6 +17,9 @@ internal sealed class ReqReplyScenario : Scenario
 
     public bool QueueGroup { get; init; }
 
+    /// <summary>Cluster rows: the services' server (the requesters are on server 0).</summary>
+    public int ServiceServer { get; init; }
+
     public override async Task<Measurement> RunAsync(RunContext run)
     {
         string subject = run.Subject("req");
@@ -25,12 +28,13 @@ internal sealed class ReqReplyScenario : Scenario
         var services = new List<Task>();
         for (int i = 0; i < Services; i++)
         {
-            var conn = await run.ConnectAsync($"svc{i}");
+            var conn = await run.ConnectAsync($"svc{i}", server: ServiceServer);
             var sub = await conn.SubscribeCoreAsync(subject, QueueGroup ? "q" : null, PayloadLength.Instance);
             await conn.PingAsync();
             services.Add(Task.Run(() => ServeAsync(conn, sub, reply)));
         }
 
+        await run.WaitForRouteInterestAsync(0, subject, ServiceServer == 0 ? 0 : 1);
         var clients = new NatsConnection[Clients];
         for (int i = 0; i < Clients; i++)
         {

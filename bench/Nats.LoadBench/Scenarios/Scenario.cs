@@ -32,6 +32,9 @@ internal abstract class Scenario
 
     public bool HasLatency { get; init; }
 
+    /// <summary>Servers in the row's cluster (1: a single server, no routes).</summary>
+    public int ClusterSize { get; init; } = 1;
+
     /// <summary>Runs against the in-process loopback sink instead of the two servers.</summary>
     public bool IsLimit { get; init; }
 

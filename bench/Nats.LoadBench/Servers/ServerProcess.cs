@@ -23,7 +23,10 @@ internal sealed class ServerProcess : IDisposable
         Endpoint = endpoint;
     }
 
-    public Endpoint Endpoint { get; }
+    public Endpoint Endpoint { get; internal set; }
+
+    /// <summary>The other servers of a cluster row (<see cref="ClusterStart"/>); they live and die with this one.</summary>
+    internal List<ServerProcess> Peers { get; } = [];
 
     public static ServerProcess Start(ServerSpec spec, Features features, string? extraConfig = null, string? jetStreamConfig = null, int startTimeoutMs = 20_000)
     {
@@ -184,19 +187,30 @@ internal sealed class ServerProcess : IDisposable
         }
     }
 
-    public bool HasExited => _process.HasExited;
+    public bool HasExited => _process.HasExited || Peers.Any(p => p.HasExited);
 
-    /// <summary>The server's first log line about a slow consumer, if it logged one.</summary>
-    public string? SlowConsumerLine => _slowConsumerLine;
+    /// <summary>The server's (or a cluster peer's) first log line about a slow consumer, if it logged one.</summary>
+    public string? SlowConsumerLine => _slowConsumerLine ?? Peers.Select(p => p.SlowConsumerLine).FirstOrDefault(l => l != null);
 
     /// <summary>Peak and current resident memory of the server process, read while it still runs.</summary>
     public ServerMemory? Memory() => _process.HasExited ? null : ServerMemory.Read(_process.Id);
 
     /// <summary>
-    /// CPU time (user + system) the server process has used so far, from /proc/PID/stat; null if
-    /// unreadable. Per message it is a cost figure that survives a busy machine better than msg/s.
+    /// CPU time (user + system) the server process has used so far, from /proc/PID/stat, summed over a
+    /// cluster's servers; null if unreadable. Per message it is a cost figure that survives a busy machine better than msg/s.
     /// </summary>
     public double? CpuSeconds()
+    {
+        double? total = OwnCpuSeconds();
+        foreach (var peer in Peers)
+        {
+            total += peer.OwnCpuSeconds();
+        }
+
+        return total;
+    }
+
+    private double? OwnCpuSeconds()
     {
         try
         {
@@ -214,6 +228,11 @@ internal sealed class ServerProcess : IDisposable
 
     public void Dispose()
     {
+        foreach (var peer in Peers)
+        {
+            peer.Dispose();
+        }
+
         try
         {
             if (!_process.HasExited)

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.NetworkInformation;
 using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
+using Nats.Server.Configuration;
 using Nats.Server.Hosting;
 
 namespace Nats.Server.Routes;
@@ -100,6 +101,7 @@ internal sealed class ClusterService
     private RouteInfo BuildInfo(string? nonce)
     {
         var options = _server.Options;
+        var (host, port, ip) = AdvertisedAddress();
         return new RouteInfo
         {
             ServerId = _server.ServerId,
@@ -107,13 +109,13 @@ internal sealed class ClusterService
             Version = NatsServer.FeatureLevelVersion,
             Proto = 2,
             Go = "dotnet" + Environment.Version,
-            Host = string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host,
-            Port = Port,
+            Host = host,
+            Port = port,
             Headers = !options.NoHeaderSupport,
             AuthRequired = Options.AuthRequired,
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream.Enabled,
-            Ip = string.IsNullOrEmpty(Options.Advertise) ? null : $"nats-route://{Options.Advertise}/",
+            Ip = ip,
             Nonce = nonce,
             Cluster = _clusterName,
             Dynamic = _dynamic,
@@ -121,6 +123,25 @@ internal sealed class ClusterService
             LameDuckMode = _server.IsLameDuckMode,
             Lnoc = true,
         };
+    }
+
+    /// <summary>Go's setRouteInfoHostPortAndIP: an advertise address replaces host and port too (its port defaulting to
+    /// the route port), so a peer that records where we are dials what we advertise.</summary>
+    private (string Host, int Port, string? Ip) AdvertisedAddress()
+    {
+        var advertise = Options.Advertise;
+        if (string.IsNullOrEmpty(advertise))
+        {
+            return (string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, Port, null);
+        }
+        var host = advertise;
+        var port = Port;
+        if (ConfigRead.TrySplitHostPort(advertise, out var h, out var p) && int.TryParse(p, out var parsed))
+        {
+            (host, port) = (h, parsed);
+        }
+        var hostPort = host.Contains(':') ? $"[{host}]:{port}" : $"{host}:{port}";
+        return (host, port, $"nats-route://{hostPort}/");
     }
 
     /// <summary>Our CONNECT on a route we dialled; credentials from the URL, else our own cluster's (gossiped routes).</summary>

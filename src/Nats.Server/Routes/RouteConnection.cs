@@ -5,6 +5,7 @@ using System.Text;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
 using Nats.Server.Clients;
+using Nats.Server.Configuration;
 
 namespace Nats.Server.Routes;
 
@@ -567,7 +568,7 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
         var options = _cluster.Server.Options;
         if (writeStarted != 0 && now - writeStarted > (long)options.WriteDeadline.TotalMilliseconds)
         {
-            _logger.LogInformation("{Route} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, options.WriteDeadline);
+            _logger.LogInformation("{Route} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, GoDuration.Format(options.WriteDeadline));
             Close("Slow Consumer (Write Deadline)", flush: false);
             return;
         }

@@ -67,8 +67,18 @@ internal sealed class RouteListener
                 await Task.Delay(10, CancellationToken.None).ConfigureAwait(false);
                 continue;
             }
-            socket.NoDelay = true;
-            _cluster.StartRoute(socket, solicited: false, url: null, configured: false);
+            try
+            {
+                socket.NoDelay = true;
+                _cluster.StartRoute(socket, solicited: false, url: null, configured: false);
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+                // Reset by the peer between accept and set-up (a port scan, a health check): that connection is
+                // gone, the accept loop is not.
+                socket.Dispose();
+                _logger.LogDebug("Route connection reset before set-up: {Error}", e.Message);
+            }
         }
     }
 

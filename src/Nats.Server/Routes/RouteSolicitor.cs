@@ -70,7 +70,20 @@ internal sealed class RouteSolicitor
                     continue;
                 }
                 attempts = 0;
-                var route = _cluster.StartRoute(socket, solicited: true, url: _url, configured: _explicit);
+                RouteConnection route;
+                try
+                {
+                    route = _cluster.StartRoute(socket, solicited: true, url: _url, configured: _explicit);
+                }
+                catch (Exception e) when (e is SocketException or ObjectDisposedException)
+                {
+                    // The peer reset the connection before the route could even be set up (a proxy or a peer
+                    // still starting): a failed dial, retried like one, not the end of this solicitor.
+                    socket.Dispose();
+                    _logger.LogDebug("Error trying to connect to route: {Error}", e.Message);
+                    await Task.Delay(ClusterOptions.ConnectRetryDelay, stop).ConfigureAwait(false);
+                    continue;
+                }
                 await route.Closed.WaitAsync(stop).ConfigureAwait(false);
                 if (route.RemoteId.Length > 0)
                 {

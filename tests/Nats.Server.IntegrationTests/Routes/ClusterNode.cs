@@ -7,6 +7,8 @@ namespace Nats.Server.IntegrationTests.Routes;
 /// <summary>
 /// One server of a test cluster, ours (in-process) or Go's (a process), on free loopback ports: the
 /// client port the OS picks, and a route port chosen up front so peers can name it in their routes.
+/// For tests that inspect our server's internals (RouteFlowControlTests); everything else uses the process
+/// cluster of <see cref="Cluster.TestCluster"/>.
 /// </summary>
 internal sealed class ClusterNode : IAsyncDisposable
 {

@@ -2,18 +2,21 @@ using System.Collections.Concurrent;
 using System.Net.Sockets;
 using System.Text;
 using System.Text.Json;
+using Nats.Server.IntegrationTests.Cluster;
 using NATS.Client.Core;
+using static Nats.Server.IntegrationTests.Cluster.ClusterProbe;
 
 namespace Nats.Server.IntegrationTests.Routes;
 
 /// <summary>
 /// Two and three servers joined by routes, in every mix of ours and Go's 2.9.10: clients on different
 /// servers exchange messages (wildcards, headers, request/reply, queue groups exactly once), interest
-/// follows unsubscribes, a restarted server rejoins, and our route INFO matches Go's.
+/// follows unsubscribes, a restarted server rejoins, and our route INFO matches Go's. Every server is a real
+/// process (<see cref="TestCluster"/>).
 /// </summary>
 public sealed class RouteInteropTests
 {
-    private static readonly TimeSpan Deadline = TimeSpan.FromSeconds(30);
+    private static readonly TimeSpan Deadline = TestCluster.Deadline;
 
     public static TheoryData<string, string> Pairs => new() { { "ours", "ours" }, { "ours", "go" }, { "go", "ours" } };
 
@@ -21,16 +24,15 @@ public sealed class RouteInteropTests
     [MemberData(nameof(Pairs))]
     public async Task PubSubWildcardsAndHeadersCrossTheRoute(string kindA, string kindB)
     {
-        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort();
-        await using var a = await ClusterNode.StartAsync(kindA, portA, [portB]);
-        await using var b = await ClusterNode.StartAsync(kindB, portB, [portA]);
+        await using var cluster = await TestCluster.StartAsync(kindA, kindB);
+        var (a, b) = (cluster[0], cluster[1]);
         await using var subscriber = new NatsConnection(new NatsOpts { Url = a.Url });
         await using var publisher = new NatsConnection(new NatsOpts { Url = b.Url });
 
         await using var star = await subscriber.SubscribeCoreAsync<string>("orders.*");
         await using var full = await subscriber.SubscribeCoreAsync<string>("orders.>");
-        await ProbeAsync(publisher, "orders.probe", star);
-        await ProbeAsync(publisher, "orders.probe", full);
+        await UntilReceivedAsync(publisher, "orders.probe", star);
+        await UntilReceivedAsync(publisher, "orders.probe", full);
 
         await publisher.PublishAsync("orders.new", "o1");
         await publisher.PublishAsync("orders.eu.new", "o2");
@@ -52,9 +54,8 @@ public sealed class RouteInteropTests
     [MemberData(nameof(Pairs))]
     public async Task RequestReplyCrossesTheRoute(string kindA, string kindB)
     {
-        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort();
-        await using var a = await ClusterNode.StartAsync(kindA, portA, [portB]);
-        await using var b = await ClusterNode.StartAsync(kindB, portB, [portA]);
+        await using var cluster = await TestCluster.StartAsync(kindA, kindB);
+        var (a, b) = (cluster[0], cluster[1]);
         await using var responder = new NatsConnection(new NatsOpts { Url = a.Url });
         await using var requester = new NatsConnection(new NatsOpts { Url = b.Url, RequestTimeout = TimeSpan.FromSeconds(2) });
 
@@ -93,9 +94,8 @@ public sealed class RouteInteropTests
     [MemberData(nameof(Pairs))]
     public async Task QueueGroupDeliversEachMessageOnceClusterWide(string kindA, string kindB)
     {
-        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort();
-        await using var a = await ClusterNode.StartAsync(kindA, portA, [portB]);
-        await using var b = await ClusterNode.StartAsync(kindB, portB, [portA]);
+        await using var cluster = await TestCluster.StartAsync(kindA, kindB);
+        var (a, b) = (cluster[0], cluster[1]);
         await using var onA = new NatsConnection(new NatsOpts { Url = a.Url });
         await using var onB = new NatsConnection(new NatsOpts { Url = b.Url });
 
@@ -162,29 +162,23 @@ public sealed class RouteInteropTests
     [MemberData(nameof(Pairs))]
     public async Task UnsubscribeStopsDeliveryAcrossTheRoute(string kindA, string kindB)
     {
-        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort();
-        await using var a = await ClusterNode.StartAsync(kindA, portA, [portB]);
-        await using var b = await ClusterNode.StartAsync(kindB, portB, [portA]);
+        await using var cluster = await TestCluster.StartAsync(kindA, kindB);
+        var (a, b) = (cluster[0], cluster[1]);
         await using var subscriber = new NatsConnection(new NatsOpts { Url = a.Url });
         await using var publisher = new NatsConnection(new NatsOpts { Url = b.Url });
 
         await using var sentinel = await subscriber.SubscribeCoreAsync<string>("sentinel");
         var leaving = await subscriber.SubscribeCoreAsync<string>("leaving.>");
-        await ProbeAsync(publisher, "leaving.probe", leaving);
-        await ProbeAsync(publisher, "sentinel", sentinel);
+        await UntilReceivedAsync(publisher, "leaving.probe", leaving);
+        await UntilReceivedAsync(publisher, "sentinel", sentinel);
         await leaving.UnsubscribeAsync();
 
         using var cts = new CancellationTokenSource(Deadline);
-        if (b.Ours is { } oursB)
-        {
-            // Our publisher's server forgets the interest (RS- arrived): nothing goes out on the route any more.
-            while (!oursB.GlobalAccount.SubList.Match("leaving.x"u8).IsEmpty)
-            {
-                await Task.Delay(20, cts.Token);
-            }
-        }
+        // The publisher's server forgets the interest (RS- arrived): nothing goes out on the route any more.
+        await TestCluster.WaitForAsync(async () => !(await b.RouteSubjectsFromAsync(a, cts.Token)).Contains("leaving.>"),
+            $"{b} drops A's interest in leaving.>", cts.Token);
         await using var again = await subscriber.SubscribeCoreAsync<string>("leaving.again");
-        await ProbeAsync(publisher, "leaving.again", again);
+        await UntilReceivedAsync(publisher, "leaving.again", again);
         await publisher.PublishAsync("leaving.x", "late", cancellationToken: cts.Token);
         await publisher.PublishAsync("sentinel", "mark", cancellationToken: cts.Token);
         Assert.Equal("mark", (await NextAsync(sentinel, "sentinel")).Data);
@@ -196,23 +190,17 @@ public sealed class RouteInteropTests
     [InlineData("go")]
     public async Task ThreeServersLearnEachOtherByGossip(string middle)
     {
-        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort(), portC = ClusterNode.FreePort();
-        await using var b = await ClusterNode.StartAsync(middle, portB, []);
-        await using var a = await ClusterNode.StartAsync("ours", portA, [portB]);
-        await using var c = await ClusterNode.StartAsync("ours", portC, [portB]);
-
-        // A and C only know B; B's gossip makes them dial each other.
-        using var cts = new CancellationTokenSource(Deadline);
-        while (a.Ours!.RouteCount < 2 || c.Ours!.RouteCount < 2 || b.Ours is { RouteCount: < 2 })
+        // A and C only know B; B's gossip makes them dial each other (through C's and A's advertised proxies).
+        await using var cluster = await TestCluster.StartAsync(new ClusterSpec(["ours", middle, "ours"])
         {
-            cts.Token.ThrowIfCancellationRequested();
-            await Task.Delay(50, cts.Token);
-        }
+            RoutesOf = (self, _) => self == 1 ? [] : [1],
+        });
+        var (a, c) = (cluster[0], cluster[2]);
 
         await using var subscriber = new NatsConnection(new NatsOpts { Url = c.Url });
         await using var publisher = new NatsConnection(new NatsOpts { Url = a.Url });
         await using var sub = await subscriber.SubscribeCoreAsync<string>("gossip.>");
-        await ProbeAsync(publisher, "gossip.probe", sub);
+        await UntilReceivedAsync(publisher, "gossip.probe", sub);
         await publisher.PublishAsync("gossip.hello", "direct");
         Assert.Equal("direct", (await NextAsync(sub, "gossip.probe")).Data);
     }
@@ -222,20 +210,21 @@ public sealed class RouteInteropTests
     [InlineData("ours")]
     public async Task RestartedServerRejoinsAndTrafficFlowsAgain(string peerKind)
     {
-        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort();
-        await using var b = await ClusterNode.StartAsync(peerKind, portB, [portA]);
+        await using var cluster = await TestCluster.StartAsync("ours", peerKind);
+        var (a, b) = (cluster[0], cluster[1]);
         await using var subscriber = new NatsConnection(new NatsOpts { Url = b.Url });
         await using var sub = await subscriber.SubscribeCoreAsync<string>("restart.>");
 
-        await using (var a = await ClusterNode.StartAsync("ours", portA, [portB]))
+        await using (var publisher = new NatsConnection(new NatsOpts { Url = a.Url }))
         {
-            await using var publisher = new NatsConnection(new NatsOpts { Url = a.Url });
-            await ProbeAsync(publisher, "restart.probe", sub);
+            await UntilReceivedAsync(publisher, "restart.probe", sub);
         }
+        await cluster.KillAsync(0);
+        await cluster.RestartAsync(0);
+        await cluster.WaitForMeshAsync();
 
-        await using var again = await ClusterNode.StartAsync("ours", portA, [portB]);
-        await using var publisher2 = new NatsConnection(new NatsOpts { Url = again.Url });
-        await ProbeAsync(publisher2, "restart.probe", sub);
+        await using var publisher2 = new NatsConnection(new NatsOpts { Url = a.Url });
+        await UntilReceivedAsync(publisher2, "restart.probe", sub);
         await publisher2.PublishAsync("restart.after", "back");
         Assert.Equal("back", (await NextAsync(sub, "restart.probe")).Data);
     }
@@ -243,74 +232,83 @@ public sealed class RouteInteropTests
     [Fact]
     public async Task ClientsLearnTheClusterInConnectUrls()
     {
-        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort();
-        await using var a = await ClusterNode.StartAsync("ours", portA, [portB]);
-        await using var raw = await Core.RawClient.ConnectAsync(a.Server.Port);
+        await using var cluster = await TestCluster.StartAsync("ours", "go");
+        var (a, b) = (cluster[0], cluster[1]);
+        await cluster.KillAsync(1);
+        await cluster.WaitForMeshAsync();
+        await using var raw = await Core.RawClient.ConnectAsync(a.ClientPort);
         await raw.ConnectAndReadInfoAsync("{\"verbose\":false,\"protocol\":1}");
         // Async INFOs go to clients past their first PONG, as in Go.
         await raw.SyncAsync();
-        await using var b = await ClusterNode.StartAsync("go", portB, [portA]);
-        var received = await raw.ReadUntilAsync($"127.0.0.1:{b.Server.Port}", Deadline);
+        await cluster.RestartAsync(1);
+        var received = await raw.ReadUntilAsync($"127.0.0.1:{b.ClientPort}", Deadline);
         received += await raw.ReadUntilAsync("\r\n", Deadline);
         var line = received[received.LastIndexOf("INFO {", StringComparison.Ordinal)..];
         using var info = JsonDocument.Parse(line[5..line.IndexOf("\r\n", StringComparison.Ordinal)]);
         var urls = info.RootElement.GetProperty("connect_urls").EnumerateArray().Select(u => u.GetString()).ToList();
-        Assert.Equal([$"127.0.0.1:{a.Server.Port}", $"127.0.0.1:{b.Server.Port}"], urls);
+        Assert.Equal([$"127.0.0.1:{a.ClientPort}", $"127.0.0.1:{b.ClientPort}"], urls);
     }
 
     [Fact]
     public async Task RouteInfoMatchesGo()
     {
-        int goPort = ClusterNode.FreePort(), oursPort = ClusterNode.FreePort();
-        await using var go = await ClusterNode.StartAsync("go", goPort, []);
-        await using var ours = await ClusterNode.StartAsync("ours", oursPort, []);
-        var goInfo = Normalise(await ReadRouteInfoAsync(goPort), go.Server.Port, goPort);
-        var oursInfo = Normalise(await ReadRouteInfoAsync(oursPort), ours.Server.Port, oursPort);
+        await using var cluster = await TestCluster.StartAsync(new ClusterSpec(["go", "ours"]) { RoutesOf = (_, _) => [], WaitForMesh = false });
+        var (go, ours) = (cluster[0], cluster[1]);
+        var goInfo = Normalise(await ReadRouteInfoAsync(go.RoutePort), go);
+        var oursInfo = Normalise(await ReadRouteInfoAsync(ours.RoutePort), ours);
         Assert.Equal(goInfo, oursInfo);
     }
 
-    [Fact]
-    public async Task RoutezListsTheRouteAndItsSubscriptions()
+    [Theory]
+    [InlineData("ours")]
+    [InlineData("go")]
+    public async Task RoutezListsTheRouteAndItsSubscriptions(string kindA)
     {
-        int portA = ClusterNode.FreePort(), portB = ClusterNode.FreePort();
-        await using var a = await ClusterNode.StartAsync("ours", portA, [portB]);
-        await using var b = await ClusterNode.StartAsync("go", portB, [portA]);
+        await using var cluster = await TestCluster.StartAsync(kindA, "go");
+        var (a, b) = (cluster[0], cluster[1]);
         await using var subscriber = new NatsConnection(new NatsOpts { Url = b.Url });
         await using var publisher = new NatsConnection(new NatsOpts { Url = a.Url });
         await using var sub = await subscriber.SubscribeCoreAsync<string>("routez.watch");
-        await ProbeAsync(publisher, "routez.watch", sub);
+        await UntilReceivedAsync(publisher, "routez.watch", sub);
 
-        var routez = a.Ours!.Documents.Routez(subs: true);
-        var route = Assert.Single(routez.Routes);
-        Assert.Equal(1, routez.NumRoutes);
-        Assert.Equal("127.0.0.1", route.Ip);
-        Assert.True(route.OutMsgs >= 1);
-        Assert.Contains("routez.watch", route.Subs!);
-        Assert.Equal(route.NumSubs, route.Subs!.Count);
-        Assert.Equal(1, a.Ours.Documents.Varz().Routes);
+        using var routez = await a.GetJsonAsync("/routez?subs=1");
+        var route = Assert.Single(routez.RootElement.GetProperty("routes").EnumerateArray().ToList());
+        Assert.Equal(1, routez.RootElement.GetProperty("num_routes").GetInt32());
+        Assert.Equal(b.ServerId, route.GetProperty("remote_id").GetString());
+        Assert.Equal("127.0.0.1", route.GetProperty("ip").GetString());
+        Assert.True(route.GetProperty("out_msgs").GetInt64() >= 1);
+        var subs = route.GetProperty("subscriptions_list").EnumerateArray().Select(e => e.GetString()).ToList();
+        Assert.Contains("routez.watch", subs);
+        Assert.Equal(route.GetProperty("subscriptions").GetInt32(), subs.Count);
+        using var varz = await a.GetJsonAsync("/varz");
+        Assert.Equal(1, varz.RootElement.GetProperty("routes").GetInt32());
     }
 
     [Fact]
     public async Task RouteRejectionsMatchGo()
     {
-        int goPort = ClusterNode.FreePort(), oursPort = ClusterNode.FreePort();
-        await using var go = await ClusterNode.StartAsync("go", goPort, []);
-        await using var ours = await ClusterNode.StartAsync("ours", oursPort, []);
+        // A (Go) and B (ours) alone; C (Go) routes to B only.
+        await using var cluster = await TestCluster.StartAsync(new ClusterSpec(["go", "ours", "go"])
+        {
+            RoutesOf = (self, _) => self == 2 ? [1] : [],
+            WaitForMesh = false,
+        });
+        var (go, ours, peer) = (cluster[0], cluster[1], cluster[2]);
         foreach (var connect in new[]
         {
             "CONNECT {\"verbose\":false,\"lang\":\"go\",\"version\":\"1.0\"}\r\n",
             "CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NTEST\",\"cluster\":\"OTHER\"}\r\n",
         })
         {
-            Assert.Equal(await RouteAnswerAsync(goPort, connect), await RouteAnswerAsync(oursPort, connect));
+            Assert.Equal(await RouteAnswerAsync(go.RoutePort, connect), await RouteAnswerAsync(ours.RoutePort, connect));
         }
-        // The server is unaffected: a route still forms with the right name.
-        await using var peer = await ClusterNode.StartAsync("go", ClusterNode.FreePort(), [oursPort]);
+        // The server is unaffected: its route with the right name carries traffic.
         using var cts = new CancellationTokenSource(Deadline);
-        while (ours.Ours!.RouteCount < 1)
-        {
-            await Task.Delay(50, cts.Token);
-        }
+        await TestCluster.WaitForAsync(async () => (await ours.RoutedPeersAsync(cts.Token)).SetEquals([peer.ServerId]), "B routed to C", cts.Token);
+        await using var subscriber = new NatsConnection(new NatsOpts { Url = peer.Url });
+        await using var publisher = new NatsConnection(new NatsOpts { Url = ours.Url });
+        await using var sub = await subscriber.SubscribeCoreAsync<string>("after.rejections");
+        await UntilReceivedAsync(publisher, "after.rejections", sub);
     }
 
     /// <summary>What a route port answers <paramref name="connect"/> with, after its INFO, until it closes.</summary>
@@ -350,8 +348,9 @@ public sealed class RouteInteropTests
     }
 
     /// <summary>The INFO's field names in order, with the values that differ per process replaced.</summary>
-    private static string Normalise(string line, int clientPort, int routePort)
+    private static string Normalise(string line, ClusterServer server)
     {
+        var ports = new[] { (server.ClientPort, "<client>"), (server.RoutePort, "<route>"), (server.Proxy.Port, "<advertised>") };
         Assert.StartsWith("INFO {", line);
         Assert.EndsWith("} \r\n", line);
         using var doc = JsonDocument.Parse(line[5..^3]);
@@ -361,48 +360,11 @@ public sealed class RouteInteropTests
             var value = p.Name switch
             {
                 "server_id" or "server_name" or "go" or "nonce" => "<" + p.Name + ">",
-                _ => p.Value.GetRawText().Replace(clientPort.ToString(System.Globalization.CultureInfo.InvariantCulture), "<client>")
-                    .Replace(routePort.ToString(System.Globalization.CultureInfo.InvariantCulture), "<route>"),
+                _ => ports.Aggregate(p.Value.GetRawText(),
+                    (text, port) => text.Replace(port.Item1.ToString(System.Globalization.CultureInfo.InvariantCulture), port.Item2)),
             };
             parts.Add($"{p.Name}={value}");
         }
         return string.Join("\n", parts);
-    }
-
-    /// <summary>Publishes <paramref name="subject"/> until <paramref name="sub"/> sees it: the interest has crossed the route.</summary>
-    private static async Task ProbeAsync(NatsConnection publisher, string subject, INatsSub<string> sub)
-    {
-        using var cts = new CancellationTokenSource(Deadline);
-        while (true)
-        {
-            await publisher.PublishAsync(subject, "probe", cancellationToken: cts.Token);
-            using var wait = CancellationTokenSource.CreateLinkedTokenSource(cts.Token);
-            wait.CancelAfter(TimeSpan.FromMilliseconds(200));
-            try
-            {
-                var msg = await sub.Msgs.ReadAsync(wait.Token);
-                if (msg.Subject == subject)
-                {
-                    return;
-                }
-            }
-            catch (OperationCanceledException) when (!cts.IsCancellationRequested)
-            {
-            }
-        }
-    }
-
-    /// <summary>The next message that is not a leftover probe.</summary>
-    private static async Task<NatsMsg<string>> NextAsync(INatsSub<string> sub, string probeSubject)
-    {
-        using var cts = new CancellationTokenSource(Deadline);
-        while (true)
-        {
-            var msg = await sub.Msgs.ReadAsync(cts.Token);
-            if (msg.Subject != probeSubject || msg.Data != "probe")
-            {
-                return msg;
-            }
-        }
     }
 }

@@ -1,0 +1,138 @@
+using System.Diagnostics;
+using System.Text;
+using Nats.Server.IntegrationTests.Infrastructure;
+
+namespace Nats.Server.IntegrationTests.Cluster;
+
+/// <summary>
+/// Another language's client as a child process (tests/go/clusterclient, tests/js/cluster.mjs) that prints
+/// lines and waits for the test's answer on stdin at its checkpoints ("CHECK ...", "KILL").
+/// </summary>
+internal sealed class ClientProgram : IAsyncDisposable
+{
+    private const string GoPath = "/usr/share/gocode";
+    private static readonly SemaphoreSlim BuildLock = new(1, 1);
+    private static string? _goBinary;
+
+    private readonly Process _process;
+    private readonly StringBuilder _output = new();
+    private readonly Task<string> _errors;
+
+    private ClientProgram(Process process)
+    {
+        _process = process;
+        _errors = process.StandardError.ReadToEndAsync();
+    }
+
+    public string Output => _output.ToString();
+
+    public static async Task<ClientProgram> StartAsync(string client, IEnumerable<string> urls)
+    {
+        var psi = client switch
+        {
+            "nats.go" => new ProcessStartInfo(await BuildGoAsync()),
+            "nats.js" => NodeStartInfo(),
+            _ => throw new ArgumentException($"unknown client {client}", nameof(client)),
+        };
+        foreach (var url in urls)
+        {
+            psi.ArgumentList.Add(url);
+        }
+        psi.RedirectStandardInput = true;
+        psi.RedirectStandardOutput = true;
+        psi.RedirectStandardError = true;
+        psi.UseShellExecute = false;
+        return new ClientProgram(Process.Start(psi) ?? throw new InvalidOperationException($"{client} did not start"));
+    }
+
+    /// <summary>The next line the program prints; null once it has exited.</summary>
+    public async Task<string?> ReadLineAsync(CancellationToken cancellationToken)
+    {
+        var line = await _process.StandardOutput.ReadLineAsync(cancellationToken);
+        if (line is not null)
+        {
+            _output.AppendLine(line);
+        }
+        return line;
+    }
+
+    public async Task AnswerAsync(string line)
+    {
+        await _process.StandardInput.WriteLineAsync(line);
+        await _process.StandardInput.FlushAsync();
+    }
+
+    /// <summary>Exit code and stderr, once it has exited.</summary>
+    public async Task<(int ExitCode, string Errors)> WaitForExitAsync(CancellationToken cancellationToken)
+    {
+        await _process.WaitForExitAsync(cancellationToken);
+        return (_process.ExitCode, await _errors);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            if (!_process.HasExited)
+            {
+                _process.Kill(entireProcessTree: true);
+            }
+        }
+        catch (InvalidOperationException)
+        {
+        }
+        await _process.WaitForExitAsync();
+        _process.Dispose();
+    }
+
+    private static ProcessStartInfo NodeStartInfo()
+    {
+        var dir = RepoPaths.JsScenarios;
+        if (!File.Exists(Path.Combine(dir, "node_modules", "@nats-io", "transport-node", "package.json")))
+        {
+            throw new InvalidOperationException("nats.js is not installed: run `npm ci --prefix tests/js` from the repository root.");
+        }
+        return new ProcessStartInfo("node") { WorkingDirectory = dir, ArgumentList = { Path.Combine(dir, "cluster.mjs") } };
+    }
+
+    /// <summary>Builds tests/go/clusterclient once per run, offline against Debian's nats.go (as Clients/NatsGoPublisher does fastpub).</summary>
+    private static async Task<string> BuildGoAsync()
+    {
+        await BuildLock.WaitAsync();
+        try
+        {
+            if (_goBinary is not null)
+            {
+                return _goBinary;
+            }
+            if (!Directory.Exists(Path.Combine(GoPath, "src", "github.com", "nats-io", "nats.go")))
+            {
+                throw new InvalidOperationException("nats.go not found: apt-get install golang-go golang-github-nats-io-go-nats-dev (scripts/test.sh does)");
+            }
+            var output = Directory.CreateTempSubdirectory("nats-clusterclient-").FullName;
+            var binary = Path.Combine(output, "clusterclient");
+            var start = new ProcessStartInfo("go", ["build", "-o", binary, "."])
+            {
+                WorkingDirectory = Path.Combine(RepoPaths.Root, "tests", "go", "clusterclient"),
+                RedirectStandardError = true,
+                RedirectStandardOutput = true,
+            };
+            start.Environment["GO111MODULE"] = "off";
+            start.Environment["GOPATH"] = GoPath;
+            start.Environment["GOCACHE"] = Path.Combine(output, "cache");
+            using var build = Process.Start(start)!;
+            var errors = build.StandardError.ReadToEndAsync();
+            await build.StandardOutput.ReadToEndAsync();
+            await build.WaitForExitAsync();
+            if (build.ExitCode != 0)
+            {
+                throw new InvalidOperationException($"go build failed: {await errors}");
+            }
+            return _goBinary = binary;
+        }
+        finally
+        {
+            BuildLock.Release();
+        }
+    }
+}
