@@ -55,7 +55,10 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
         IsConfigured = configured;
         Outbound = new RouteOutbound(new OutboundQueue(this, new Transport.SocketTransport(socket)));
         _interest = new RemoteInterest(this);
-        _proxy = new Delivery.MessageOrigin(cluster.Server, id);
+        // A local subscriber that is reading but behind pauses this route's reader (TCP then pushes back on
+        // the peer's publishers) instead of being cut for max_pending; one that stops reading is cut after
+        // the stuck bound, so the route is held up at most that long for everyone else.
+        _proxy = new Delivery.MessageOrigin(cluster.Server, id, canStall: true);
         var remote = socket.RemoteEndPoint as IPEndPoint;
         // A dialled socket is dual-mode: show an IPv4 peer as Go does, not as ::ffff:a.b.c.d.
         var address = remote?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : remote?.Address;
@@ -170,6 +173,10 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
             Volatile.Write(ref LastActivityTicks, Environment.TickCount64);
             start = Process(buffer, start, end);
             _proxy.FlushBatch.FlushAll();
+            while (_proxy.StalledOn.MustStall && !IsClosed)
+            {
+                await _proxy.StalledOn.WaitAllAsync().ConfigureAwait(false);
+            }
             if (start == end)
             {
                 start = end = 0;
