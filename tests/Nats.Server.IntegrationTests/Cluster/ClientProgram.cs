@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Text;
+using Nats.Server.IntegrationTests.Clients;
 using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.Server.IntegrationTests.Cluster;
@@ -10,10 +11,6 @@ namespace Nats.Server.IntegrationTests.Cluster;
 /// </summary>
 internal sealed class ClientProgram : IAsyncDisposable
 {
-    private const string GoPath = "/usr/share/gocode";
-    private static readonly SemaphoreSlim BuildLock = new(1, 1);
-    private static string? _goBinary;
-
     private readonly Process _process;
     private readonly StringBuilder _output = new();
     private readonly Task<string> _errors;
@@ -30,7 +27,7 @@ internal sealed class ClientProgram : IAsyncDisposable
     {
         var psi = client switch
         {
-            "nats.go" => new ProcessStartInfo(await BuildGoAsync()),
+            "nats.go" => new ProcessStartInfo(await NatsGoProgram.BuildAsync("clusterclient")),
             "nats.js" => NodeStartInfo(),
             _ => throw new ArgumentException($"unknown client {client}", nameof(client)),
         };
@@ -93,46 +90,5 @@ internal sealed class ClientProgram : IAsyncDisposable
             throw new InvalidOperationException("nats.js is not installed: run `npm ci --prefix tests/js` from the repository root.");
         }
         return new ProcessStartInfo("node") { WorkingDirectory = dir, ArgumentList = { Path.Combine(dir, "cluster.mjs") } };
-    }
-
-    /// <summary>Builds tests/go/clusterclient once per run, offline against Debian's nats.go (as Clients/NatsGoPublisher does fastpub).</summary>
-    private static async Task<string> BuildGoAsync()
-    {
-        await BuildLock.WaitAsync();
-        try
-        {
-            if (_goBinary is not null)
-            {
-                return _goBinary;
-            }
-            if (!Directory.Exists(Path.Combine(GoPath, "src", "github.com", "nats-io", "nats.go")))
-            {
-                throw new InvalidOperationException("nats.go not found: apt-get install golang-go golang-github-nats-io-go-nats-dev (scripts/test.sh does)");
-            }
-            var output = Directory.CreateTempSubdirectory("nats-clusterclient-").FullName;
-            var binary = Path.Combine(output, "clusterclient");
-            var start = new ProcessStartInfo("go", ["build", "-o", binary, "."])
-            {
-                WorkingDirectory = Path.Combine(RepoPaths.Root, "tests", "go", "clusterclient"),
-                RedirectStandardError = true,
-                RedirectStandardOutput = true,
-            };
-            start.Environment["GO111MODULE"] = "off";
-            start.Environment["GOPATH"] = GoPath;
-            start.Environment["GOCACHE"] = Path.Combine(output, "cache");
-            using var build = Process.Start(start)!;
-            var errors = build.StandardError.ReadToEndAsync();
-            await build.StandardOutput.ReadToEndAsync();
-            await build.WaitForExitAsync();
-            if (build.ExitCode != 0)
-            {
-                throw new InvalidOperationException($"go build failed: {await errors}");
-            }
-            return _goBinary = binary;
-        }
-        finally
-        {
-            BuildLock.Release();
-        }
     }
 }
