@@ -73,6 +73,7 @@ internal sealed partial class FileStore
                 }
             }
             Touch(block);
+            Slots.Trim(); // between blocks no slot reference is held
         }
 
         var target = LastSeq;
