@@ -440,6 +440,8 @@ internal sealed class SlotList
         _maxResident = Math.Max(1, maxResident);
     }
 
+    public int ChunkShift => _shift;
+
     /// <summary>Bytes a resident chunk costs.</summary>
     public int ChunkBytes => _chunkSize * System.Runtime.CompilerServices.Unsafe.SizeOf<Slot>();
 
@@ -520,12 +522,16 @@ internal sealed class SlotList
     private void Evict(int c)
     {
         var chunk = _chunks[c]!;
-        ulong[]? live = null;
-        if (_live[c] != _chunkSize)
-        {
-            live = new ulong[(_chunkSize + 63) / 64];
-        }
+        _evicted[c] = Summarize(c, chunk);
+        _releasedTs[c] = chunk[_mask].Timestamp;
+        _chunks[c] = null;
+        _resident--;
+        Recycle(chunk);
+    }
 
+    private EvictedChunk Summarize(int c, Slot[] chunk)
+    {
+        var live = _live[c] == _chunkSize ? null : new ulong[(_chunkSize + 63) / 64];
         var exceptions = 0;
         for (var i = 0; i < _chunkSize; i++)
         {
@@ -552,11 +558,86 @@ internal sealed class SlotList
                 tsValue[k++] = chunk[i].Timestamp;
             }
         }
-        _evicted[c] = new EvictedChunk(live, tsIndex, tsValue);
-        _releasedTs[c] = chunk[_mask].Timestamp;
-        _chunks[c] = null;
-        _resident--;
-        Recycle(chunk);
+        return new EvictedChunk(live, tsIndex, tsValue);
+    }
+
+    /// <summary>Writes the index as summaries only (live maps and empty-slot times, no locations), so a
+    /// clean restart rebuilds it without reading a message: chunks come back from disk when touched.</summary>
+    public void Save(BinaryWriter w)
+    {
+        w.Write(_shift);
+        w.Write(_base);
+        w.Write(_end);
+        w.Write(_chunks.Count);
+        for (var c = 0; c < _chunks.Count; c++)
+        {
+            w.Write(_live[c]);
+            var chunk = _chunks[c];
+            w.Write(chunk is not null ? chunk[_mask].Timestamp : _releasedTs[c]);
+            var e = chunk is not null ? Summarize(c, chunk) : _evicted[c];
+            if (e is null)
+            {
+                w.Write((byte)0);
+                continue;
+            }
+            w.Write((byte)(e.Live is null ? 1 : 2));
+            foreach (var bits in e.Live ?? [])
+            {
+                w.Write(bits);
+            }
+
+            w.Write(e.TsIndex.Length);
+            for (var k = 0; k < e.TsIndex.Length; k++)
+            {
+                w.Write(e.TsIndex[k]);
+                w.Write(e.TsValue[k]);
+            }
+        }
+    }
+
+    /// <summary>Restores what <see cref="Save"/> wrote, every chunk evicted (paging must be enabled).</summary>
+    public void Load(BinaryReader r)
+    {
+        if (r.ReadInt32() != _shift || _source is null)
+        {
+            throw new InvalidDataException("index chunk size differs");
+        }
+
+        Reset(1);
+        _base = r.ReadUInt64();
+        _end = r.ReadUInt64();
+        var count = r.ReadInt32();
+        for (var c = 0; c < count; c++)
+        {
+            _chunks.Add(null);
+            _live.Add(r.ReadInt32());
+            _releasedTs.Add(r.ReadInt64());
+            AddPagingEntry();
+            var kind = r.ReadByte();
+            if (kind == 0)
+            {
+                continue;
+            }
+
+            ulong[]? live = null;
+            if (kind == 2)
+            {
+                live = new ulong[(_chunkSize + 63) / 64];
+                for (var i = 0; i < live.Length; i++)
+                {
+                    live[i] = r.ReadUInt64();
+                }
+            }
+            var n = r.ReadInt32();
+            var tsIndex = n == 0 ? [] : new ushort[n];
+            var tsValue = n == 0 ? [] : new long[n];
+            for (var k = 0; k < n; k++)
+            {
+                tsIndex[k] = r.ReadUInt16();
+                tsValue[k] = r.ReadInt64();
+            }
+            _evicted[c] = new EvictedChunk(live, tsIndex, tsValue);
+        }
     }
 
     private Slot[] PageIn(int c)

@@ -275,7 +275,7 @@ internal sealed partial class FileStore : StoreCore
         _fs.SyncDirectory(_dir);
         // Only after every block is durable may the meta file claim a clean stop at LastSeq. After a
         // failed fsync it never does: pages may have been lost, so the next open verifies and syncs.
-        if (_failure is null)
+        if (_failure is null && TryWriteStateFile())
         {
             _meta.Write(Math.Max(_meta.Reserved, LastSeq), LastSeq, clean: true, sync: true);
         }
