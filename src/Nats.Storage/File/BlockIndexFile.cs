@@ -125,6 +125,11 @@ internal static class BlockIndexFile
         private int _index;
         private int _pos = HeaderSize;
 
+        /// <summary>Where the next entry starts, to resume a later walk there (<see cref="Seek"/>).</summary>
+        public readonly (int Index, int Pos) Position => (_index, _pos);
+
+        public void Seek((int Index, int Pos) at) => (_index, _pos) = at;
+
         public bool Next(out int offset, out RecordHeader rec, out ReadOnlySpan<byte> subject)
         {
             if (_index >= _count)

@@ -15,6 +15,11 @@ internal sealed partial class FileStore : ISlotSource
     private byte[]? _pageIndex;
     private int _pageIndexLength;
 
+    // Where the last rebuild stopped in the kept index: a sequential reader's next chunk starts there
+    // instead of walking the block's entries from the top again.
+    private (int Index, int Pos) _pageResume;
+    private ulong _pageResumeSeq;
+
     /// <summary>Index pages rebuilt from disk since open (for tests and diagnostics).</summary>
     internal long IndexPageLoads { get; private set; }
 
@@ -61,6 +66,7 @@ internal sealed partial class FileStore : ISlotSource
         }
 
         _pageIndex = BlockIndexFile.TryLoad(_fs, block.Path, block.Length);
+        _pageResumeSeq = 0;
         _pageIndexBlock = _pageIndex is null ? null : block;
         _pageIndexLength = block.Length;
         return _pageIndex;
@@ -85,15 +91,33 @@ internal sealed partial class FileStore : ISlotSource
     {
         var found = 0;
         var reader = new BlockIndexFile.Reader(index);
-        while (reader.Next(out var offset, out var rec, out var subject))
+        if (_pageResumeSeq != 0 && first >= _pageResumeSeq)
         {
-            if (rec.Kind == RecordKind.Message && rec.Seq >= first && rec.Seq <= last)
+            reader.Seek(_pageResume);
+        }
+
+        while (true)
+        {
+            var at = reader.Position;
+            if (!reader.Next(out var offset, out var rec, out var subject))
+            {
+                break;
+            }
+
+            if (rec.Kind != RecordKind.Message)
+            {
+                continue;
+            }
+
+            if (rec.Seq > last)
+            {
+                // Message records sit in sequence order: the next chunk's walk starts here.
+                (_pageResume, _pageResumeSeq) = (at, rec.Seq);
+                break;
+            }
+            if (rec.Seq >= first)
             {
                 found += Place(block, offset, rec, subject, first, chunk, live);
-            }
-            else if (rec.Kind == RecordKind.Message && rec.Seq > last)
-            {
-                break; // message records sit in sequence order
             }
         }
         return found;
