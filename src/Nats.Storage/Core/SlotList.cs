@@ -103,6 +103,37 @@ internal sealed class SlotList
         Recycle(chunk);
     }
 
+    /// <summary>Live slots in [from, to]: whole chunks by their live totals (an evicted chunk is not
+    /// paged in), partial ones slot by slot.</summary>
+    public ulong CountLive(ulong from, ulong to)
+    {
+        ulong n = 0;
+        var s = Math.Max(from, _base);
+        to = Math.Min(to, _end - 1);
+        while (s <= to)
+        {
+            var c = (int)((s - _base) >> _shift);
+            var chunkStart = _base + ((ulong)c << _shift);
+            var chunkEnd = chunkStart + (ulong)_mask;
+            if (s == chunkStart && to >= chunkEnd)
+            {
+                n += (ulong)_live[c];
+                s = chunkEnd + 1;
+                continue;
+            }
+            var end = Math.Min(to, chunkEnd);
+            if (_live[c] > 0 && Get(c) is { } chunk)
+            {
+                for (; s <= end; s++)
+                {
+                    n += chunk[(int)((s - _base) & (ulong)_mask)].HasMessage ? 1UL : 0;
+                }
+            }
+            s = end + 1;
+        }
+        return n;
+    }
+
     /// <summary>The next sequence at or after <paramref name="seq"/> that can hold a message: skips released chunks.</summary>
     public ulong NextPossible(ulong seq)
     {
