@@ -18,6 +18,7 @@ namespace Nats.Server.JetStream.Cluster;
 internal sealed class RaftNode
 {
     private readonly RaftOptions _options;
+    private readonly bool _growable;
     private readonly IRaftStore _store;
     private readonly IRaftTransport _transport;
     private readonly IRaftStateMachine _fsm;
@@ -35,10 +36,13 @@ internal sealed class RaftNode
     private long _nextHeartbeat;
     private long _leaderSince;
 
+    /// <param name="growable">Whether a member beyond <paramref name="clusterSize"/> is taken in (growing the size, as Go's
+    /// meta group grows when servers join) rather than refused.</param>
     public RaftNode(string id, IEnumerable<string> peers, int clusterSize, RaftOptions options, IRaftStore store,
-        IRaftTransport transport, IRaftStateMachine fsm, Random random, long now, Action<string>? log = null)
+        IRaftTransport transport, IRaftStateMachine fsm, Random random, long now, Action<string>? log = null, bool growable = false)
     {
         Id = id;
+        _growable = growable;
         _peers = [.. peers, id];
         ClusterSize = Math.Max(clusterSize, _peers.Count);
         _options = options;
@@ -607,10 +611,15 @@ internal sealed class RaftNode
         }
         if (_peers.Count >= ClusterSize)
         {
-            Refused++;
-            return false;
+            if (!_growable)
+            {
+                Refused++;
+                return false;
+            }
+            ClusterSize = _peers.Count + 1;
         }
         _peers.Add(peer);
+        _log?.Invoke($"RAFT [{Id}] learned peer {peer} (cluster size {ClusterSize})");
         return true;
     }
 

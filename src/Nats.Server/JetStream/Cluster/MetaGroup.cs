@@ -1,0 +1,182 @@
+using System.Text;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.Clients;
+using Nats.Server.Hosting;
+
+namespace Nats.Server.JetStream.Cluster;
+
+/// <summary>
+/// Go's JetStream meta group <c>_meta_</c>: every JetStream server of the cluster is a member (peer id
+/// <c>getHash(server_name)</c>), its RAFT log lives in <c>&lt;store&gt;/jetstream/$SYS/_js_/_meta_/</c> and its
+/// leader answers <c>$JS.API.META.LEADER.STEPDOWN</c>. This slice elects and monitors the leader; stream and
+/// consumer assignments are replicated into <see cref="MetaState"/> but not acted on yet.
+/// </summary>
+internal sealed class MetaGroup : IAsyncDisposable
+{
+    public const string GroupName = "_meta_";
+
+    private readonly NatsServer _server;
+    private readonly ILogger _logger;
+    private readonly MetaState _state;
+    private RaftRunner? _runner;
+    private FileRaftStore? _store;
+
+    public MetaGroup(NatsServer server, ILogger logger)
+    {
+        _server = server;
+        _logger = logger;
+        PeerId = NameHash.Of(server.ServerName);
+        _state = new MetaState(this);
+    }
+
+    public string PeerId { get; }
+
+    public string ClusterName => _server.Options.Cluster.Name;
+
+    public RaftStatus Status => _runner?.Status ?? RaftStatus.Initial;
+
+    public bool IsLeader => Status.Role == RaftRole.Leader;
+
+    /// <summary>
+    /// Go's expected size at bootstrap: at least 2, at least the configured routes; the group grows as peers
+    /// appear (each server's own route, if listed, counts, as in Go).
+    /// </summary>
+    public int ExpectedSize => Math.Max(2, _server.Options.Cluster.Routes.Count);
+
+    public void Start(string storeDirectory, Account system)
+    {
+        var directory = Path.Combine(storeDirectory, "$SYS", "_js_", GroupName);
+        _store = new FileRaftStore(directory, warning => _logger.LogWarning("{Warning}", warning));
+        var transport = new NrgTransport(_server, system, GroupName, PeerId);
+        var options = new RaftOptions();
+        _logger.LogInformation(_store.LastIndex == 0 && _store.State.Term == 0 ? "JetStream cluster bootstrapping" : "JetStream cluster recovering state");
+        var runner = new RaftRunner(now => new RaftNode(PeerId, [], ExpectedSize, options, _store, transport, _state, new Random(),
+            now, message => _logger.LogDebug("{Message}", message), growable: true), _logger);
+        _runner = runner;
+        transport.Start(runner, _logger);
+        SubscribeStepDown(system);
+    }
+
+    /// <summary>The server name of a peer: ours, or a routed peer's from its INFO (Go's serverNameForNode).</summary>
+    public string? NameOf(string peer)
+    {
+        if (peer == PeerId)
+        {
+            return _server.ServerName;
+        }
+        if (_server.Cluster is { } cluster)
+        {
+            foreach (var route in cluster.Table.Registered)
+            {
+                if (route.RemoteInfo is { ServerName.Length: > 0 } info && NameHash.Of(info.ServerName) == peer)
+                {
+                    return info.ServerName;
+                }
+            }
+        }
+        return null;
+    }
+
+    /// <summary>Go's processLeaderChange notices.</summary>
+    internal void OnLeaderChanged(string? leader)
+    {
+        if (leader == PeerId)
+        {
+            _logger.LogInformation("Self is new JetStream cluster metadata leader");
+        }
+        else if (leader is null)
+        {
+            _logger.LogInformation("JetStream cluster no metadata leader");
+        }
+        else if (NameOf(leader) is { } name)
+        {
+            _logger.LogInformation("JetStream cluster new metadata leader: {Name}/{Cluster}", name, ClusterName);
+        }
+        else
+        {
+            _logger.LogInformation("JetStream cluster new remote metadata leader");
+        }
+    }
+
+    /// <summary>Go's jsLeaderStepDownRequest for the meta group: only the leader answers.</summary>
+    private void SubscribeStepDown(Account system)
+    {
+        var client = InternalClient.Create(_server, _server.NextClientId(), system, _logger);
+        var publisher = _server.CreateInternalPublisher();
+        InternalClient.Subscribe(client, "$JS.API.META.LEADER.STEPDOWN", "1", (_, _, _, reply, _, _) =>
+        {
+            if (_runner is not { } runner || !IsLeader)
+            {
+                return true;
+            }
+            var replyCopy = reply.ToArray();
+            runner.Post((node, now) =>
+            {
+                if (node.StepDown(now) && replyCopy.Length > 0)
+                {
+                    lock (publisher)
+                    {
+                        publisher.Publish(system, replyCopy, default, default,
+                            """{"type":"io.nats.jetstream.api.v1.meta_leader_stepdown_response","success":true}"""u8);
+                    }
+                }
+            });
+            return true;
+        });
+    }
+
+    /// <summary>Go's MetaClusterInfo for /jsz: the replicas only on the leader.</summary>
+    public Monitoring.MetaClusterInfo Info()
+    {
+        var status = Status;
+        var leaderName = status.Leader is { } leader ? NameOf(leader) ?? "" : "";
+        var info = new Monitoring.MetaClusterInfo
+        {
+            Name = ClusterName,
+            Leader = leaderName,
+            Peer = leaderName.Length == 0 ? "" : NameHash.Of(leaderName),
+            Size = status.ClusterSize,
+        };
+        if (status.Role == RaftRole.Leader)
+        {
+            info.Replicas = [.. status.Peers.Select(p =>
+            {
+                var name = NameOf(p.Peer);
+                var seen = p.LastSeenMs < 0 ? 0 : p.LastSeenMs;
+                return new Monitoring.PeerInfo
+                {
+                    Name = name ?? $"Server name unknown at this time (peerID: {p.Peer})",
+                    Current = p.Current && seen <= 10_000,
+                    Offline = name is null,
+                    Active = seen * 1_000_000,
+                    Lag = name is null ? 0 : p.Lag,
+                    Peer = p.Peer,
+                };
+            })];
+        }
+        return info;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_runner is { } runner)
+        {
+            await runner.DisposeAsync().ConfigureAwait(false);
+        }
+        _store?.Dispose();
+    }
+
+    /// <summary>Test hook: the leader's proposal of an opaque meta entry; returns its index or 0.</summary>
+    internal Task<ulong> ProposeAsync(byte[] entry) => _runner?.Ask((node, _) => node.Propose(entry)) ?? Task.FromResult(0UL);
+
+    internal int AppliedEntries => _state.Count;
+
+    internal static byte[] Encode(byte op, string json)
+    {
+        var bytes = new byte[1 + Encoding.UTF8.GetByteCount(json)];
+        bytes[0] = op;
+        Encoding.UTF8.GetBytes(json, bytes.AsSpan(1));
+        return bytes;
+    }
+}
