@@ -115,7 +115,7 @@ internal sealed class JetStreamService : IDisposable
             // Go's enableJetStreamClustering: the meta group forms over the routes.
             Logger.LogInformation("Starting JetStream cluster");
             var meta = new Cluster.MetaGroup(Server, Logger);
-            meta.Start(StoreDirectory, system);
+            meta.Start(this, StoreDirectory, system);
             Meta = meta;
         }
     }

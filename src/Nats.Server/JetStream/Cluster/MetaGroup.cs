@@ -19,6 +19,8 @@ internal sealed class MetaGroup : IAsyncDisposable
     private readonly NatsServer _server;
     private readonly ILogger _logger;
     private readonly MetaState _state;
+    private readonly Dictionary<(string Account, string Stream), string> _assignments = [];
+    private JetStreamService? _service;
     private RaftRunner? _runner;
     private FileRaftStore? _store;
 
@@ -44,8 +46,9 @@ internal sealed class MetaGroup : IAsyncDisposable
     /// </summary>
     public int ExpectedSize => Math.Max(2, _server.Options.Cluster.Routes.Count);
 
-    public void Start(string storeDirectory, Account system)
+    public void Start(JetStreamService service, string storeDirectory, Account system)
     {
+        _service = service;
         var directory = Path.Combine(storeDirectory, "$SYS", "_js_", GroupName);
         _store = new FileRaftStore(directory, warning => _logger.LogWarning("{Warning}", warning));
         var transport = new NrgTransport(_server, system, GroupName, PeerId);
@@ -167,16 +170,76 @@ internal sealed class MetaGroup : IAsyncDisposable
         _store?.Dispose();
     }
 
-    /// <summary>Test hook: the leader's proposal of an opaque meta entry; returns its index or 0.</summary>
-    internal Task<ulong> ProposeAsync(byte[] entry) => _runner?.Ask((node, _) => node.Propose(entry)) ?? Task.FromResult(0UL);
-
     internal int AppliedEntries => _state.Count;
 
-    internal static byte[] Encode(byte op, string json)
+    /// <summary>Proposes a meta entry (op byte, then its body) if this server still leads; lost otherwise.</summary>
+    public void Propose(byte op, byte[] body)
     {
-        var bytes = new byte[1 + Encoding.UTF8.GetByteCount(json)];
-        bytes[0] = op;
-        Encoding.UTF8.GetBytes(json, bytes.AsSpan(1));
-        return bytes;
+        var entry = new byte[1 + body.Length];
+        entry[0] = op;
+        body.CopyTo(entry, 1);
+        _runner?.Post((node, _) => node.Propose(entry));
+    }
+
+    /// <summary>The peer a stream is placed on, or null when it is not assigned.</summary>
+    public string? AssignedPeer(string account, string stream)
+    {
+        lock (_assignments)
+        {
+            return _assignments.GetValueOrDefault((account, stream));
+        }
+    }
+
+    /// <summary>R1 placement: the member heard from lately that holds the fewest streams (ties at random).</summary>
+    public string? PlaceOne()
+    {
+        var candidates = new List<string> { PeerId };
+        candidates.AddRange(Status.Peers.Where(p => p.LastSeenMs is >= 0 and < 10_000).Select(p => p.Peer));
+        lock (_assignments)
+        {
+            var load = candidates.ToDictionary(c => c, _ => 0);
+            foreach (var peer in _assignments.Values)
+            {
+                if (load.ContainsKey(peer))
+                {
+                    load[peer]++;
+                }
+            }
+            var least = load.Values.Min();
+            var best = load.Where(kv => kv.Value == least).Select(kv => kv.Key).ToList();
+            return best[Random.Shared.Next(best.Count)];
+        }
+    }
+
+    internal void ClearAssignments()
+    {
+        lock (_assignments)
+        {
+            _assignments.Clear();
+        }
+    }
+
+    /// <summary>A committed meta entry: records an assignment and, for a stream placed here, creates it and answers.</summary>
+    internal void OnApplied(byte[] entry, bool replay)
+    {
+        if (entry.Length < 2 || entry[0] != StreamAssignment.Op || StreamAssignment.Decode(entry.AsSpan(1)) is not { } assignment)
+        {
+            return;
+        }
+        lock (_assignments)
+        {
+            _assignments[(assignment.Account, assignment.Stream)] = assignment.Peer;
+        }
+        if (replay || assignment.Peer != PeerId || _service is not { } service || _server.FindAccount(assignment.Account) is not { } account)
+        {
+            return;
+        }
+        if (service.FindAccount(account)?.FindStream(assignment.Stream) is not null)
+        {
+            // Re-applied after a restart: the stream came back from disk.
+            return;
+        }
+        // Off the RAFT loop: creating a stream does file I/O and publishes the answer.
+        _ = Task.Run(() => service.Router.CreateAssigned(account, assignment.Subject, Encoding.UTF8.GetBytes(assignment.Reply), assignment.Config, assignment.Stream));
     }
 }

@@ -28,6 +28,7 @@ internal sealed class MetaState(MetaGroup group) : IRaftStateMachine
         {
             _entries.Add(data);
         }
+        group.OnApplied(data, replay: false);
     }
 
     public byte[] CreateSnapshot()
@@ -69,6 +70,11 @@ internal sealed class MetaState(MetaGroup group) : IRaftStateMachine
                 _entries.Add(data.AsSpan(at + 4, length).ToArray());
                 at += 4 + length;
             }
+        }
+        group.ClearAssignments();
+        foreach (var entry in _entries)
+        {
+            group.OnApplied(entry, replay: true);
         }
     }
 

@@ -1,6 +1,7 @@
-using System.Text.Json;
 using Nats.Server.IntegrationTests.Cluster;
 using NATS.Client.Core;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
 
 namespace Nats.Server.IntegrationTests.JetStream.Cluster;
 
@@ -65,6 +66,53 @@ public class MetaGroupTests
 
         var second = await AgreedLeaderAsync(cluster, all, cts.Token, except: first);
         Assert.NotEqual(first, second);
+    }
+
+    [Fact]
+    public async Task StreamCreatedOnAnyServerIsPlacedOnceAndServedEverywhere()
+    {
+        await using var cluster = await TestCluster.StartAsync(Spec());
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(120));
+        var all = cluster.Servers.ToList();
+        var leader = await AgreedLeaderAsync(cluster, all, cts.Token);
+        var follower = all.First(s => s.Name != leader);
+
+        // Created through a follower: the meta leader places it, the chosen server creates it and answers.
+        await using var onFollower = new NatsConnection(new NatsOpts { Url = follower.Url });
+        var js = new NatsJSContext(onFollower);
+        var created = await js.CreateStreamAsync(new StreamConfig("ORDERS", ["orders.>"]), cts.Token);
+        Assert.Equal("ORDERS", created.Info.Config.Name);
+
+        // Published and read through every server.
+        for (var i = 0; i < all.Count; i++)
+        {
+            await using var nc = new NatsConnection(new NatsOpts { Url = all[i].Url });
+            var ctx = new NatsJSContext(nc);
+            var ack = await ctx.PublishAsync($"orders.{i}", $"m{i}", cancellationToken: cts.Token);
+            ack.EnsureSuccess();
+            Assert.Equal((ulong)(i + 1), ack.Seq);
+        }
+        foreach (var server in all)
+        {
+            await using var nc = new NatsConnection(new NatsOpts { Url = server.Url });
+            var stream = await new NatsJSContext(nc).GetStreamAsync("ORDERS", cancellationToken: cts.Token);
+            Assert.Equal(3L, stream.Info.State.Messages);
+        }
+
+        var held = 0;
+        foreach (var server in all)
+        {
+            using var jsz = await server.GetJsonAsync("/jsz", cts.Token);
+            held += jsz.RootElement.GetProperty("streams").GetInt32();
+        }
+        Assert.Equal(1, held);
+
+        // An unknown stream is answered once, by the meta leader; R3 is refused for now.
+        var missing = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.GetStreamAsync("NOPE", cancellationToken: cts.Token));
+        Assert.Equal(10059, missing.Error.ErrCode);
+        var r3 = await Assert.ThrowsAsync<NatsJSApiException>(async () =>
+            await js.CreateStreamAsync(new StreamConfig("R3", ["r3"]) { NumReplicas = 3 }, cts.Token));
+        Assert.Equal(10036, r3.Error.ErrCode);
     }
 
     /// <summary>Waits until every server in <paramref name="servers"/> names the same meta leader, one of them.</summary>
