@@ -114,6 +114,10 @@ internal sealed class JetStreamService : IDisposable
         {
             // Go's enableJetStreamClustering: the meta group forms over the routes.
             Logger.LogInformation("Starting JetStream cluster");
+            if (Server.Options.Cluster.Routes.Count == 0)
+            {
+                throw new Hosting.JetStreamStartException("Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account");
+            }
             var meta = new Cluster.MetaGroup(Server, Logger);
             meta.Start(this, StoreDirectory, system);
             Meta = meta;
