@@ -169,7 +169,7 @@ try
 {
     await server.StartAsync();
 }
-catch (Exception e) when (e is ListenFailedException or StoreDirectoryLockedException)
+catch (Exception e) when (e is ListenFailedException or StoreDirectoryLockedException or JetStreamStartException)
 {
     // Go's own fatal line for the listener (its text is the whole message).
     log.LogCritical("{Error}", e.Message);

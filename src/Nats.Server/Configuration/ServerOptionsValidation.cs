@@ -26,6 +26,18 @@ internal static class ServerOptionsValidation
         {
             return webSocketError;
         }
+        // Go's validateJetStreamOptions: a JetStream cluster names its servers and itself.
+        if (options.JetStream.Enabled && options.Cluster.Enabled)
+        {
+            if (string.IsNullOrEmpty(options.ServerName))
+            {
+                return "jetstream cluster requires `server_name` to be set";
+            }
+            if (string.IsNullOrEmpty(options.Cluster.Name))
+            {
+                return "jetstream cluster requires `cluster.name` to be set";
+            }
+        }
         var system = options.SystemAccount;
         // In operator mode the resolver provides the system account, when the server starts.
         if (!string.IsNullOrEmpty(system) && !options.Operator.Enabled && !options.Accounts.Any(a => a.Name == system))

@@ -110,7 +110,22 @@ internal sealed class JetStreamService : IDisposable
         {
             Logger.LogInformation("  Domain:          {Domain}", Options.Domain);
         }
+        if (Server.Options.Cluster.Enabled && Server.SystemAccount is { } system)
+        {
+            // Go's enableJetStreamClustering: the meta group forms over the routes.
+            Logger.LogInformation("Starting JetStream cluster");
+            if (Server.Options.Cluster.Routes.Count == 0)
+            {
+                throw new Hosting.JetStreamStartException("Can't start JetStream: JetStream cluster requires configured routes or solicited leafnode for the system account");
+            }
+            var meta = new Cluster.MetaGroup(Server, Logger);
+            meta.Start(this, StoreDirectory, system);
+            Meta = meta;
+        }
     }
+
+    /// <summary>The meta group when clustered (cluster {} and jetstream {}), else null.</summary>
+    public Cluster.MetaGroup? Meta { get; private set; }
 
     private FileStream? _lock;
 
@@ -214,6 +229,9 @@ internal sealed class JetStreamService : IDisposable
 
     public void Dispose()
     {
+        // The meta group's loop may be mid-fsync; its log is closed before the store lock is released.
+        Meta?.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        Meta = null;
         foreach (var subscription in _apiSubscriptions)
         {
             subscription.Dispose();

@@ -162,6 +162,7 @@ internal sealed class Jsz
     [JsonPropertyName("consumers")] public int Consumers { get; set; }
     [JsonPropertyName("messages")] public ulong Messages { get; set; }
     [JsonPropertyName("bytes")] public ulong Bytes { get; set; }
+    [JsonPropertyName("meta_cluster"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public MetaClusterInfo? Meta { get; set; }
 
     /// <summary>Ours, not Go's: damage the stores found (absent while there is none).</summary>
     [JsonPropertyName("store_damage"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public StoreDamageStats? StoreDamage { get; set; }

@@ -328,11 +328,12 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
 
     public Leafz Leafz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
 
-    /// <summary>Go's Jsz for a standalone server (no meta cluster, so leader_only finds no leader); account details are not listed yet.</summary>
+    /// <summary>Go's Jsz: with a meta group its <c>meta_cluster</c>, and leader_only answered by its leader alone
+    /// (a standalone server has no leader); account details are not listed yet.</summary>
     public Jsz? Jsz(bool leaderOnly, out string error)
     {
         error = "";
-        if (leaderOnly)
+        if (leaderOnly && server.JetStream?.Meta is not { IsLeader: true })
         {
             error = "filtered response: not leader";
             return null;
@@ -361,6 +362,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             Consumers = totals.Consumers,
             Messages = totals.Messages,
             Bytes = totals.Bytes,
+            Meta = js.Meta?.Info(),
             StoreDamage = js.Damage.Events == 0 && totals.LostMessages == 0 && js.Damage.Failures == 0 ? null : new StoreDamageStats
             {
                 Events = js.Damage.Events,

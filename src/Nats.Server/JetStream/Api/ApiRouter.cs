@@ -58,11 +58,46 @@ internal sealed class ApiRouter(JetStreamService service)
         }
     }
 
+    /// <summary>A stream the meta group placed on this server: created as if the client had asked here.</summary>
+    public void CreateAssigned(Account account, string subject, byte[] reply, byte[] config, string name)
+    {
+        var request = new ApiRequest
+        {
+            JsAccount = service.FindAccount(account),
+            Account = account,
+            Subject = subject,
+            Reply = reply,
+            Body = config,
+        };
+        try
+        {
+            _streams.Create(request, name);
+        }
+        catch (Exception e)
+        {
+            service.Logger.LogError(e, "JetStream assigned stream {Stream} could not be created", name);
+        }
+    }
+
     private void Dispatch(ApiRequest request)
     {
         var tokens = SubjectTokens.Split(request.Subject);
         // tokens: $JS API <kind> ...
         var kind = tokens.Length > 2 ? tokens[2] : "";
+        if (service.Meta is { } meta)
+        {
+            if (kind == "STREAM" && tokens.Length == 5 && tokens[3] == "CREATE")
+            {
+                if (Cluster.ClusteredApi.TryCreate(meta, service, request, tokens[4]))
+                {
+                    return;
+                }
+            }
+            else if (!Cluster.ClusteredApi.ShouldHandle(meta, request, tokens))
+            {
+                return;
+            }
+        }
         switch (kind)
         {
             case "INFO" when tokens.Length == 3:

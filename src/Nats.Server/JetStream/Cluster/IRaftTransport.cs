@@ -1,0 +1,39 @@
+namespace Nats.Server.JetStream.Cluster;
+
+/// <summary>The kinds of RAFT message; over NATS each has its $NRG subject (see <c>NrgTransport</c>).</summary>
+internal enum RaftMessageKind : byte
+{
+    VoteRequest,
+    VoteResponse,
+    AppendEntry,
+    AppendEntryResponse,
+}
+
+/// <summary>
+/// How a node reaches its group. Delivery may lose, delay, duplicate or reorder messages; the node copes.
+/// Called on the node's own thread only.
+/// </summary>
+internal interface IRaftTransport
+{
+    /// <summary>To every other member (vote requests, appends and heartbeats).</summary>
+    void Broadcast(RaftMessageKind kind, byte[] payload);
+
+    /// <summary>To one member (responses, and catch-up appends for a lagging peer).</summary>
+    void Send(string peer, RaftMessageKind kind, byte[] payload);
+}
+
+/// <summary>What the group replicates into. Called on the node's thread, in log order.</summary>
+internal interface IRaftStateMachine
+{
+    /// <summary>A committed <see cref="RaftEntryType.Normal"/> entry.</summary>
+    void Apply(ulong index, byte[] data);
+
+    /// <summary>The state through the last applied entry, for a snapshot.</summary>
+    byte[] CreateSnapshot();
+
+    /// <summary>Replaces the state with a snapshot's (at start, or installed from the leader).</summary>
+    void Restore(byte[] data);
+
+    /// <summary>Leadership changed (leader is null while none is known).</summary>
+    void LeaderChanged(string? leader, ulong term);
+}

@@ -1,0 +1,245 @@
+using System.Text;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.Clients;
+using Nats.Server.Hosting;
+
+namespace Nats.Server.JetStream.Cluster;
+
+/// <summary>
+/// Go's JetStream meta group <c>_meta_</c>: every JetStream server of the cluster is a member (peer id
+/// <c>getHash(server_name)</c>), its RAFT log lives in <c>&lt;store&gt;/jetstream/$SYS/_js_/_meta_/</c> and its
+/// leader answers <c>$JS.API.META.LEADER.STEPDOWN</c>. This slice elects and monitors the leader; stream and
+/// consumer assignments are replicated into <see cref="MetaState"/> but not acted on yet.
+/// </summary>
+internal sealed class MetaGroup : IAsyncDisposable
+{
+    public const string GroupName = "_meta_";
+
+    private readonly NatsServer _server;
+    private readonly ILogger _logger;
+    private readonly MetaState _state;
+    private readonly Dictionary<(string Account, string Stream), string> _assignments = [];
+    private JetStreamService? _service;
+    private RaftRunner? _runner;
+    private FileRaftStore? _store;
+
+    public MetaGroup(NatsServer server, ILogger logger)
+    {
+        _server = server;
+        _logger = logger;
+        PeerId = NameHash.Of(server.ServerName);
+        _state = new MetaState(this);
+    }
+
+    public string PeerId { get; }
+
+    public string ClusterName => _server.Options.Cluster.Name;
+
+    public RaftStatus Status => _runner?.Status ?? RaftStatus.Initial;
+
+    public bool IsLeader => Status.Role == RaftRole.Leader;
+
+    /// <summary>
+    /// Go's expected size at bootstrap: at least 2, at least the configured routes; the group grows as peers
+    /// appear (each server's own route, if listed, counts, as in Go).
+    /// </summary>
+    public int ExpectedSize => Math.Max(2, _server.Options.Cluster.Routes.Count);
+
+    public void Start(JetStreamService service, string storeDirectory, Account system)
+    {
+        _service = service;
+        var directory = Path.Combine(storeDirectory, "$SYS", "_js_", GroupName);
+        _store = new FileRaftStore(directory, warning => _logger.LogWarning("{Warning}", warning));
+        var transport = new NrgTransport(_server, system, GroupName, PeerId);
+        var options = new RaftOptions();
+        _logger.LogInformation(_store.LastIndex == 0 && _store.State.Term == 0 ? "JetStream cluster bootstrapping" : "JetStream cluster recovering state");
+        var runner = new RaftRunner(now => new RaftNode(PeerId, [], ExpectedSize, options, _store, transport, _state, new Random(),
+            now, message => _logger.LogDebug("{Message}", message), growable: true), _logger);
+        _runner = runner;
+        transport.Start(runner, _logger);
+        SubscribeStepDown(system);
+    }
+
+    /// <summary>The server name of a peer: ours, or a routed peer's from its INFO (Go's serverNameForNode).</summary>
+    public string? NameOf(string peer)
+    {
+        if (peer == PeerId)
+        {
+            return _server.ServerName;
+        }
+        if (_server.Cluster is { } cluster)
+        {
+            foreach (var route in cluster.Table.Registered)
+            {
+                if (route.RemoteInfo is { ServerName.Length: > 0 } info && NameHash.Of(info.ServerName) == peer)
+                {
+                    return info.ServerName;
+                }
+            }
+        }
+        return null;
+    }
+
+    /// <summary>Go's processLeaderChange notices.</summary>
+    internal void OnLeaderChanged(string? leader)
+    {
+        if (leader == PeerId)
+        {
+            _logger.LogInformation("Self is new JetStream cluster metadata leader");
+        }
+        else if (leader is null)
+        {
+            _logger.LogInformation("JetStream cluster no metadata leader");
+        }
+        else if (NameOf(leader) is { } name)
+        {
+            _logger.LogInformation("JetStream cluster new metadata leader: {Name}/{Cluster}", name, ClusterName);
+        }
+        else
+        {
+            _logger.LogInformation("JetStream cluster new remote metadata leader");
+        }
+    }
+
+    /// <summary>Go's jsLeaderStepDownRequest for the meta group: only the leader answers.</summary>
+    private void SubscribeStepDown(Account system)
+    {
+        var client = InternalClient.Create(_server, _server.NextClientId(), system, _logger);
+        var publisher = _server.CreateInternalPublisher();
+        InternalClient.Subscribe(client, "$JS.API.META.LEADER.STEPDOWN", "1", (_, _, _, reply, _, _) =>
+        {
+            if (_runner is not { } runner || !IsLeader)
+            {
+                return true;
+            }
+            var replyCopy = reply.ToArray();
+            runner.Post((node, now) =>
+            {
+                if (node.StepDown(now) && replyCopy.Length > 0)
+                {
+                    lock (publisher)
+                    {
+                        publisher.Publish(system, replyCopy, default, default,
+                            """{"type":"io.nats.jetstream.api.v1.meta_leader_stepdown_response","success":true}"""u8);
+                    }
+                }
+            });
+            return true;
+        });
+    }
+
+    /// <summary>Go's MetaClusterInfo for /jsz: the replicas only on the leader.</summary>
+    public Monitoring.MetaClusterInfo Info()
+    {
+        var status = Status;
+        var leaderName = status.Leader is { } leader ? NameOf(leader) ?? "" : "";
+        var info = new Monitoring.MetaClusterInfo
+        {
+            Name = ClusterName,
+            Leader = leaderName,
+            Peer = leaderName.Length == 0 ? "" : NameHash.Of(leaderName),
+            Size = status.ClusterSize,
+        };
+        if (status.Role == RaftRole.Leader)
+        {
+            info.Replicas = [.. status.Peers.Select(p =>
+            {
+                var name = NameOf(p.Peer);
+                var seen = p.LastSeenMs < 0 ? 0 : p.LastSeenMs;
+                return new Monitoring.PeerInfo
+                {
+                    Name = name ?? $"Server name unknown at this time (peerID: {p.Peer})",
+                    Current = p.Current && seen <= 10_000,
+                    Offline = name is null,
+                    Active = seen * 1_000_000,
+                    Lag = name is null ? 0 : p.Lag,
+                    Peer = p.Peer,
+                };
+            })];
+        }
+        return info;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_runner is { } runner)
+        {
+            await runner.DisposeAsync().ConfigureAwait(false);
+        }
+        _store?.Dispose();
+    }
+
+    internal int AppliedEntries => _state.Count;
+
+    /// <summary>Proposes a meta entry (op byte, then its body) if this server still leads; lost otherwise.</summary>
+    public void Propose(byte op, byte[] body)
+    {
+        var entry = new byte[1 + body.Length];
+        entry[0] = op;
+        body.CopyTo(entry, 1);
+        _runner?.Post((node, _) => node.Propose(entry));
+    }
+
+    /// <summary>The peer a stream is placed on, or null when it is not assigned.</summary>
+    public string? AssignedPeer(string account, string stream)
+    {
+        lock (_assignments)
+        {
+            return _assignments.GetValueOrDefault((account, stream));
+        }
+    }
+
+    /// <summary>R1 placement: the member heard from lately that holds the fewest streams (ties at random).</summary>
+    public string? PlaceOne()
+    {
+        var candidates = new List<string> { PeerId };
+        candidates.AddRange(Status.Peers.Where(p => p.LastSeenMs is >= 0 and < 10_000).Select(p => p.Peer));
+        lock (_assignments)
+        {
+            var load = candidates.ToDictionary(c => c, _ => 0);
+            foreach (var peer in _assignments.Values)
+            {
+                if (load.ContainsKey(peer))
+                {
+                    load[peer]++;
+                }
+            }
+            var least = load.Values.Min();
+            var best = load.Where(kv => kv.Value == least).Select(kv => kv.Key).ToList();
+            return best[Random.Shared.Next(best.Count)];
+        }
+    }
+
+    internal void ClearAssignments()
+    {
+        lock (_assignments)
+        {
+            _assignments.Clear();
+        }
+    }
+
+    /// <summary>A committed meta entry: records an assignment and, for a stream placed here, creates it and answers.</summary>
+    internal void OnApplied(byte[] entry, bool replay)
+    {
+        if (entry.Length < 2 || entry[0] != StreamAssignment.Op || StreamAssignment.Decode(entry.AsSpan(1)) is not { } assignment)
+        {
+            return;
+        }
+        lock (_assignments)
+        {
+            _assignments[(assignment.Account, assignment.Stream)] = assignment.Peer;
+        }
+        if (replay || assignment.Peer != PeerId || _service is not { } service || _server.FindAccount(assignment.Account) is not { } account)
+        {
+            return;
+        }
+        if (service.FindAccount(account)?.FindStream(assignment.Stream) is not null)
+        {
+            // Re-applied after a restart: the stream came back from disk.
+            return;
+        }
+        // Off the RAFT loop: creating a stream does file I/O and publishes the answer.
+        _ = Task.Run(() => service.Router.CreateAssigned(account, assignment.Subject, Encoding.UTF8.GetBytes(assignment.Reply), assignment.Config, assignment.Stream));
+    }
+}

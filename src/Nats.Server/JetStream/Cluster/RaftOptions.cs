@@ -1,0 +1,26 @@
+namespace Nats.Server.JetStream.Cluster;
+
+/// <summary>Timers and limits of a RAFT node, in milliseconds of the caller's clock.</summary>
+internal sealed record RaftOptions
+{
+    /// <summary>Go: heartbeats every second.</summary>
+    public long HeartbeatMs { get; init; } = 1000;
+
+    /// <summary>Go: an election timeout drawn from 4-9 s.</summary>
+    public long ElectionMinMs { get; init; } = 4000;
+
+    public long ElectionMaxMs { get; init; } = 9000;
+
+    /// <summary>A leader that has heard from no quorum for this long steps down (Go: lost quorum after 10 s).</summary>
+    public long LostQuorumMs { get; init; } = 10000;
+
+    /// <summary>How long a catch-up append may go unanswered before it is sent again.</summary>
+    public long CatchupRetryMs { get; init; } = 500;
+
+    public int MaxEntriesPerAppend { get; init; } = 512;
+
+    public int MaxBytesPerAppend { get; init; } = 1 << 20;
+
+    /// <summary>Applied entries after which the state machine is snapshotted and the log compacted (0: never).</summary>
+    public int SnapshotAfterEntries { get; init; } = 4096;
+}

@@ -1,0 +1,8 @@
+namespace Nats.Server.JetStream.Cluster;
+
+internal enum RaftRole
+{
+    Follower,
+    Candidate,
+    Leader,
+}
