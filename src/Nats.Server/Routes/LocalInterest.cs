@@ -83,11 +83,12 @@ internal sealed class LocalInterest : ISubscriptionObserver
         }
     }
 
-    /// <summary>Peers' interest and import routing that is not a local subscriber never goes back out.</summary>
+    /// <summary>Peers' interest and import routing that is not a local subscriber never goes back out; the interest
+    /// of a leaf connection we are the hub of counts as local (Go treats its LS+ like a client's SUB).</summary>
     private static bool IsLocal(Subscription subscription) =>
         subscription.Kind switch
         {
-            Delivery.ReceiverKind.Remote => false,
+            Delivery.ReceiverKind.Remote => ((Delivery.RemotePeer)subscription.Receiver).Role == Delivery.PeerRole.HubLeaf,
             Delivery.ReceiverKind.Import => subscription.Receiver is StreamImportRoute,
             _ => true,
         };

@@ -5,18 +5,18 @@ using Nats.Server.Subscriptions;
 namespace Nats.Server.Routes;
 
 /// <summary>
-/// What one peer told us it is interested in (RS+/RS-), as subscriptions in our accounts' indexes
-/// whose matches go back out on this route. Keyed as Go keys them, "acc subject[ queue]"; a repeated
+/// What one peer told us it is interested in (RS+/RS- on a route, LS+/LS- on a leaf connection), as
+/// subscriptions in our accounts' indexes whose matches go back out to that peer. Keyed as Go keys them, "acc subject[ queue]"; a repeated
 /// queue RS+ is a weight update. Touched by the route's read loop, and once more when the route closes.
 /// </summary>
 internal sealed class RemoteInterest
 {
-    private readonly RouteConnection _route;
+    private readonly Delivery.RemotePeer _route;
     private readonly Dictionary<string, (Account Account, Subscription Subscription)> _subscriptions = new(StringComparer.Ordinal);
     private readonly Lock _sync = new();
     private bool _closed;
 
-    public RemoteInterest(RouteConnection route) => _route = route;
+    public RemoteInterest(Delivery.RemotePeer route) => _route = route;
 
     public int Count
     {

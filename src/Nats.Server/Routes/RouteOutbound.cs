@@ -68,8 +68,17 @@ internal sealed class RouteOutbound
         }
     }
 
+    /// <summary>A leaf connection's interest line (Go's writeLeafSub): <c>LS+ key[ weight]</c> (the key is "subject"
+    /// or "subject queue"), or <c>LS- key</c> when <paramref name="count"/> is 0.</summary>
+    public void AppendLeafInterest(string key, int count)
+    {
+        var line = count <= 0 ? $"LS- {key}\r\n" : key.Contains(' ') ? $"LS+ {key} {count}\r\n" : $"LS+ {key}\r\n";
+        Append(System.Text.Encoding.UTF8.GetBytes(line));
+    }
+
     /// <summary>
-    /// One message for the peer: <c>HMSG acc subject [reply | + reply queues | | queues] hdr total</c> when
+    /// One message for the peer (a route's, or with an empty <paramref name="account"/> a leaf connection's):
+    /// <c>HMSG acc subject [reply | + reply queues | | queues] hdr total</c> when
     /// both sides speak headers and there are some, else <c>RMSG ... size</c> without the header block.
     /// <paramref name="message"/> is the header block and payload followed by CRLF. Not signalled: the
     /// publisher adds <see cref="Queue"/> to its flush batch. False when the route is closed.
@@ -83,10 +92,14 @@ internal sealed class RouteOutbound
         byte[]? rented = null;
         var span = size <= 512 ? stackalloc byte[512] : (rented = ArrayPool<byte>.Shared.Rent(size));
         var n = 0;
-        (withHeaders ? "HMSG "u8 : "RMSG "u8).CopyTo(span);
+        // A leaf connection's account is implied by the connection: LMSG/HMSG carry none.
+        (withHeaders ? "HMSG "u8 : account.IsEmpty ? "LMSG "u8 : "RMSG "u8).CopyTo(span);
         n += 5;
-        n += Put(span[n..], account);
-        span[n++] = (byte)' ';
+        if (!account.IsEmpty)
+        {
+            n += Put(span[n..], account);
+            span[n++] = (byte)' ';
+        }
         n += Put(span[n..], subject);
         if (!queues.IsEmpty)
         {

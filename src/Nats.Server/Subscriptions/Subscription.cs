@@ -47,7 +47,7 @@ internal sealed class Subscription
     public Accounts.InternalRoute? Route => Kind == ReceiverKind.Import ? Unsafe.As<Accounts.InternalRoute>(Receiver) : null;
 
     /// <summary>The route whose peer holds this interest; null for every local subscription.</summary>
-    public Routes.RouteConnection? Remote => Kind == ReceiverKind.Remote ? Unsafe.As<Routes.RouteConnection>(Receiver) : null;
+    public Routes.RouteConnection? Remote => Kind == ReceiverKind.Remote ? Receiver as Routes.RouteConnection : null;
 
     public byte[] Subject { get; }
     public byte[]? Queue { get; }
