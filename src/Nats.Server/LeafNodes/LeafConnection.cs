@@ -47,6 +47,11 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
     private string _remoteCluster = "";
     private readonly LeafSolicitor? _solicitor;
 
+    // Where the control line being handled sits in the read buffer (Go's parse error quotes the input from there).
+    private byte[] _buffer = [];
+    private int _lineStart;
+    private int _bufferEnd;
+
     public LeafConnection(LeafNodeService service, Socket socket, ulong id, LeafSolicitor? solicitor, Uri? url, ILogger logger)
         : base(solicitor is { Remote.Hub: false } ? Delivery.PeerRole.SpokeLeaf : Delivery.PeerRole.HubLeaf)
     {
@@ -212,7 +217,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             if (!_connectReceived && !Solicited && !Is(op, "CONNECT"u8))
             {
                 // Go's expectConnect: a leaf must bind its account before anything else.
-                AuthViolation(null);
+                AuthViolation();
                 return end;
             }
             if (Is(op, "LMSG"u8) || Is(op, "HMSG"u8) || Is(op, "RMSG"u8))
@@ -225,6 +230,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
                 start += consumed;
                 continue;
             }
+            (_buffer, _lineStart, _bufferEnd) = (buffer, start, end);
             start += lf + 1;
             HandleControl(op, rest, args);
         }
@@ -271,8 +277,37 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         }
         else
         {
-            ProtocolError("Unknown Protocol Operation");
+            UnknownOperation(op);
         }
+    }
+
+    /// <summary>Go's parseErr for a verb it does not know: -ERR, then its "parser ERROR" line with a snippet of the input.</summary>
+    private void UnknownOperation(ReadOnlySpan<byte> op)
+    {
+        SendError("Unknown Protocol Operation");
+        // Go's protoSnippet: up to 32 bytes from the verb, never the buffer's last byte.
+        var stop = Math.Min(_lineStart + 32, _bufferEnd - 1);
+        var snippet = Encoding.UTF8.GetString(_buffer, _lineStart, Math.Max(0, stop - _lineStart));
+        _logger.LogError("{Leaf} - Leafnode parser ERROR, state=0, i={Offset}: proto='{Snippet}...'", this, _lineStart, GoQuote(snippet));
+        Close("Protocol Violation");
+    }
+
+    private static string GoQuote(string text)
+    {
+        var sb = new StringBuilder("\"");
+        foreach (var c in text)
+        {
+            sb.Append(c switch
+            {
+                '\r' => "\\r",
+                '\n' => "\\n",
+                '\t' => "\\t",
+                '"' => "\\\"",
+                '\\' => "\\\\",
+                _ => c.ToString(),
+            });
+        }
+        return sb.Append('"').ToString();
     }
 
     /// <summary>LMSG/HMSG: returns the bytes consumed, or 0 when the payload has not fully arrived.</summary>
@@ -342,7 +377,9 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         var count = Split(rest, args);
         if (count is not (1 or 3))
         {
-            ProtocolError("Processing Leaf Sub");
+            // Go's processLeafSub error: logged, the connection closed, no -ERR.
+            _logger.LogError("{Leaf} - processLeafSub Parse Error: '{Args}'", this, Encoding.UTF8.GetString(rest));
+            Close("Protocol Violation");
             return;
         }
         if (Account is not { } account)
@@ -421,6 +458,14 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             ProtocolError("Processing Leaf Connect");
             return;
         }
+        // Go authenticates first (processConnect), then looks at what connected (processLeafNodeConnect).
+        var accountName = _service.Authenticate(connect.User, connect.Pass);
+        var account = accountName is null ? null : _service.Server.FindAccount(accountName);
+        if (account is null)
+        {
+            AuthViolation();
+            return;
+        }
         if (connect.Lang is not null)
         {
             SendErrorAndLog("attempted to connect to leaf node port");
@@ -440,18 +485,6 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             _logger.LogError("{Leaf} - {Error}", this, text);
             SendError(text);
             Close("Wrong Gateway");
-            return;
-        }
-        var accountName = _service.Authenticate(connect.User, connect.Pass);
-        if (accountName is null)
-        {
-            AuthViolation(connect.User);
-            return;
-        }
-        var account = _service.Server.FindAccount(accountName);
-        if (account is null)
-        {
-            AuthViolation(connect.User);
             return;
         }
         _connectReceived = true;
@@ -661,16 +694,10 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         }
     }
 
-    private void AuthViolation(string? user)
+    private void AuthViolation()
     {
-        if (_service.Options.AuthRequired)
-        {
-            _logger.LogError("{Leaf} - authentication error - User \"{User}\"", this, user ?? "");
-        }
-        else
-        {
-            _logger.LogError("{Leaf} - authentication error", this);
-        }
+        // Go names the user only when the server has client users; the leaf block's own never are.
+        _logger.LogError("{Leaf} - authentication error", this);
         SendError("Authorization Violation");
         Close("Authentication Failure");
     }
@@ -698,14 +725,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             return;
         }
         ClosedReason = reason;
-        if (Account is { } account)
-        {
-            _logger.LogInformation("{Leaf} - Leafnode connection closed: {Reason} account: {Account}", this, reason, account.Name);
-        }
-        else
-        {
-            _logger.LogInformation("{Leaf} - Leafnode connection closed: {Reason}", this, reason);
-        }
+        _logger.LogInformation("{Leaf} - Leafnode connection closed: {Reason} account: {Account}", this, reason, Account?.Name ?? "");
         Outbound.Close();
         _ = CloseSocketAfterFlushAsync(flush);
         _interest.RemoveAll();
