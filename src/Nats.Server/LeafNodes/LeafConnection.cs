@@ -466,6 +466,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             AuthViolation();
             return;
         }
+        Account = account;
         if (connect.Lang is not null)
         {
             SendErrorAndLog("attempted to connect to leaf node port");
