@@ -186,7 +186,9 @@ internal sealed class MessageRouter
         }
         if (source.Role == PeerRole.Route)
         {
-            return peer.Role == PeerRole.HubLeaf;
+            // Go's cluster-wide no echo: a message a leaf cluster sent never goes back to that cluster.
+            return peer.Role == PeerRole.HubLeaf &&
+                (_leafOriginLength == 0 || !peer.RemoteClusterUtf8.AsSpan().SequenceEqual(_leafOrigin.AsSpan(0, _leafOriginLength)));
         }
         if (ReferenceEquals(peer, source))
         {
@@ -241,6 +243,8 @@ internal sealed class MessageRouter
     // groups it names; which other peers it may go on to depends on the source (MayForwardTo).
     private bool _routed;
     private RemotePeer? _source;
+    private byte[] _leafOrigin = [];
+    private int _leafOriginLength;
     private byte[] _routedQueues = new byte[64];
     private int _routedQueuesLength;
 
@@ -254,7 +258,7 @@ internal sealed class MessageRouter
     /// <paramref name="message"/> is the header block and payload followed by CRLF.
     /// </summary>
     public bool RouteFromPeer(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
-        int headerSize, ReadOnlySpan<byte> message, RemotePeer source)
+        int headerSize, ReadOnlySpan<byte> message, RemotePeer source, ReadOnlySpan<byte> leafOrigin = default)
     {
         var result = account.SubList.Match(subject);
         if (result.IsEmpty)
@@ -267,6 +271,12 @@ internal sealed class MessageRouter
         }
         queues.CopyTo(_routedQueues);
         _routedQueuesLength = queues.Length;
+        if (_leafOrigin.Length < leafOrigin.Length)
+        {
+            _leafOrigin = new byte[leafOrigin.Length];
+        }
+        leafOrigin.CopyTo(_leafOrigin);
+        _leafOriginLength = leafOrigin.Length;
         Span<byte> headerSizeToken = stackalloc byte[11];
         Span<byte> sizeToken = stackalloc byte[11];
         Utf8Formatter.TryFormat(Math.Max(headerSize, 0), headerSizeToken, out var headerSizeLength);

@@ -32,6 +32,9 @@ internal abstract class RemotePeer : Receiver
     /// <summary>The cluster the peer belongs to as it told us (leaf connections), for Go's cluster-wide no echo.</summary>
     public virtual string RemoteCluster => "";
 
+    /// <summary><see cref="RemoteCluster"/> as bytes (compared with a routed LMSG's origin); empty for none.</summary>
+    public virtual byte[] RemoteClusterUtf8 => [];
+
     /// <summary>One message for the peer, written at the end of <paramref name="publisher"/>'s batch.</summary>
     public abstract void SendMessage(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
         int headerSize, ReadOnlySpan<byte> message, MessageOrigin publisher);

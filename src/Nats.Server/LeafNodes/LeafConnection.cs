@@ -45,6 +45,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
     private string? _nonce;
     private Task? _writer;
     private string _remoteCluster = "";
+    private byte[] _remoteClusterUtf8 = [];
     private readonly LeafSolicitor? _solicitor;
 
     // Where the control line being handled sits in the read buffer (Go's parse error quotes the input from there).
@@ -92,6 +93,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
     public Account? Account { get; private set; }
     public string RemoteServerName { get; private set; } = "";
     public override string RemoteCluster => _remoteCluster;
+    public override byte[] RemoteClusterUtf8 => _remoteClusterUtf8;
     public string? ClosedReason { get; private set; }
     public bool IsRegistered { get; private set; }
 
@@ -397,7 +399,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         {
             weight = 1;
         }
-        _interest.Add(account, subject, count == 3 ? rest[args[1]] : default, weight);
+        _interest.Add(account, subject, count == 3 ? rest[args[1]] : default, weight, _remoteCluster.Length > 0 ? _remoteCluster : null);
     }
 
     private void HandleUnsub(ReadOnlySpan<byte> rest, Span<Range> args)
@@ -493,9 +495,14 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         _peerHeaders = connect.Headers && !_service.Server.Options.NoHeaderSupport;
         RemoteServerName = connect.Name;
         _remoteCluster = connect.Cluster;
+        _remoteClusterUtf8 = Encoding.UTF8.GetBytes(connect.Cluster);
         if (connect.Hub)
         {
             Role = Delivery.PeerRole.SpokeLeaf;
+        }
+        else if (_remoteClusterUtf8.Length > 0)
+        {
+            _proxy.LeafOrigin = _remoteClusterUtf8;
         }
         if (connect.DenyPub is { Count: > 0 } denyPub)
         {
@@ -539,6 +546,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             _peerHeaders = info.Headers && !_service.Server.Options.NoHeaderSupport;
             RemoteServerName = string.IsNullOrEmpty(info.ServerName) ? info.ServerId : info.ServerName;
             _remoteCluster = info.Cluster ?? "";
+            _remoteClusterUtf8 = Encoding.UTF8.GetBytes(_remoteCluster);
         }
         if (info.LeafNodeUrls is { Count: > 0 } urls)
         {

@@ -94,15 +94,16 @@ internal sealed class LeafSubjectMap
         {
             return false;
         }
-        if (subscription.Kind == Delivery.ReceiverKind.Remote && subscription.Receiver is LeafConnection source &&
-            source.RemoteCluster.Length > 0 && source.RemoteCluster == _connection.RemoteCluster)
-        {
-            return false;
-        }
+        // The loop-detection subject always goes through: that is how a loop is seen.
         var subject = subscription.Subject;
         if (subject.AsSpan().StartsWith(LeafAccountInterest.LoopPrefix))
         {
             return true;
+        }
+        // Interest from the peer's own cluster (through another of its servers) is never offered back to it.
+        if (subscription.Origin is { Length: > 0 } origin && origin == _connection.RemoteCluster)
+        {
+            return false;
         }
         return _connection.Permissions.MaySubscribe(subject);
     }

@@ -51,6 +51,14 @@ internal static class PeerTokens
         return count;
     }
 
+    /// <summary>The first argument (the origin cluster of LS+/LMSG).</summary>
+    public static ReadOnlySpan<byte> FirstToken(ReadOnlySpan<byte> text)
+    {
+        text = text.TrimStart(" \t"u8);
+        var end = text.IndexOfAny((byte)' ', (byte)'\t');
+        return end < 0 ? text : text[..end];
+    }
+
     /// <summary>The arguments after the first one (the origin cluster of LS+/LMSG).</summary>
     public static ReadOnlySpan<byte> SkipToken(ReadOnlySpan<byte> text)
     {

@@ -30,7 +30,7 @@ internal sealed class RemoteInterest
     }
 
     /// <summary>RS+: adds the interest, or updates a queue subscription's weight.</summary>
-    public void Add(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight)
+    public void Add(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight, string? origin = null)
     {
         var key = Key(account, subject, queue);
         lock (_sync)
@@ -48,7 +48,7 @@ internal sealed class RemoteInterest
                 return;
             }
             var subscription = new Subscription(_route, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), Encoding.UTF8.GetBytes(key),
-                Math.Max(1, weight));
+                Math.Max(1, weight)) { Origin = origin };
             if (account.SubList.Insert(subscription))
             {
                 _subscriptions[key] = (account, subscription);

@@ -222,7 +222,8 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
             if (Is(op, "RMSG"u8) || Is(op, "HMSG"u8) || leafOrigin)
             {
                 // LMSG is HMSG with the origin cluster first (sent for leaf-origin messages to lnoc peers).
-                var consumed = HandleMessage(span, lf, leafOrigin ? SkipToken(rest) : rest, !Is(op, "RMSG"u8), args);
+                var consumed = HandleMessage(span, lf, leafOrigin ? SkipToken(rest) : rest, !Is(op, "RMSG"u8), args,
+                    leafOrigin ? FirstToken(rest) : default);
                 if (consumed == 0)
                 {
                     return start;
@@ -257,7 +258,10 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
         }
         else if (Is(op, "LS+"u8))
         {
-            HandleRemoteSub(SkipToken(rest), args);
+            // LS+ carries the leaf cluster the interest came from first (Go's lnoc).
+            var origin = rest.TrimStart(" \t"u8);
+            var originEnd = origin.IndexOfAny((byte)' ', (byte)'\t');
+            HandleRemoteSub(SkipToken(rest), args, originEnd < 0 ? null : Encoding.UTF8.GetString(origin[..originEnd]));
         }
         else if (Is(op, "RS-"u8) || Is(op, "LS-"u8))
         {
@@ -286,7 +290,8 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
     }
 
     /// <summary>RMSG/HMSG: returns the bytes consumed, or 0 when the payload has not fully arrived.</summary>
-    private int HandleMessage(ReadOnlySpan<byte> span, int lf, ReadOnlySpan<byte> rest, bool headers, Span<Range> args)
+    private int HandleMessage(ReadOnlySpan<byte> span, int lf, ReadOnlySpan<byte> rest, bool headers, Span<Range> args,
+        ReadOnlySpan<byte> origin)
     {
         var count = Split(rest, args);
         var sizeArgs = headers ? 2 : 1;
@@ -352,12 +357,12 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
         var account = FindAccount(rest[args[0]]);
         if (account is not null)
         {
-            _proxy.Router.RouteFromPeer(account, rest[args[1]], reply, queues, headerSize, message, this);
+            _proxy.Router.RouteFromPeer(account, rest[args[1]], reply, queues, headerSize, message, this, origin);
         }
         return needed;
     }
 
-    private void HandleRemoteSub(ReadOnlySpan<byte> rest, Span<Range> args)
+    private void HandleRemoteSub(ReadOnlySpan<byte> rest, Span<Range> args, string? origin = null)
     {
         var count = Split(rest, args);
         if (count is not (2 or 3 or 4))
@@ -377,7 +382,7 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
         {
             weight = 1;
         }
-        _interest.Add(account, rest[args[1]], count >= 3 ? rest[args[2]] : default, weight);
+        _interest.Add(account, rest[args[1]], count >= 3 ? rest[args[2]] : default, weight, origin);
     }
 
     private void HandleRemoteUnsub(ReadOnlySpan<byte> rest, Span<Range> args)
@@ -520,8 +525,10 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
         int headerSize, ReadOnlySpan<byte> message, Delivery.MessageOrigin publisher)
     {
         var threshold = Math.Min(_cluster.Server.Options.MaxPending / 2, StallThresholdCap);
+        // A message a leaf of another cluster sent goes on as LMSG with that cluster, so no hub hands it back to it.
+        var origin = RemoteInfo is { Lnoc: true } ? publisher.LeafOrigin : null;
         if (!Outbound.AppendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, threshold, publisher.CanStall,
-                out var stall))
+                out var stall, origin))
         {
             return;
         }

@@ -37,14 +37,21 @@ internal sealed class RouteOutbound
     }
 
     /// <summary>RS+/RS- for one subject: <c>RS+ acc subject[ queue weight]</c>, <c>RS- acc subject[ queue]</c>.</summary>
-    public void AppendInterest(bool add, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight)
+    public void AppendInterest(bool add, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight,
+        ReadOnlySpan<byte> origin = default)
     {
-        var size = account.Length + subject.Length + queue.Length + 32;
+        var size = account.Length + subject.Length + queue.Length + origin.Length + 32;
         byte[]? rented = null;
         var span = size <= 512 ? stackalloc byte[512] : (rented = ArrayPool<byte>.Shared.Rent(size));
         var n = 0;
-        (add ? "RS+ "u8 : "RS- "u8).CopyTo(span);
+        // Interest of a leaf connection carries its cluster (Go's LS+ origin acc subject; LS- acc subject).
+        (origin.IsEmpty ? add ? "RS+ "u8 : "RS- "u8 : add ? "LS+ "u8 : "LS- "u8).CopyTo(span);
         n += 4;
+        if (add && !origin.IsEmpty)
+        {
+            n += Put(span[n..], origin);
+            span[n++] = (byte)' ';
+        }
         n += Put(span[n..], account);
         span[n++] = (byte)' ';
         n += Put(span[n..], subject);
@@ -84,17 +91,25 @@ internal sealed class RouteOutbound
     /// publisher adds <see cref="Queue"/> to its flush batch. False when the route is closed.
     /// </summary>
     public bool AppendMessage(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
-        int headerSize, ReadOnlySpan<byte> message, bool peerHeaders, long stallThreshold, bool canStall, out bool stall)
+        int headerSize, ReadOnlySpan<byte> message, bool peerHeaders, long stallThreshold, bool canStall, out bool stall,
+        byte[]? origin = null)
     {
-        var withHeaders = headerSize > 0 && peerHeaders;
+        // Toward a route, a message from a leaf of another cluster is LMSG origin acc ..., always with a header size.
+        var leafOrigin = origin is { Length: > 0 } && !account.IsEmpty;
+        var withHeaders = leafOrigin || (headerSize > 0 && peerHeaders);
         var body = headerSize > 0 && !peerHeaders ? message[headerSize..] : message;
-        var size = account.Length + subject.Length + reply.Length + queues.Length + 40;
+        var size = account.Length + subject.Length + reply.Length + queues.Length + (origin?.Length ?? 0) + 40;
         byte[]? rented = null;
         var span = size <= 512 ? stackalloc byte[512] : (rented = ArrayPool<byte>.Shared.Rent(size));
         var n = 0;
         // A leaf connection's account is implied by the connection: LMSG/HMSG carry none.
-        (withHeaders ? "HMSG "u8 : account.IsEmpty ? "LMSG "u8 : "RMSG "u8).CopyTo(span);
+        (leafOrigin ? "LMSG "u8 : withHeaders ? "HMSG "u8 : account.IsEmpty ? "LMSG "u8 : "RMSG "u8).CopyTo(span);
         n += 5;
+        if (leafOrigin)
+        {
+            n += Put(span[n..], origin);
+            span[n++] = (byte)' ';
+        }
         if (!account.IsEmpty)
         {
             n += Put(span[n..], account);
@@ -126,7 +141,7 @@ internal sealed class RouteOutbound
         span[n++] = (byte)' ';
         if (withHeaders)
         {
-            Utf8Formatter.TryFormat(headerSize, span[n..], out var h);
+            Utf8Formatter.TryFormat(headerSize > 0 && peerHeaders ? headerSize : 0, span[n..], out var h);
             n += h;
             span[n++] = (byte)' ';
         }

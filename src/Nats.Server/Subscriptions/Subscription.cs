@@ -53,6 +53,10 @@ internal sealed class Subscription
     public byte[]? Queue { get; }
     public byte[] Sid { get; }
 
+    /// <summary>For interest a leaf connection brought (or a route relayed with LS+): the cluster of the leaf it came from
+    /// (Go's sub.origin), so it is never offered back to that cluster.</summary>
+    public string? Origin { get; init; }
+
     /// <summary>Messages delivered so far; only counted when an auto-unsubscribe limit is set.</summary>
     public long Delivered;
 

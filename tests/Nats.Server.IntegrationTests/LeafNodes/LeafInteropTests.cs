@@ -195,6 +195,57 @@ public sealed class LeafInteropTests
         }
     }
 
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public async Task LeafClusterOnTwoRoutedHubsDeliversOnce(string hubKind, string leafKind)
+    {
+        // Spoke 0 on hub 0, spoke 1 on hub 1; the spokes are routed to each other, as are the hubs: every message has
+        // two paths to any server, and Go's origin cluster (LS+/LMSG over routes) keeps it to one.
+        await using var topology = await LeafTopology.StartAsync([hubKind, hubKind], [leafKind, leafKind],
+            remote: (index, urls) => $"url: \"{urls[index]}\"");
+        var servers = topology.Hub.Servers.Concat(topology.Leaf.Servers).ToList();
+        var connections = new List<NatsConnection>();
+        var subs = new List<INatsSub<string>>();
+        try
+        {
+            foreach (var server in servers)
+            {
+                var connection = new NatsConnection(new NatsOpts { Url = server.Url });
+                connections.Add(connection);
+                subs.Add(await connection.SubscribeCoreAsync<string>("m.>"));
+            }
+            foreach (var sub in subs)
+            {
+                foreach (var connection in connections)
+                {
+                    await UntilReceivedAsync(connection, "m.probe", sub);
+                }
+            }
+            for (var i = 0; i < connections.Count; i++)
+            {
+                await connections[i].PublishAsync($"m.from.{i}", "u");
+                await connections[i].PublishAsync("m.end", "end");
+            }
+            foreach (var (sub, index) in subs.Select((s, i) => (s, i)))
+            {
+                var got = await CollectAsync(sub, "u", connections.Count);
+                Assert.True(got.Order().SequenceEqual(Enumerable.Range(0, connections.Count).Select(i => $"m.from.{i}").Order()),
+                    $"{servers[index]} got [{string.Join(", ", got)}]\n{topology.Logs()}");
+            }
+        }
+        finally
+        {
+            foreach (var sub in subs)
+            {
+                await sub.DisposeAsync();
+            }
+            foreach (var connection in connections)
+            {
+                await connection.DisposeAsync();
+            }
+        }
+    }
+
     /// <summary>The subjects of the messages carrying <paramref name="data"/>, until <paramref name="ends"/> end markers arrived.</summary>
     private static async Task<List<string>> CollectAsync(INatsSub<string> sub, string data, int ends)
     {
