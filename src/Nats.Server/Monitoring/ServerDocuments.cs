@@ -376,11 +376,18 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         {
             Host = string.IsNullOrEmpty(leaf.Host) ? null : leaf.Host,
             Port = port,
-            AuthTimeout = leaf.Listens ? leaf.AuthTimeout.TotalSeconds : 0,
-            Remotes = leaf.Remotes.Count == 0 ? [] : leaf.Remotes.Select(r => new LeafRemoteVarz
+            AuthTimeout = leaf.AuthTimeout.TotalSeconds,
+            // Go's default TLS timeout, shown even without TLS.
+            TlsTimeout = 2,
+            Remotes = leaf.Remotes.Count == 0 ? null : leaf.Remotes.Select(r => new LeafRemoteVarz
             {
                 LocalAccount = string.IsNullOrEmpty(r.LocalAccount) ? null : r.LocalAccount,
                 Urls = r.Urls.Select(u => u.Authority).ToList(),
+                Deny = r.DenyImports.Count + r.DenyExports.Count == 0 ? null : new LeafDenyVarz
+                {
+                    Exports = r.DenyExports.Count == 0 ? null : r.DenyExports,
+                    Imports = r.DenyImports.Count == 0 ? null : r.DenyImports,
+                },
             }).ToList(),
         };
     }

@@ -90,6 +90,7 @@ internal sealed class LeafVarz
     [JsonPropertyName("host"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; set; }
     [JsonPropertyName("port"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; set; }
     [JsonPropertyName("auth_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; set; }
+    [JsonPropertyName("tls_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; set; }
     [JsonPropertyName("remotes"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<LeafRemoteVarz>? Remotes { get; set; }
 }
 
@@ -98,6 +99,14 @@ internal sealed class LeafRemoteVarz
 {
     [JsonPropertyName("local_account"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? LocalAccount { get; set; }
     [JsonPropertyName("urls"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Urls { get; set; }
+    [JsonPropertyName("deny"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public LeafDenyVarz? Deny { get; set; }
+}
+
+/// <summary>Go's DenyRules.</summary>
+internal sealed class LeafDenyVarz
+{
+    [JsonPropertyName("exports"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Exports { get; set; }
+    [JsonPropertyName("imports"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Imports { get; set; }
 }
 
 /// <summary>Go's ClusterOptsVarz: every field omitempty, so no cluster shows as {}.</summary>

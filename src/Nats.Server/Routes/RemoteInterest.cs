@@ -48,7 +48,8 @@ internal sealed class RemoteInterest
                 return;
             }
             var subscription = new Subscription(_route, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), Encoding.UTF8.GetBytes(key),
-                Math.Max(1, weight)) { Origin = origin };
+                Math.Max(1, weight))
+            { Origin = origin };
             if (account.SubList.Insert(subscription))
             {
                 _subscriptions[key] = (account, subscription);

@@ -111,6 +111,34 @@ public sealed partial class LeafPortDifferentialTests
         Assert.Equal(documents[0], documents[1]);
     }
 
+    [Fact]
+    public async Task VarzLeafBlockIsGos()
+    {
+        var ports = new[] { FreePort(), FreePort() };
+        var nowhere = FreePort();
+        await using var servers = await TestCluster.StartAsync(new ClusterSpec(["go", "ours"])
+        {
+            RoutesOf = (_, _) => [],
+            WaitForMesh = false,
+            ExtraConfig = s => $$"""
+                leafnodes {
+                  listen: "127.0.0.1:{{ports[s.Index]}}"
+                  remotes [ { url: "nats-leaf://u:p@127.0.0.1:{{nowhere}}", deny_imports: ["a.>"], deny_exports: "b" } ]
+                }
+                """,
+        });
+        var blocks = new List<string>();
+        foreach (var server in servers.Servers)
+        {
+            using var varz = await server.GetJsonAsync("/varz");
+            var leaf = JsonNode.Parse(varz.RootElement.GetProperty("leaf").GetRawText())!.AsObject();
+            Assert.Equal(ports[server.Index], leaf["port"]!.GetValue<int>());
+            leaf.Remove("port");
+            blocks.Add(leaf.ToJsonString() + " leafnodes=" + varz.RootElement.GetProperty("leafnodes").GetInt32());
+        }
+        Assert.Equal(blocks[0], blocks[1]);
+    }
+
     /// <summary>A log line without what differs between two runs: pid, time, the peer's port and the connection id.</summary>
     private static string Normalize(string line) => LogPrefix().Replace(line, "");
 
