@@ -6,8 +6,9 @@ namespace Nats.Server.Routes;
 
 /// <summary>
 /// What one peer told us it is interested in (RS+/RS- on a route, LS+/LS- on a leaf connection), as
-/// subscriptions in our accounts' indexes whose matches go back out to that peer. Keyed as Go keys them, "acc subject[ queue]"; a repeated
-/// queue RS+ is a weight update. Touched by the route's read loop, and once more when the route closes.
+/// subscriptions in our accounts' indexes whose matches go back out to that peer. Keyed as Go keys them,
+/// "acc subject[ queue]"; a repeated queue RS+ is a weight update. Touched by the peer's read loop, and once
+/// more when the connection closes.
 /// </summary>
 internal sealed class RemoteInterest
 {
