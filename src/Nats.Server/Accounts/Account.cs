@@ -62,6 +62,31 @@ internal sealed class Account
 
     public void RemoveClient() => Interlocked.Decrement(ref _clientCount);
 
+    private int _leafCount;
+
+    /// <summary>Leaf connections bound to the account right now.</summary>
+    public int LeafCount => Volatile.Read(ref _leafCount);
+
+    /// <summary>Go's MaxTotalLeafNodesReached (max_leafnodes), checked before a leaf connection joins.</summary>
+    public bool TryAddLeaf()
+    {
+        var max = Options.Limits.MaxLeafNodes;
+        while (true)
+        {
+            var current = Volatile.Read(ref _leafCount);
+            if (max != AccountLimits.NoLimit && current >= max)
+            {
+                return false;
+            }
+            if (Interlocked.CompareExchange(ref _leafCount, current + 1, current) == current)
+            {
+                return true;
+            }
+        }
+    }
+
+    public void RemoveLeaf() => Interlocked.Decrement(ref _leafCount);
+
 
     /// <summary>Operator mode: the account JWT in force (signers, revocations, expiry); null for configured accounts.</summary>
     public Auth.Jwt.AccountJwt? Jwt

@@ -13,7 +13,7 @@ internal sealed class ConfigBinder
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
         "disable_sublist_cache", "no_sublist_cache",
-        "gateway", "leaf", "leafnodes",
+        "gateway",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "ocsp",
         "resolver_tls", "connect_error_reports",
         "reconnect_error_reports", "server_tags", "default_js_domain",
@@ -234,6 +234,10 @@ internal sealed class ConfigBinder
                 break;
             case "cluster":
                 _options.Cluster = Routes.ClusterConfigBinder.Bind(v, _errors, _warnings);
+                break;
+            case "leaf":
+            case "leafnodes":
+                _options.LeafNodes = LeafNodes.LeafNodeConfigBinder.Bind(v, _errors, _warnings);
                 break;
             case "mqtt":
                 Mqtt.MqttConfigBinder.Bind(v, _options, _errors, _warnings);

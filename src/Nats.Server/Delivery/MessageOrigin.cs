@@ -63,6 +63,10 @@ internal sealed class MessageOrigin
     /// subscriber pauses it, and it is never dropped for under no_fast_producer_stall.</summary>
     public bool WaitsForSubscribers { get; set; }
 
+    /// <summary>Set on the origin of a leaf connection we are the hub of, to the leaf's cluster: what it publishes goes to
+    /// routes as LMSG with that cluster (Go's lnoc), so the other hubs never hand it back to that cluster.</summary>
+    public byte[]? LeafOrigin { get; set; }
+
     /// <summary>Messages and bytes published (a client counts its own; these are the server's).</summary>
     public long InMsgs;
     public long InBytes;

@@ -102,8 +102,9 @@ internal sealed class MessageRouter
                 var payload = message[(headerSize > 0 ? headerSize : 0)..^2];
                 return Unsafe.As<MessageReceiver>(subscription.Receiver).Deliver(subscription, new Message(subject, reply, headers, payload, account, _origin));
             case ReceiverKind.Remote:
-                // A routed message never goes on to another route; import re-entries leave it to the peer's own imports.
-                return !_routed && _routeTargetsOpen && _routeTargets.Add(Unsafe.As<Routes.RouteConnection>(subscription.Receiver), subscription.Queue);
+                // Import re-entries leave it to the peer's own imports (targets are only open for the publish itself).
+                var peer = Unsafe.As<RemotePeer>(subscription.Receiver);
+                return _routeTargetsOpen && MayForwardTo(peer) && _routeTargets.Add(peer, subscription.Queue);
             default:
                 return false;
         }
@@ -130,22 +131,75 @@ internal sealed class MessageRouter
             {
                 continue;
             }
-            var start = _routed || depth > 0 ? (int)(NextQueueRandom() % (uint)members.Length) : WeightedStart(members);
+            var fromRoute = _source is { Role: PeerRole.Route };
+            var start = fromRoute || depth > 0 ? (int)(NextQueueRandom() % (uint)members.Length) : WeightedStart(members);
+            // Go prefers a local member over a leaf connection's (and, for a message from a route, over any
+            // peer's); the first leaf member seen is where the message goes when no local member takes it.
+            Subscription? fallback = null;
+            var served = false;
             for (var i = 0; i < members.Length; i++)
             {
                 var member = members[(start + i) % members.Length];
-                if (member.Kind == ReceiverKind.Remote && (_routed || depth > 0))
+                if (member.Kind == ReceiverKind.Remote)
                 {
-                    continue;
+                    if (depth > 0)
+                    {
+                        continue;
+                    }
+                    var peer = Unsafe.As<RemotePeer>(member.Receiver);
+                    if (peer.IsLeaf || fromRoute)
+                    {
+                        if (fallback is null && peer.IsLeaf && MayForwardTo(peer))
+                        {
+                            fallback = member;
+                        }
+                        continue;
+                    }
                 }
                 if (DeliverTo(member, account, prefix, suffix, message, headerSize, subject, reply))
                 {
-                    delivered = true;
+                    served = true;
                     break;
                 }
             }
+            if (!served && fallback is not null)
+            {
+                served = DeliverTo(fallback, account, prefix, suffix, message, headerSize, subject, reply);
+            }
+            delivered |= served;
         }
         return delivered;
+    }
+
+    /// <summary>
+    /// Go's audience rules for peers (processMsgResults): a client's publish goes to every route and leaf
+    /// connection; a message from a route only to leaf connections we are the hub of; a message from a leaf
+    /// connection never back to it (nor to another of the same remote cluster), and to routes only when we are
+    /// its hub (a spoke cluster's servers each have their own connection to the hub).
+    /// </summary>
+    private bool MayForwardTo(RemotePeer peer)
+    {
+        var source = _source;
+        if (source is null)
+        {
+            return true;
+        }
+        if (source.Role == PeerRole.Route)
+        {
+            // Go's cluster-wide no echo: a message a leaf cluster sent never goes back to that cluster.
+            return peer.Role == PeerRole.HubLeaf &&
+                (_leafOriginLength == 0 || !peer.RemoteClusterUtf8.AsSpan().SequenceEqual(_leafOrigin.AsSpan(0, _leafOriginLength)));
+        }
+        if (ReferenceEquals(peer, source))
+        {
+            return false;
+        }
+        if (peer.Role == PeerRole.Route)
+        {
+            return source.Role == PeerRole.HubLeaf;
+        }
+        var cluster = source.RemoteCluster;
+        return cluster.Length == 0 || cluster != peer.RemoteCluster;
     }
 
     /// <summary>The member a weighted draw lands on: a local member counts once, a remote one its RS+ weight.</summary>
@@ -185,8 +239,12 @@ internal sealed class MessageRouter
         return false;
     }
 
-    // Set while a message that came in on a route is routed (Go's c.kind == ROUTER): local delivery only.
+    // Set while a message that came in from a peer is routed (Go's c.kind == ROUTER or LEAF): only the queue
+    // groups it names; which other peers it may go on to depends on the source (MayForwardTo).
     private bool _routed;
+    private RemotePeer? _source;
+    private byte[] _leafOrigin = [];
+    private int _leafOriginLength;
     private byte[] _routedQueues = new byte[64];
     private int _routedQueuesLength;
 
@@ -200,7 +258,7 @@ internal sealed class MessageRouter
     /// <paramref name="message"/> is the header block and payload followed by CRLF.
     /// </summary>
     public bool RouteFromPeer(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
-        int headerSize, ReadOnlySpan<byte> message)
+        int headerSize, ReadOnlySpan<byte> message, RemotePeer source, ReadOnlySpan<byte> leafOrigin = default)
     {
         var result = account.SubList.Match(subject);
         if (result.IsEmpty)
@@ -213,11 +271,18 @@ internal sealed class MessageRouter
         }
         queues.CopyTo(_routedQueues);
         _routedQueuesLength = queues.Length;
+        if (_leafOrigin.Length < leafOrigin.Length)
+        {
+            _leafOrigin = new byte[leafOrigin.Length];
+        }
+        leafOrigin.CopyTo(_leafOrigin);
+        _leafOriginLength = leafOrigin.Length;
         Span<byte> headerSizeToken = stackalloc byte[11];
         Span<byte> sizeToken = stackalloc byte[11];
         Utf8Formatter.TryFormat(Math.Max(headerSize, 0), headerSizeToken, out var headerSizeLength);
         Utf8Formatter.TryFormat(message.Length - 2, sizeToken, out var sizeLength);
         _routed = true;
+        _source = source;
         try
         {
             return Route(result, account, subject, reply, headerSize, headerSizeToken[..headerSizeLength], sizeToken[..sizeLength], message);
@@ -225,6 +290,7 @@ internal sealed class MessageRouter
         finally
         {
             _routed = false;
+            _source = null;
         }
     }
 
@@ -277,8 +343,8 @@ internal sealed class MessageRouter
         var prefix = line[..prefixLength];
         var suffix = line[prefixLength..];
         var delivered = false;
-        // Only the publish itself reaches peers, once per route: an import's re-entry is the peer's own business.
-        var collectRoutes = depth == 0 && result.HasRemote && !_routed;
+        // Only the publish itself reaches peers, once per peer: an import's re-entry is the peer's own business.
+        var collectRoutes = depth == 0 && result.HasRemote;
         _routeTargetsOpen = collectRoutes;
         foreach (var subscription in result.Plain)
         {

@@ -14,7 +14,7 @@ internal enum ReceiverKind : byte
     /// <summary>An import or response route that re-enters routing in another account (<see cref="Accounts.InternalRoute"/>).</summary>
     Import,
 
-    /// <summary>A peer server's interest: collected per route and sent as RMSG (<see cref="Routes.RouteConnection"/>).</summary>
+    /// <summary>A peer server's interest: collected per peer and sent as RMSG/LMSG (<see cref="RemotePeer"/>: a route or a leaf connection).</summary>
     Remote,
 }
 

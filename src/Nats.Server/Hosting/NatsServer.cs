@@ -127,6 +127,15 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// <summary>Routes to the other servers of the cluster when a cluster port is configured, else null.</summary>
     internal Routes.ClusterService? Cluster { get; private set; }
 
+    /// <summary>Leaf node connections (both roles), when <c>leafnodes {}</c> is configured.</summary>
+    internal LeafNodes.LeafNodeService? LeafNodes { get; private set; }
+
+    /// <summary>The bound leaf node port (0 when not listening).</summary>
+    public int LeafNodePort => LeafNodes?.Port ?? 0;
+
+    /// <summary>Leaf connections past their handshake.</summary>
+    public int LeafNodeCount => LeafNodes?.Registered.Length ?? 0;
+
     /// <summary>The bound route port (0 without clustering).</summary>
     public int ClusterPort => Cluster?.Port ?? 0;
 
@@ -273,6 +282,14 @@ internal sealed partial class NatsServer : IAsyncDisposable
             Cluster = cluster;
         }
 
+        if (Options.LeafNodes.Enabled)
+        {
+            // Go starts leaf nodes after routing: a hub's cluster name is known before any leaf connects.
+            var leafNodes = new LeafNodes.LeafNodeService(this, Options.LeafNodes, _loggerFactory.CreateLogger("nats-server.leafnode"));
+            leafNodes.Start();
+            LeafNodes = leafNodes;
+        }
+
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
         var tick = HeartbeatInterval();
         _heartbeat = new Timer(_ => Heartbeat(), null, tick, tick);
@@ -317,6 +334,10 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             // Go's shutdownEventing: the SHUTDOWN event goes out before the clients (and routes) are closed.
             await events.ShutdownAsync().ConfigureAwait(false);
+        }
+        if (LeafNodes is { } leafNodes)
+        {
+            await leafNodes.ShutdownAsync().ConfigureAwait(false);
         }
         if (Cluster is { } cluster)
         {

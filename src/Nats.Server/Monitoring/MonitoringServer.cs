@@ -134,7 +134,7 @@ internal sealed class MonitoringServer : IAsyncDisposable
         app.Map(Path("/gatewayz"), context => Handle(context, "/gatewayz", query =>
             query.TryBool("accs", out _, out var error) ? Json(_documents.Gatewayz(), MonitorJsonContext.Indented.Gatewayz) : BadRequest(error)));
         app.Map(Path("/leafz"), context => Handle(context, "/leafz", query =>
-            query.TryBool("subs", out _, out var error) ? Json(_documents.Leafz(), MonitorJsonContext.Indented.Leafz) : BadRequest(error)));
+            query.TryBool("subs", out var subs, out var error) ? Json(_documents.Leafz(subs, query.Get("acc")), MonitorJsonContext.Indented.Leafz) : BadRequest(error)));
         app.Map(Path("/accountz"), context => Handle(context, "/accountz", query =>
             _documents.Accountz(query.Get("acc"), out var error) is { } doc ? Json(doc, MonitorJsonContext.Indented.Accountz) : BadRequest(error)));
         app.Map(Path("/accstatz"), context => Handle(context, "/accstatz", query =>

@@ -44,13 +44,28 @@ internal sealed class Gatewayz
     [JsonPropertyName("inbound_gateways")] public Dictionary<string, List<EmptyObject>> InboundGateways { get; set; } = [];
 }
 
-/// <summary>/leafz with no leafnodes: Go leaves the list nil, so it is written as null.</summary>
+/// <summary>/leafz (Go's Leafz): with no leaf connections Go leaves the list nil, so it is written as null.</summary>
 internal sealed class Leafz
 {
     [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
     [JsonPropertyName("now")] public DateTime Now { get; set; }
     [JsonPropertyName("leafnodes")] public int NumLeafs { get; set; }
-    [JsonPropertyName("leafs")] public List<EmptyObject>? Leafs { get; set; }
+    [JsonPropertyName("leafs")] public List<LeafzEntry>? Leafs { get; set; }
+}
+
+/// <summary>One leaf connection in /leafz (Go's LeafInfo, 2.9.10).</summary>
+internal sealed class LeafzEntry
+{
+    [JsonPropertyName("account")] public string Account { get; set; } = "";
+    [JsonPropertyName("ip")] public string Ip { get; set; } = "";
+    [JsonPropertyName("port")] public int Port { get; set; }
+    [JsonPropertyName("rtt"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Rtt { get; set; }
+    [JsonPropertyName("in_msgs")] public long InMsgs { get; set; }
+    [JsonPropertyName("out_msgs")] public long OutMsgs { get; set; }
+    [JsonPropertyName("in_bytes")] public long InBytes { get; set; }
+    [JsonPropertyName("out_bytes")] public long OutBytes { get; set; }
+    [JsonPropertyName("subscriptions")] public int NumSubs { get; set; }
+    [JsonPropertyName("subscriptions_list"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Subs { get; set; }
 }
 
 internal sealed class Accountz

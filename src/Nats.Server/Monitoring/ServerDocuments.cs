@@ -83,7 +83,9 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 AuthTimeout = options.Cluster.AuthTimeout.TotalSeconds,
                 Urls = options.Cluster.Routes.Count == 0 ? null : options.Cluster.Routes.Select(u => u.Authority).ToList(),
             } : new ClusterVarz(),
+            Leaf = LeafVarz(options.LeafNodes, server.LeafNodePort),
             Routes = server.RouteCount,
+            LeafNodes = server.LeafNodeCount,
             WriteDeadline = Nanoseconds(options.WriteDeadline),
             Start = server.StartTime,
             Now = now,
@@ -248,7 +250,8 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             {
                 Account = acc.Name,
                 Conns = conns,
-                TotalConns = conns,
+                LeafNodes = acc.LeafCount,
+                TotalConns = conns + acc.LeafCount,
                 Received = new DataStats { Msgs = traffic.InMsgs, Bytes = traffic.InBytes },
                 Sent = new DataStats { Msgs = traffic.OutMsgs, Bytes = traffic.OutBytes },
                 SlowConsumers = traffic.SlowConsumers,
@@ -266,7 +269,8 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         {
             Account = account.Name,
             Conns = conns,
-            TotalConns = conns,
+            LeafNodes = account.LeafCount,
+            TotalConns = conns + account.LeafCount,
             Received = new DataStats { Msgs = traffic.InMsgs, Bytes = traffic.InBytes },
             Sent = new DataStats { Msgs = traffic.OutMsgs, Bytes = traffic.OutBytes },
             SlowConsumers = traffic.SlowConsumers,
@@ -326,7 +330,67 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
 
     public Gatewayz Gatewayz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
 
-    public Leafz Leafz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
+    /// <summary>Go's Leafz: every leaf connection past its handshake, optionally of one account, with its interest list.</summary>
+    public Leafz Leafz(bool subs = false, string? account = null)
+    {
+        var leafz = new Leafz { ServerId = server.ServerId, Now = DateTime.UtcNow };
+        if (server.LeafNodes is not { } leafNodes)
+        {
+            return leafz;
+        }
+        foreach (var leaf in leafNodes.Registered)
+        {
+            if (!string.IsNullOrEmpty(account) && leaf.Account?.Name != account)
+            {
+                continue;
+            }
+            var entry = new LeafzEntry
+            {
+                Account = leaf.Account?.Name ?? "",
+                Ip = leaf.RemoteIp,
+                Port = leaf.RemotePort,
+                Rtt = GoFormat.Duration(leaf.Rtt),
+                InMsgs = Volatile.Read(ref leaf.InMsgs),
+                OutMsgs = Volatile.Read(ref leaf.Outbound.OutMsgs),
+                InBytes = Volatile.Read(ref leaf.InBytes),
+                OutBytes = Volatile.Read(ref leaf.Outbound.OutBytes),
+                NumSubs = leaf.SubscriptionCount,
+            };
+            if (subs)
+            {
+                entry.Subs = leaf.Interest.Snapshot().Select(s => s.Subject).ToList();
+            }
+            (leafz.Leafs ??= []).Add(entry);
+        }
+        leafz.NumLeafs = leafz.Leafs?.Count ?? 0;
+        return leafz;
+    }
+
+    private static LeafVarz LeafVarz(LeafNodes.LeafNodeOptions leaf, int port)
+    {
+        if (!leaf.Enabled)
+        {
+            return new LeafVarz();
+        }
+        return new LeafVarz
+        {
+            Host = string.IsNullOrEmpty(leaf.Host) ? null : leaf.Host,
+            Port = port,
+            AuthTimeout = leaf.AuthTimeout.TotalSeconds,
+            // Go's default TLS timeout, shown even without TLS.
+            TlsTimeout = 2,
+            Remotes = leaf.Remotes.Count == 0 ? null : leaf.Remotes.Select(r => new LeafRemoteVarz
+            {
+                LocalAccount = string.IsNullOrEmpty(r.LocalAccount) ? null : r.LocalAccount,
+                Urls = r.Urls.Select(u => u.Authority).ToList(),
+                Deny = r.DenyImports.Count + r.DenyExports.Count == 0 ? null : new LeafDenyVarz
+                {
+                    Exports = r.DenyExports.Count == 0 ? null : r.DenyExports,
+                    Imports = r.DenyImports.Count == 0 ? null : r.DenyImports,
+                },
+            }).ToList(),
+        };
+    }
 
     /// <summary>Go's Jsz: with a meta group its <c>meta_cluster</c>, and leader_only answered by its leader alone
     /// (a standalone server has no leader); account details are not listed yet.</summary>

@@ -35,7 +35,7 @@ internal sealed class Varz
     [JsonPropertyName("max_pending")] public long MaxPending { get; set; }
     [JsonPropertyName("cluster")] public ClusterVarz Cluster { get; set; } = new();
     [JsonPropertyName("gateway")] public EmptyObject Gateway { get; set; } = new();
-    [JsonPropertyName("leaf")] public EmptyObject Leaf { get; set; } = new();
+    [JsonPropertyName("leaf")] public LeafVarz Leaf { get; set; } = new();
     [JsonPropertyName("mqtt")] public MqttVarz Mqtt { get; set; } = new();
     [JsonPropertyName("websocket")] public WebsocketVarz Websocket { get; set; } = new();
     [JsonPropertyName("jetstream")] public EmptyObject JetStream { get; set; } = new();
@@ -83,6 +83,31 @@ internal sealed class MqttVarz
 /// so with none of those features configured each one is written as {}.
 /// </summary>
 internal sealed class EmptyObject;
+
+/// <summary>Go's LeafNodeOptsVarz: every field omitempty, so no leafnodes block shows as {}.</summary>
+internal sealed class LeafVarz
+{
+    [JsonPropertyName("host"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; set; }
+    [JsonPropertyName("port"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; set; }
+    [JsonPropertyName("auth_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; set; }
+    [JsonPropertyName("tls_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; set; }
+    [JsonPropertyName("remotes"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<LeafRemoteVarz>? Remotes { get; set; }
+}
+
+/// <summary>Go's RemoteLeafOptsVarz.</summary>
+internal sealed class LeafRemoteVarz
+{
+    [JsonPropertyName("local_account"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? LocalAccount { get; set; }
+    [JsonPropertyName("urls"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Urls { get; set; }
+    [JsonPropertyName("deny"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public LeafDenyVarz? Deny { get; set; }
+}
+
+/// <summary>Go's DenyRules.</summary>
+internal sealed class LeafDenyVarz
+{
+    [JsonPropertyName("exports"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Exports { get; set; }
+    [JsonPropertyName("imports"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Imports { get; set; }
+}
 
 /// <summary>Go's ClusterOptsVarz: every field omitempty, so no cluster shows as {}.</summary>
 internal sealed class ClusterVarz

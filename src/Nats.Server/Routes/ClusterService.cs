@@ -58,9 +58,9 @@ internal sealed class ClusterService
         _ownClientUrls = OwnClientUrls();
         foreach (var account in _server.Accounts)
         {
-            account.SubList.Observe(new LocalInterest(account, Table));
+            account.SubList.AddObserver(new LocalInterest(account, Table));
         }
-        _listener = new RouteListener(this, Options.Host, Options.Port, _logger);
+        _listener = new RouteListener(socket => StartRoute(socket, solicited: false, url: null, configured: false), "route", Options.Host, Options.Port, _logger);
         _logger.LogInformation("Listening for route connections on {Host}:{Port}",
             string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, _listener.Port);
         _listener.Start(_stop.Token);
@@ -211,7 +211,7 @@ internal sealed class ClusterService
     {
         foreach (var account in _server.Accounts)
         {
-            if (account.SubList.Observer is LocalInterest interest)
+            if (account.SubList.FindObserver<LocalInterest>() is { } interest)
             {
                 interest.DumpTo(route);
             }

@@ -17,6 +17,9 @@ internal sealed class LocalInterest : ISubscriptionObserver
     private readonly Lock _sync = new();
     private readonly Dictionary<(string Subject, string? Queue), int> _counts = new();
 
+    // The leaf cluster of the subscription that made a key appear (Go's sub.origin), sent with its LS+.
+    private readonly Dictionary<(string Subject, string? Queue), byte[]> _origins = new();
+
     public LocalInterest(Account account, RouteTable routes)
     {
         _account = account;
@@ -44,25 +47,34 @@ internal sealed class LocalInterest : ISubscriptionObserver
             {
                 _counts[key] = after;
             }
+            if (before == 0 && subscription.Origin is { Length: > 0 } origin)
+            {
+                _origins[key] = System.Text.Encoding.UTF8.GetBytes(origin);
+            }
+            var leafOrigin = _origins.GetValueOrDefault(key);
+            if (after == 0)
+            {
+                _origins.Remove(key);
+            }
             var queue = subscription.Queue;
             if (queue is null)
             {
                 if (before == 0 && after == 1)
                 {
-                    Broadcast(true, subscription.Subject, default, 0);
+                    Broadcast(true, subscription.Subject, default, 0, leafOrigin);
                 }
                 else if (before == 1 && after == 0)
                 {
-                    Broadcast(false, subscription.Subject, default, 0);
+                    Broadcast(false, subscription.Subject, default, 0, leafOrigin);
                 }
             }
             else if (after > 0)
             {
-                Broadcast(true, subscription.Subject, queue, after);
+                Broadcast(true, subscription.Subject, queue, after, leafOrigin);
             }
             else if (before > 0)
             {
-                Broadcast(false, subscription.Subject, queue, 0);
+                Broadcast(false, subscription.Subject, queue, 0, leafOrigin);
             }
         }
     }
@@ -77,26 +89,30 @@ internal sealed class LocalInterest : ISubscriptionObserver
                 if (count > 0)
                 {
                     route.Outbound.AppendInterest(true, _account.NameUtf8, System.Text.Encoding.UTF8.GetBytes(subject),
-                        queue is null ? default : System.Text.Encoding.UTF8.GetBytes(queue), count);
+                        queue is null ? default : System.Text.Encoding.UTF8.GetBytes(queue), count, OriginFor(route, _origins.GetValueOrDefault((subject, queue))));
                 }
             }
         }
     }
 
-    /// <summary>Peers' interest and import routing that is not a local subscriber never goes back out.</summary>
+    /// <summary>Peers' interest and import routing that is not a local subscriber never goes back out; the interest
+    /// of a leaf connection we are the hub of counts as local (Go treats its LS+ like a client's SUB).</summary>
     private static bool IsLocal(Subscription subscription) =>
         subscription.Kind switch
         {
-            Delivery.ReceiverKind.Remote => false,
+            Delivery.ReceiverKind.Remote => ((Delivery.RemotePeer)subscription.Receiver).Role == Delivery.PeerRole.HubLeaf,
             Delivery.ReceiverKind.Import => subscription.Receiver is StreamImportRoute,
             _ => true,
         };
 
-    private void Broadcast(bool add, byte[] subject, ReadOnlySpan<byte> queue, int weight)
+    private void Broadcast(bool add, byte[] subject, ReadOnlySpan<byte> queue, int weight, byte[]? origin)
     {
         foreach (var route in _routes.Registered)
         {
-            route.Outbound.AppendInterest(add, _account.NameUtf8, subject, queue, weight);
+            route.Outbound.AppendInterest(add, _account.NameUtf8, subject, queue, weight, OriginFor(route, origin));
         }
     }
+
+    /// <summary>The origin is sent only to a peer that understands it (Go's lnoc).</summary>
+    private static ReadOnlySpan<byte> OriginFor(RouteConnection route, byte[]? origin) => route.RemoteInfo is { Lnoc: true } ? origin : default;
 }

@@ -5,18 +5,19 @@ using Nats.Server.Subscriptions;
 namespace Nats.Server.Routes;
 
 /// <summary>
-/// What one peer told us it is interested in (RS+/RS-), as subscriptions in our accounts' indexes
-/// whose matches go back out on this route. Keyed as Go keys them, "acc subject[ queue]"; a repeated
-/// queue RS+ is a weight update. Touched by the route's read loop, and once more when the route closes.
+/// What one peer told us it is interested in (RS+/RS- on a route, LS+/LS- on a leaf connection), as
+/// subscriptions in our accounts' indexes whose matches go back out to that peer. Keyed as Go keys them,
+/// "acc subject[ queue]"; a repeated queue RS+ is a weight update. Touched by the peer's read loop, and once
+/// more when the connection closes.
 /// </summary>
 internal sealed class RemoteInterest
 {
-    private readonly RouteConnection _route;
+    private readonly Delivery.RemotePeer _route;
     private readonly Dictionary<string, (Account Account, Subscription Subscription)> _subscriptions = new(StringComparer.Ordinal);
     private readonly Lock _sync = new();
     private bool _closed;
 
-    public RemoteInterest(RouteConnection route) => _route = route;
+    public RemoteInterest(Delivery.RemotePeer route) => _route = route;
 
     public int Count
     {
@@ -30,7 +31,7 @@ internal sealed class RemoteInterest
     }
 
     /// <summary>RS+: adds the interest, or updates a queue subscription's weight.</summary>
-    public void Add(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight)
+    public void Add(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight, string? origin = null)
     {
         var key = Key(account, subject, queue);
         lock (_sync)
@@ -48,7 +49,8 @@ internal sealed class RemoteInterest
                 return;
             }
             var subscription = new Subscription(_route, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), Encoding.UTF8.GetBytes(key),
-                Math.Max(1, weight));
+                Math.Max(1, weight))
+            { Origin = origin };
             if (account.SubList.Insert(subscription))
             {
                 _subscriptions[key] = (account, subscription);

@@ -7,6 +7,8 @@ using Nats.Server.Accounts;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
 
+using static Nats.Server.Routes.PeerTokens;
+
 namespace Nats.Server.Routes;
 
 /// <summary>
@@ -16,7 +18,7 @@ namespace Nats.Server.Routes;
 /// router sends back here as RMSG (<see cref="SendMessage"/>); what the peer sends is delivered to
 /// local subscribers only, through the route's own <see cref="Delivery.MessageOrigin"/> (never to another route).
 /// </summary>
-internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrainable
+internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDrainable
 {
     private const int MaxArgs = 256;
     private const int MaxBuffer = 64 * 1024 * 1024;
@@ -44,7 +46,7 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
     private string? _nonce;
 
     public RouteConnection(ClusterService cluster, Socket socket, ulong id, bool solicited, Uri? url, bool configured, ILogger logger)
-        : base(Delivery.ReceiverKind.Remote)
+        : base(Delivery.PeerRole.Route)
     {
         _cluster = cluster;
         _socket = socket;
@@ -220,7 +222,8 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
             if (Is(op, "RMSG"u8) || Is(op, "HMSG"u8) || leafOrigin)
             {
                 // LMSG is HMSG with the origin cluster first (sent for leaf-origin messages to lnoc peers).
-                var consumed = HandleMessage(span, lf, leafOrigin ? SkipToken(rest) : rest, !Is(op, "RMSG"u8), args);
+                var consumed = HandleMessage(span, lf, leafOrigin ? SkipToken(rest) : rest, !Is(op, "RMSG"u8), args,
+                    leafOrigin ? FirstToken(rest) : default);
                 if (consumed == 0)
                 {
                     return start;
@@ -255,7 +258,10 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
         }
         else if (Is(op, "LS+"u8))
         {
-            HandleRemoteSub(SkipToken(rest), args);
+            // LS+ carries the leaf cluster the interest came from first (Go's lnoc).
+            var origin = rest.TrimStart(" \t"u8);
+            var originEnd = origin.IndexOfAny((byte)' ', (byte)'\t');
+            HandleRemoteSub(SkipToken(rest), args, originEnd < 0 ? null : Encoding.UTF8.GetString(origin[..originEnd]));
         }
         else if (Is(op, "RS-"u8) || Is(op, "LS-"u8))
         {
@@ -284,7 +290,8 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
     }
 
     /// <summary>RMSG/HMSG: returns the bytes consumed, or 0 when the payload has not fully arrived.</summary>
-    private int HandleMessage(ReadOnlySpan<byte> span, int lf, ReadOnlySpan<byte> rest, bool headers, Span<Range> args)
+    private int HandleMessage(ReadOnlySpan<byte> span, int lf, ReadOnlySpan<byte> rest, bool headers, Span<Range> args,
+        ReadOnlySpan<byte> origin)
     {
         var count = Split(rest, args);
         var sizeArgs = headers ? 2 : 1;
@@ -350,12 +357,12 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
         var account = FindAccount(rest[args[0]]);
         if (account is not null)
         {
-            _proxy.Router.RouteFromPeer(account, rest[args[1]], reply, queues, headerSize, message);
+            _proxy.Router.RouteFromPeer(account, rest[args[1]], reply, queues, headerSize, message, this, origin);
         }
         return needed;
     }
 
-    private void HandleRemoteSub(ReadOnlySpan<byte> rest, Span<Range> args)
+    private void HandleRemoteSub(ReadOnlySpan<byte> rest, Span<Range> args, string? origin = null)
     {
         var count = Split(rest, args);
         if (count is not (2 or 3 or 4))
@@ -375,7 +382,7 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
         {
             weight = 1;
         }
-        _interest.Add(account, rest[args[1]], count >= 3 ? rest[args[2]] : default, weight);
+        _interest.Add(account, rest[args[1]], count >= 3 ? rest[args[2]] : default, weight, origin);
     }
 
     private void HandleRemoteUnsub(ReadOnlySpan<byte> rest, Span<Range> args)
@@ -514,12 +521,14 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
     /// written at the end of <paramref name="publisher"/>'s batch. A client publisher that fills the
     /// route past its threshold waits for it to drain, as for a full client (memory stays bounded).
     /// </summary>
-    public void SendMessage(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
+    public override void SendMessage(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
         int headerSize, ReadOnlySpan<byte> message, Delivery.MessageOrigin publisher)
     {
         var threshold = Math.Min(_cluster.Server.Options.MaxPending / 2, StallThresholdCap);
+        // A message a leaf of another cluster sent goes on as LMSG with that cluster, so no hub hands it back to it.
+        var origin = RemoteInfo is { Lnoc: true } ? publisher.LeafOrigin : null;
         if (!Outbound.AppendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, threshold, publisher.CanStall,
-                out var stall))
+                out var stall, origin))
         {
             return;
         }
@@ -645,60 +654,4 @@ internal sealed class RouteConnection : Delivery.Receiver, IOutboundOwner, IDrai
         }
         _socket.Close();
     }
-
-    private static bool Is(ReadOnlySpan<byte> op, ReadOnlySpan<byte> name)
-    {
-        if (op.Length != name.Length)
-        {
-            return false;
-        }
-        for (var i = 0; i < op.Length; i++)
-        {
-            if ((op[i] | 0x20) != (name[i] | 0x20))
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /// <summary>Splits on runs of spaces and tabs, as every Go parser accepts; returns the count (MaxArgs+1 when too many).</summary>
-    private static int Split(ReadOnlySpan<byte> text, Span<Range> args)
-    {
-        var count = 0;
-        var i = 0;
-        while (i < text.Length)
-        {
-            while (i < text.Length && text[i] is (byte)' ' or (byte)'\t')
-            {
-                i++;
-            }
-            if (i == text.Length)
-            {
-                break;
-            }
-            var startIndex = i;
-            while (i < text.Length && text[i] is not ((byte)' ' or (byte)'\t'))
-            {
-                i++;
-            }
-            if (count == args.Length)
-            {
-                return count + 1;
-            }
-            args[count++] = startIndex..i;
-        }
-        return count;
-    }
-
-    /// <summary>The arguments after the first one (the origin cluster of LS+/LMSG).</summary>
-    private static ReadOnlySpan<byte> SkipToken(ReadOnlySpan<byte> text)
-    {
-        text = text.TrimStart(" \t"u8);
-        var end = text.IndexOfAny((byte)' ', (byte)'\t');
-        return end < 0 ? default : text[(end + 1)..];
-    }
-
-    private static bool TryParseSize(ReadOnlySpan<byte> text, out int value) =>
-        Utf8Parser.TryParse(text, out value, out var consumed) && consumed == text.Length && value >= 0;
 }

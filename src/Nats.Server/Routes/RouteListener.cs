@@ -4,17 +4,19 @@ using Microsoft.Extensions.Logging;
 
 namespace Nats.Server.Routes;
 
-/// <summary>The route port: accepts peers and hands each socket to the cluster as an accepted route.</summary>
+/// <summary>A peer port (routes, leaf nodes): accepts peers and hands each socket to its subsystem.</summary>
 internal sealed class RouteListener
 {
-    private readonly ClusterService _cluster;
+    private readonly Action<Socket> _accepted;
+    private readonly string _kind;
     private readonly ILogger _logger;
     private readonly Socket _socket;
     private Task? _loop;
 
-    public RouteListener(ClusterService cluster, string host, int port, ILogger logger)
+    public RouteListener(Action<Socket> accepted, string kind, string host, int port, ILogger logger)
     {
-        _cluster = cluster;
+        _accepted = accepted;
+        _kind = kind;
         _logger = logger;
         var address = string.IsNullOrEmpty(host) || host is "0.0.0.0" or "*" ? IPAddress.Any
             : host is "::" or "[::]" ? IPAddress.IPv6Any
@@ -63,21 +65,21 @@ internal sealed class RouteListener
                 {
                     break;
                 }
-                _logger.LogError("Temporary route accept error: {Error}", e.Message);
+                _logger.LogError("Temporary {Kind} accept error: {Error}", _kind, e.Message);
                 await Task.Delay(10, CancellationToken.None).ConfigureAwait(false);
                 continue;
             }
             try
             {
                 socket.NoDelay = true;
-                _cluster.StartRoute(socket, solicited: false, url: null, configured: false);
+                _accepted(socket);
             }
             catch (Exception e) when (e is SocketException or ObjectDisposedException)
             {
                 // Reset by the peer between accept and set-up (a port scan, a health check): that connection is
                 // gone, the accept loop is not.
                 socket.Dispose();
-                _logger.LogDebug("Route connection reset before set-up: {Error}", e.Message);
+                _logger.LogDebug("{Kind} connection reset before set-up: {Error}", _kind, e.Message);
             }
         }
     }

@@ -37,14 +37,21 @@ internal sealed class RouteOutbound
     }
 
     /// <summary>RS+/RS- for one subject: <c>RS+ acc subject[ queue weight]</c>, <c>RS- acc subject[ queue]</c>.</summary>
-    public void AppendInterest(bool add, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight)
+    public void AppendInterest(bool add, ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight,
+        ReadOnlySpan<byte> origin = default)
     {
-        var size = account.Length + subject.Length + queue.Length + 32;
+        var size = account.Length + subject.Length + queue.Length + origin.Length + 32;
         byte[]? rented = null;
         var span = size <= 512 ? stackalloc byte[512] : (rented = ArrayPool<byte>.Shared.Rent(size));
         var n = 0;
-        (add ? "RS+ "u8 : "RS- "u8).CopyTo(span);
+        // Interest of a leaf connection carries its cluster (Go's LS+ origin acc subject; LS- acc subject).
+        (origin.IsEmpty ? add ? "RS+ "u8 : "RS- "u8 : add ? "LS+ "u8 : "LS- "u8).CopyTo(span);
         n += 4;
+        if (add && !origin.IsEmpty)
+        {
+            n += Put(span[n..], origin);
+            span[n++] = (byte)' ';
+        }
         n += Put(span[n..], account);
         span[n++] = (byte)' ';
         n += Put(span[n..], subject);
@@ -68,25 +75,46 @@ internal sealed class RouteOutbound
         }
     }
 
+    /// <summary>A leaf connection's interest line (Go's writeLeafSub): <c>LS+ key[ weight]</c> (the key is "subject"
+    /// or "subject queue"), or <c>LS- key</c> when <paramref name="count"/> is 0.</summary>
+    public void AppendLeafInterest(string key, int count)
+    {
+        var line = count <= 0 ? $"LS- {key}\r\n" : key.Contains(' ') ? $"LS+ {key} {count}\r\n" : $"LS+ {key}\r\n";
+        Append(System.Text.Encoding.UTF8.GetBytes(line));
+    }
+
     /// <summary>
-    /// One message for the peer: <c>HMSG acc subject [reply | + reply queues | | queues] hdr total</c> when
+    /// One message for the peer (a route's, or with an empty <paramref name="account"/> a leaf connection's):
+    /// <c>HMSG acc subject [reply | + reply queues | | queues] hdr total</c> when
     /// both sides speak headers and there are some, else <c>RMSG ... size</c> without the header block.
     /// <paramref name="message"/> is the header block and payload followed by CRLF. Not signalled: the
     /// publisher adds <see cref="Queue"/> to its flush batch. False when the route is closed.
     /// </summary>
     public bool AppendMessage(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
-        int headerSize, ReadOnlySpan<byte> message, bool peerHeaders, long stallThreshold, bool canStall, out bool stall)
+        int headerSize, ReadOnlySpan<byte> message, bool peerHeaders, long stallThreshold, bool canStall, out bool stall,
+        byte[]? origin = null)
     {
-        var withHeaders = headerSize > 0 && peerHeaders;
+        // Toward a route, a message from a leaf of another cluster is LMSG origin acc ..., always with a header size.
+        var leafOrigin = origin is { Length: > 0 } && !account.IsEmpty;
+        var withHeaders = leafOrigin || (headerSize > 0 && peerHeaders);
         var body = headerSize > 0 && !peerHeaders ? message[headerSize..] : message;
-        var size = account.Length + subject.Length + reply.Length + queues.Length + 40;
+        var size = account.Length + subject.Length + reply.Length + queues.Length + (origin?.Length ?? 0) + 40;
         byte[]? rented = null;
         var span = size <= 512 ? stackalloc byte[512] : (rented = ArrayPool<byte>.Shared.Rent(size));
         var n = 0;
-        (withHeaders ? "HMSG "u8 : "RMSG "u8).CopyTo(span);
+        // A leaf connection's account is implied by the connection: LMSG/HMSG carry none.
+        (leafOrigin ? "LMSG "u8 : withHeaders ? "HMSG "u8 : account.IsEmpty ? "LMSG "u8 : "RMSG "u8).CopyTo(span);
         n += 5;
-        n += Put(span[n..], account);
-        span[n++] = (byte)' ';
+        if (leafOrigin)
+        {
+            n += Put(span[n..], origin);
+            span[n++] = (byte)' ';
+        }
+        if (!account.IsEmpty)
+        {
+            n += Put(span[n..], account);
+            span[n++] = (byte)' ';
+        }
         n += Put(span[n..], subject);
         if (!queues.IsEmpty)
         {
@@ -113,7 +141,7 @@ internal sealed class RouteOutbound
         span[n++] = (byte)' ';
         if (withHeaders)
         {
-            Utf8Formatter.TryFormat(headerSize, span[n..], out var h);
+            Utf8Formatter.TryFormat(headerSize > 0 && peerHeaders ? headerSize : 0, span[n..], out var h);
             n += h;
             span[n++] = (byte)' ';
         }

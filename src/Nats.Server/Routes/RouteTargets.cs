@@ -3,19 +3,19 @@ using Nats.Server.Accounts;
 namespace Nats.Server.Routes;
 
 /// <summary>
-/// The routes one publish goes to (Go's c.in.rts): each route once, however many of its peer's
+/// The routes and leaf connections one publish goes to (Go's c.in.rts): each route once, however many of its peer's
 /// subscriptions matched, with the queue groups a draw assigned to it. Owned by one router on its
 /// publishing thread; arrays are reused, so a steady stream of publishes allocates nothing.
 /// </summary>
 internal sealed class RouteTargets
 {
-    private RouteConnection?[] _routes = new RouteConnection?[4];
+    private Delivery.RemotePeer?[] _routes = new Delivery.RemotePeer?[4];
     private byte[][] _queues = [new byte[64], new byte[64], new byte[64], new byte[64]];
     private int[] _queueLengths = new int[4];
     private int _count;
 
     /// <summary>Adds <paramref name="route"/> (once) and, for a queue draw, the group's name to its list.</summary>
-    public bool Add(RouteConnection route, byte[]? queue)
+    public bool Add(Delivery.RemotePeer route, byte[]? queue)
     {
         var slot = 0;
         while (slot < _count && !ReferenceEquals(_routes[slot], route))

@@ -171,6 +171,49 @@ internal sealed partial class SubList
         }
     }
 
+    /// <summary>Like <see cref="Observe"/>, beside the observers already there (routes and leaf connections each
+    /// watch an account's index); only the new one is shown what is already here.</summary>
+    internal void AddObserver(ISubscriptionObserver observer)
+    {
+        lock (_lock)
+        {
+            var all = new List<Subscription>();
+            CollectAll(_root, all);
+            foreach (var subscription in all)
+            {
+                observer.Changed(subscription, 1);
+            }
+            Observer = Observer is null ? observer : new ObserverPair(Observer, observer);
+        }
+    }
+
+    /// <summary>Runs <paramref name="action"/> with every subscription, under the index lock: no change falls between
+    /// the snapshot and what the action sets up.</summary>
+    internal void WithSnapshot(Action<List<Subscription>> action)
+    {
+        lock (_lock)
+        {
+            var all = new List<Subscription>();
+            CollectAll(_root, all);
+            action(all);
+        }
+    }
+
+    /// <summary>Finds an observer of type <typeparamref name="T"/> among those attached.</summary>
+    internal T? FindObserver<T>() where T : class, ISubscriptionObserver
+    {
+        var observer = Observer;
+        while (observer is ObserverPair pair)
+        {
+            if (pair.Second is T second)
+            {
+                return second;
+            }
+            observer = pair.First;
+        }
+        return observer as T;
+    }
+
     private bool RemoveLocked(Subscription subscription)
     {
         var subject = subscription.Subject;
@@ -317,6 +360,19 @@ internal sealed partial class SubList
 internal interface ISubscriptionObserver
 {
     void Changed(Subscription subscription, int delta);
+}
+
+/// <summary>Two observers of one index, told in the order they were attached.</summary>
+internal sealed class ObserverPair(ISubscriptionObserver first, ISubscriptionObserver second) : ISubscriptionObserver
+{
+    public ISubscriptionObserver First { get; } = first;
+    public ISubscriptionObserver Second { get; } = second;
+
+    public void Changed(Subscription subscription, int delta)
+    {
+        First.Changed(subscription, delta);
+        Second.Changed(subscription, delta);
+    }
 }
 
 internal readonly record struct SubListStats(int Subscriptions, int CacheEntries, long Inserts, long Removes, long Matches, long CacheHits);

@@ -47,11 +47,15 @@ internal sealed class Subscription
     public Accounts.InternalRoute? Route => Kind == ReceiverKind.Import ? Unsafe.As<Accounts.InternalRoute>(Receiver) : null;
 
     /// <summary>The route whose peer holds this interest; null for every local subscription.</summary>
-    public Routes.RouteConnection? Remote => Kind == ReceiverKind.Remote ? Unsafe.As<Routes.RouteConnection>(Receiver) : null;
+    public Routes.RouteConnection? Remote => Kind == ReceiverKind.Remote ? Receiver as Routes.RouteConnection : null;
 
     public byte[] Subject { get; }
     public byte[]? Queue { get; }
     public byte[] Sid { get; }
+
+    /// <summary>For interest a leaf connection brought (or a route relayed with LS+): the cluster of the leaf it came from
+    /// (Go's sub.origin), so it is never offered back to that cluster.</summary>
+    public string? Origin { get; init; }
 
     /// <summary>Messages delivered so far; only counted when an auto-unsubscribe limit is set.</summary>
     public long Delivered;

@@ -23,7 +23,9 @@ internal sealed class ClientProgram : IAsyncDisposable
 
     public string Output => _output.ToString();
 
-    public static async Task<ClientProgram> StartAsync(string client, IEnumerable<string> urls)
+    /// <param name="leaf">The servers are a hub and its leaf, not one cluster: no failover step (they share no
+    /// connect_urls), and queue members on the first server subscribe before the others (local members are preferred).</param>
+    public static async Task<ClientProgram> StartAsync(string client, IEnumerable<string> urls, bool leaf = false)
     {
         var psi = client switch
         {
@@ -34,6 +36,10 @@ internal sealed class ClientProgram : IAsyncDisposable
         foreach (var url in urls)
         {
             psi.ArgumentList.Add(url);
+        }
+        if (leaf)
+        {
+            psi.Environment["CLUSTERCLIENT_LEAF"] = "1";
         }
         psi.RedirectStandardInput = true;
         psi.RedirectStandardOutput = true;

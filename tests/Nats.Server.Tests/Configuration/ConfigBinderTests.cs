@@ -221,10 +221,8 @@ public class ConfigBinderTests
             authorization { users: [ { user: a, password: b } ] }
             """);
         Assert.Empty(result.Errors);
-        Assert.Equal(
-            ["leafnodes", "gateway"],
-            options.UnsupportedConfig.Keys);
-        Assert.Equal(7422L, options.UnsupportedConfig["leafnodes"].AsMap!["port"].Value);
+        Assert.Equal(["gateway"], options.UnsupportedConfig.Keys);
+        Assert.Equal(7422, options.LeafNodes.Port);
         Assert.Equal(6222, options.Cluster.Port);
         Assert.True(options.Cluster.Enabled);
     }

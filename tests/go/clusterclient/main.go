@@ -27,6 +27,9 @@ const timeout = 30 * time.Second
 
 var stdin = bufio.NewReader(os.Stdin)
 
+// Set when the servers are a hub and its leaf (CLUSTERCLIENT_LEAF=1) rather than one cluster.
+var leaf = os.Getenv("CLUSTERCLIENT_LEAF") != ""
+
 func fail(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "FAIL: "+format+"\n", args...)
 	os.Exit(1)
@@ -113,8 +116,9 @@ func queue(conns []*nats.Conn) {
 	seen := map[string]int{}
 	perServer := make([]int, len(conns))
 	probed := make(chan struct{}, 1)
-	for i, nc := range conns {
-		i := i
+	// Across a leaf connection a publisher's own side always serves a group it has members of: the probe can only
+	// reach the first server's members while the last server has none, so those subscribe after the probe.
+	subscribe := func(i int, nc *nats.Conn) {
 		for k := 0; k < 2; k++ {
 			nc.QueueSubscribe("jobs", "workers", func(m *nats.Msg) {
 				if string(m.Data) == "probe" {
@@ -134,6 +138,11 @@ func queue(conns []*nats.Conn) {
 		}
 		nc.Flush()
 	}
+	for i, nc := range conns {
+		if i == 0 || !leaf {
+			subscribe(i, nc)
+		}
+	}
 	// The first server's members must be known on the last one before counting.
 	last := conns[len(conns)-1]
 	deadline := time.Now().Add(timeout)
@@ -147,6 +156,11 @@ func queue(conns []*nats.Conn) {
 		case <-probed:
 			probedOnFirst = true
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if leaf {
+		for i, nc := range conns[1:] {
+			subscribe(i+1, nc)
 		}
 	}
 	const count = 300
@@ -282,7 +296,10 @@ func main() {
 	queue(conns)
 	request(first, last)
 	unsubscribe(first)
-	failover(urls[0], conns[1:])
+	// A hub and its leaf share no connect_urls: nothing to fail over to.
+	if !leaf {
+		failover(urls[0], conns[1:])
+	}
 	for _, nc := range conns[1:] {
 		nc.Close()
 	}

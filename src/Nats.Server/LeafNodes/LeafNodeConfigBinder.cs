@@ -1,0 +1,254 @@
+using Nats.Server.Configuration;
+
+namespace Nats.Server.LeafNodes;
+
+/// <summary>Go's parseLeafNodes, parseLeafAuthorization and parseRemoteLeafNodes (2.9.10): keys, aliases and error
+/// texts of the <c>leafnodes {}</c> block.</summary>
+internal static class LeafNodeConfigBinder
+{
+    public static LeafNodeOptions Bind(ConfigValue block, List<string> errors, List<string> warnings)
+    {
+        var leaf = new LeafNodeOptions();
+        var map = block.AsMap;
+        if (map is null)
+        {
+            errors.Add($"{block.Source}: Expected map to define a leafnode, got {block.GoTypeName}");
+            return leaf;
+        }
+        ConfigBlock.ForEach(map, errors, (key, v) => BindKey(leaf, key, v, errors, warnings));
+        return leaf;
+    }
+
+    private static bool BindKey(LeafNodeOptions leaf, string key, ConfigValue v, List<string> errors, List<string> warnings)
+    {
+        switch (key)
+        {
+            case "listen":
+                var (host, port) = v.HostPort();
+                leaf.Host = host ?? "";
+                leaf.Port = port;
+                break;
+            case "port":
+                leaf.Port = (int)v.Int64();
+                break;
+            case "host":
+            case "net":
+                leaf.Host = v.String();
+                break;
+            case "authorization":
+                BindAuthorization(leaf, v, errors);
+                break;
+            case "remotes":
+                leaf.Remotes = BindRemotes(v, errors);
+                break;
+            case "reconnect":
+            case "reconnect_delay":
+            case "reconnect_interval":
+                leaf.ReconnectInterval = v.Value switch
+                {
+                    long seconds => TimeSpan.FromSeconds(seconds),
+                    string text when GoDuration.TryParse(text, out var d, out _) => d,
+                    _ => throw new ConfigBindException(v, $"invalid reconnect interval {v.Value}"),
+                };
+                break;
+            case "tls":
+                // Leaf TLS is not there yet; starting without it would silently drop the encryption asked for.
+                errors.Add($"{v.Source}: leafnodes tls is not supported yet by nats-net-server");
+                break;
+            case "leafnode_advertise":
+            case "advertise":
+                leaf.Advertise = v.String();
+                break;
+            case "no_advertise":
+                leaf.NoAdvertise = v.Bool();
+                break;
+            case "min_version":
+            case "minimum_version":
+                break;
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    private static void BindAuthorization(LeafNodeOptions leaf, ConfigValue v, List<string> errors)
+    {
+        ConfigBlock.ForEach(v.Map(), errors, (key, item) =>
+        {
+            switch (key)
+            {
+                case "user":
+                case "username":
+                    leaf.Username = item.String();
+                    break;
+                case "pass":
+                case "password":
+                    leaf.Password = item.String();
+                    break;
+                case "timeout":
+                    leaf.AuthTimeout = TimeSpan.FromSeconds(item.Value switch { long l => l, double d => d, _ => 0 });
+                    break;
+                case "account":
+                    leaf.Account = item.String();
+                    break;
+                case "users":
+                    leaf.Users = BindUsers(item, errors);
+                    break;
+                default:
+                    return false;
+            }
+            return true;
+        });
+        if (leaf.AuthTimeout <= TimeSpan.Zero)
+        {
+            leaf.AuthTimeout = TimeSpan.FromSeconds(2);
+        }
+        if (leaf.Users.Count > 0)
+        {
+            if (!string.IsNullOrEmpty(leaf.Username))
+            {
+                errors.Add($"{v.Source}: can not have a single user/pass and a users array");
+            }
+            var seen = new HashSet<string>(StringComparer.Ordinal);
+            foreach (var user in leaf.Users)
+            {
+                if (!seen.Add(user.Username))
+                {
+                    errors.Add($"{v.Source}: duplicate user \"{user.Username}\" detected in leafnode authorization");
+                }
+            }
+        }
+    }
+
+    private static List<LeafUser> BindUsers(ConfigValue v, List<string> errors)
+    {
+        if (v.AsList is not { } list)
+        {
+            throw new ConfigBindException(v, $"Expected users field to be an array, got {v.Value}");
+        }
+        var users = new List<LeafUser>();
+        foreach (var entry in list)
+        {
+            if (entry.AsMap is not { } map)
+            {
+                errors.Add($"{entry.Source}: Expected user entry to be a map/struct, got {entry.Value}");
+                continue;
+            }
+            string user = "", password = "";
+            string? account = null;
+            ConfigBlock.ForEach(map, errors, (key, item) =>
+            {
+                switch (key)
+                {
+                    case "user":
+                    case "username":
+                        user = item.String();
+                        break;
+                    case "pass":
+                    case "password":
+                        password = item.String();
+                        break;
+                    case "account":
+                        account = item.String();
+                        break;
+                    default:
+                        return false;
+                }
+                return true;
+            });
+            users.Add(new LeafUser(user, password, account));
+        }
+        return users;
+    }
+
+    private static List<LeafRemote> BindRemotes(ConfigValue v, List<string> errors)
+    {
+        if (v.AsList is not { } list)
+        {
+            throw new ConfigBindException(v, $"Expected remotes field to be an array, got {v.GoTypeName}");
+        }
+        var remotes = new List<LeafRemote>();
+        foreach (var entry in list)
+        {
+            if (entry.AsMap is not { } map)
+            {
+                errors.Add($"{entry.Source}: Expected remote leafnode entry to be a map/struct, got {entry.Value}");
+                continue;
+            }
+            var remote = new LeafRemote();
+            ConfigBlock.ForEach(map, errors, (key, item) => BindRemoteKey(remote, key, item, errors));
+            remotes.Add(remote);
+        }
+        return remotes;
+    }
+
+    private static bool BindRemoteKey(LeafRemote remote, string key, ConfigValue item, List<string> errors)
+    {
+        switch (key)
+        {
+            case "no_randomize":
+            case "dont_randomize":
+                remote.NoRandomize = item.Bool();
+                break;
+            case "url":
+            case "urls":
+                var texts = item.Value switch
+                {
+                    string s => [s],
+                    List<ConfigValue> values => values.Select(x => x.String()).ToList(),
+                    _ => throw new ConfigBindException(item, $"Expected remote leafnode url to be an array or string, got {item.Value}"),
+                };
+                foreach (var text in texts)
+                {
+                    if (Uri.TryCreate(text.Trim(), UriKind.Absolute, out var url) && url.Host.Length > 0)
+                    {
+                        if (url.Scheme is "ws" or "wss")
+                        {
+                            errors.Add($"{item.Source}: leafnode websocket remotes are not supported yet by nats-net-server");
+                            continue;
+                        }
+                        remote.Urls.Add(url);
+                    }
+                    else
+                    {
+                        errors.Add($"{item.Source}: Error parsing remote leafnode url \"{text}\"");
+                    }
+                }
+                break;
+            case "account":
+            case "local":
+                remote.LocalAccount = item.String();
+                break;
+            case "creds":
+            case "credentials":
+                remote.Credentials = item.String();
+                break;
+            case "tls":
+                errors.Add($"{item.Source}: leafnode remote tls is not supported yet by nats-net-server");
+                break;
+            case "hub":
+                remote.Hub = item.Bool();
+                break;
+            case "deny_imports":
+            case "deny_import":
+                remote.DenyImports = item.StringOrList(key);
+                break;
+            case "deny_exports":
+            case "deny_export":
+                remote.DenyExports = item.StringOrList(key);
+                break;
+            case "ws_compress":
+            case "ws_compression":
+            case "websocket_compress":
+            case "websocket_compression":
+            case "ws_no_masking":
+            case "websocket_no_masking":
+            case "jetstream_cluster_migrate":
+            case "js_cluster_migrate":
+                break;
+            default:
+                return false;
+        }
+        return true;
+    }
+}

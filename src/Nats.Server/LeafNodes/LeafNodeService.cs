@@ -1,0 +1,320 @@
+using System.Net;
+using System.Net.NetworkInformation;
+using System.Net.Sockets;
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.Hosting;
+using Nats.Server.Routes;
+
+namespace Nats.Server.LeafNodes;
+
+/// <summary>
+/// The leaf node subsystem of one server (Go's leafnode.go at server level): the leaf port and its INFO, the
+/// solicitors of the configured remotes, the connections (accepted and dialled), leaf authentication and
+/// account binding, and one <see cref="LeafAccountInterest"/> per account that has leaf connections.
+/// </summary>
+internal sealed class LeafNodeService
+{
+    private readonly NatsServer _server;
+    private readonly ILogger _logger;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Lock _sync = new();
+    private readonly HashSet<LeafConnection> _all = [];
+    private readonly Dictionary<Account, LeafAccountInterest> _interest = [];
+    private readonly List<LeafSolicitor> _solicitors = [];
+    private readonly List<Task> _tasks = [];
+    private volatile LeafConnection[] _registered = [];
+    private RouteListener? _listener;
+    private Timer? _tick;
+    private string _host = "";
+    private int _advertisedPort;
+
+    public LeafNodeService(NatsServer server, LeafNodeOptions options, ILogger logger)
+    {
+        _server = server;
+        Options = options;
+        _logger = logger;
+    }
+
+    public NatsServer Server => _server;
+    public LeafNodeOptions Options { get; }
+
+    /// <summary>The bound leaf port; 0 when this server does not accept leaf connections.</summary>
+    public int Port => _listener?.Port ?? 0;
+
+    /// <summary>Leaf connections past their handshake.</summary>
+    public LeafConnection[] Registered => _registered;
+
+    public IReadOnlyList<LeafSolicitor> Solicitors => _solicitors;
+
+    /// <summary>Our cluster's name as a leaf peer sees it: the route cluster's, or (Go, a server with remotes and
+    /// no cluster) the server name, so that a spoke and its hub can tell each other apart.</summary>
+    public string ClusterName =>
+        _server.Cluster?.ClusterName ??
+        (!string.IsNullOrEmpty(_server.Options.Cluster.Name) ? _server.Options.Cluster.Name
+            : Options.Remotes.Count > 0 ? _server.ServerName : "");
+
+    public void Start()
+    {
+        if (Options.Listens)
+        {
+            _listener = new RouteListener(socket => StartConnection(socket, null, null), "leafnode", Options.Host, Options.Port, _logger);
+            (_host, _advertisedPort) = AdvertisedAddress();
+            _logger.LogInformation("Listening for leafnode connections on {Host}:{Port}",
+                string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, _listener.Port);
+            _listener.Start(_stop.Token);
+        }
+        foreach (var remote in Options.Remotes)
+        {
+            if (remote.Urls.Count == 0)
+            {
+                continue;
+            }
+            var solicitor = new LeafSolicitor(this, remote, _logger);
+            lock (_sync)
+            {
+                _solicitors.Add(solicitor);
+                _tasks.Add(solicitor.Start(_stop.Token));
+            }
+        }
+        _tick = new Timer(_ => Tick(), null, TimeSpan.FromMilliseconds(250), TimeSpan.FromMilliseconds(250));
+    }
+
+    public LeafConnection StartConnection(Socket socket, LeafSolicitor? solicitor, Uri? url)
+    {
+        var connection = new LeafConnection(this, socket, _server.NextClientId(), solicitor, url, _logger);
+        lock (_sync)
+        {
+            _all.Add(connection);
+            _tasks.RemoveAll(t => t.IsCompleted);
+            _tasks.Add(Task.Run(connection.RunAsync));
+        }
+        if (_stop.IsCancellationRequested)
+        {
+            connection.Close("Server Shutdown");
+        }
+        return connection;
+    }
+
+    /// <summary>Go's setLeafNodeInfoHostPortAndIP: the advertise address, else the listen host (any address resolved to
+    /// the first non-loopback one).</summary>
+    private (string Host, int Port) AdvertisedAddress()
+    {
+        var port = _listener!.Port;
+        if (!string.IsNullOrEmpty(Options.Advertise))
+        {
+            var advertise = Options.Advertise;
+            if (Configuration.ConfigRead.TrySplitHostPort(advertise, out var h, out var p) && int.TryParse(p, out var parsed))
+            {
+                return (h, parsed);
+            }
+            return (advertise, port);
+        }
+        var host = Options.Host;
+        if (host is "" or "0.0.0.0" or "::" or "[::]")
+        {
+            try
+            {
+                foreach (var nic in NetworkInterface.GetAllNetworkInterfaces())
+                {
+                    foreach (var address in nic.GetIPProperties().UnicastAddresses)
+                    {
+                        if (!IPAddress.IsLoopback(address.Address) && address.Address.AddressFamily == AddressFamily.InterNetwork)
+                        {
+                            return (address.Address.ToString(), port);
+                        }
+                    }
+                }
+            }
+            catch (NetworkInformationException)
+            {
+            }
+            return ("0.0.0.0", port);
+        }
+        return (host, port);
+    }
+
+    /// <summary>The hub's INFO (Go's copyLeafNodeInfo): the first with a nonce, the second (after CONNECT) with
+    /// connect_info and the account the leaf was bound to.</summary>
+    public byte[] BuildInfo(string? nonce, ulong clientId, bool connectInfo, string? remoteAccount)
+    {
+        var options = _server.Options;
+        var hostPort = _host.Contains(':') ? $"[{_host}]:{_advertisedPort}" : $"{_host}:{_advertisedPort}";
+        return new LeafInfo
+        {
+            ServerId = _server.ServerId,
+            ServerName = _server.ServerName,
+            Version = NatsServer.FeatureLevelVersion,
+            Go = "dotnet" + Environment.Version,
+            Host = _host,
+            Port = _advertisedPort,
+            Headers = !options.NoHeaderSupport,
+            MaxPayload = options.MaxPayload,
+            JetStream = options.JetStream.Enabled,
+            Domain = options.JetStream.Domain,
+            Ip = hostPort,
+            ClientId = clientId,
+            Nonce = nonce,
+            ConnectInfo = connectInfo,
+            LeafNodeUrls = [hostPort],
+            RemoteAccount = remoteAccount,
+        }.Render();
+    }
+
+    /// <summary>Our CONNECT on a remote (Go's sendLeafConnect): credentials from the URL; deny_imports travel as deny_pub.</summary>
+    public byte[] BuildConnect(LeafRemote remote, Uri? url)
+    {
+        string? user = null, pass = null;
+        if (url is not null && url.UserInfo.Length > 0)
+        {
+            var colon = url.UserInfo.IndexOf(':');
+            user = Uri.UnescapeDataString(colon < 0 ? url.UserInfo : url.UserInfo[..colon]);
+            pass = colon < 0 ? null : Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
+        }
+        var options = _server.Options;
+        return new LeafConnect
+        {
+            Version = NatsServer.FeatureLevelVersion,
+            User = user,
+            Pass = pass,
+            ServerId = _server.ServerId,
+            Domain = options.JetStream.Domain,
+            Name = _server.ServerName,
+            Hub = remote.Hub,
+            Cluster = ClusterName,
+            Headers = !options.NoHeaderSupport,
+            JetStream = options.JetStream.Enabled,
+            DenyPub = remote.DenyImports.Count > 0 ? remote.DenyImports : null,
+        }.Render();
+    }
+
+    /// <summary>Go's isLeafNodeAuthorized for the <c>leafnodes.authorization</c> block: the account the leaf binds to,
+    /// or null when the credentials do not pass.</summary>
+    public string? Authenticate(string? user, string? password)
+    {
+        if (Options.Users.Count > 0)
+        {
+            foreach (var candidate in Options.Users)
+            {
+                if (candidate.Username == user && PasswordMatches(candidate.Password, password))
+                {
+                    return string.IsNullOrEmpty(candidate.Account) ? Account.GlobalAccountName : candidate.Account;
+                }
+            }
+            return null;
+        }
+        if (!string.IsNullOrEmpty(Options.Username))
+        {
+            if (Options.Username != user || !PasswordMatches(Options.Password ?? "", password))
+            {
+                return null;
+            }
+        }
+        return string.IsNullOrEmpty(Options.Account) ? Account.GlobalAccountName : Options.Account;
+    }
+
+    private static bool PasswordMatches(string expected, string? given) =>
+        Auth.Bcrypt.IsBcryptHash(expected) ? Auth.Bcrypt.Verify(given ?? "", expected) : expected == (given ?? "");
+
+    public bool IsOwnLoopSubject(Account account, ReadOnlySpan<byte> subject)
+    {
+        if (!subject.StartsWith(LeafAccountInterest.LoopPrefix))
+        {
+            return false;
+        }
+        lock (_sync)
+        {
+            return _interest.TryGetValue(account, out var interest) && subject.SequenceEqual(interest.LoopSubjectUtf8);
+        }
+    }
+
+    /// <summary>Go's addLeafNodeConnection duplicate check: an older accepted connection from the same server, cluster and
+    /// account is replaced by the new one (a reconnect the hub has not noticed yet).</summary>
+    public void EvictDuplicate(LeafConnection connection)
+    {
+        if (connection.RemoteServerName.Length == 0)
+        {
+            return;
+        }
+        foreach (var old in _registered)
+        {
+            if (!old.Solicited && !ReferenceEquals(old, connection) && old.RemoteServerName == connection.RemoteServerName &&
+                old.RemoteCluster == connection.RemoteCluster && ReferenceEquals(old.Account, connection.Account))
+            {
+                old.Outbound.Append("-ERR 'Duplicate Remote LeafNode Connection'\r\n"u8);
+                _logger.LogError("{Leaf} - Duplicate Remote LeafNode Connection", old);
+                old.Close("Duplicate Remote LeafNode Connection");
+                _logger.LogWarning("{Leaf} - Replacing connection from same server", connection);
+            }
+        }
+    }
+
+    /// <summary>The connection passed its handshake: it joins the account's interest (sending the initial LS+ batch).</summary>
+    public void OnRegistered(LeafConnection connection)
+    {
+        var account = connection.Account!;
+        LeafAccountInterest interest;
+        lock (_sync)
+        {
+            if (!_interest.TryGetValue(account, out interest!))
+            {
+                interest = new LeafAccountInterest(account);
+                _interest[account] = interest;
+                account.SubList.AddObserver(interest);
+            }
+            _registered = [.. _registered, connection];
+        }
+        interest.Attach(connection);
+    }
+
+    public void OnClosed(LeafConnection connection)
+    {
+        LeafAccountInterest? interest = null;
+        lock (_sync)
+        {
+            _all.Remove(connection);
+            _registered = [.. _registered.Where(c => !ReferenceEquals(c, connection))];
+            if (connection.Account is { } account)
+            {
+                _interest.TryGetValue(account, out interest);
+            }
+        }
+        interest?.Detach(connection);
+    }
+
+    private void Tick()
+    {
+        var now = Environment.TickCount64;
+        LeafConnection[] all;
+        lock (_sync)
+        {
+            all = [.. _all];
+        }
+        foreach (var connection in all)
+        {
+            connection.OnTick(now);
+        }
+    }
+
+    public async Task ShutdownAsync()
+    {
+        _stop.Cancel();
+        _tick?.Dispose();
+        if (_listener is not null)
+        {
+            await _listener.StopAsync().ConfigureAwait(false);
+        }
+        LeafConnection[] all;
+        Task[] tasks;
+        lock (_sync)
+        {
+            all = [.. _all];
+            tasks = [.. _tasks];
+        }
+        foreach (var connection in all)
+        {
+            connection.Close("Server Shutdown");
+        }
+        await Task.WhenAny(Task.WhenAll(tasks), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,139 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text.Json;
+using Nats.Server.IntegrationTests.Cluster;
+
+namespace Nats.Server.IntegrationTests.LeafNodes;
+
+/// <summary>
+/// A hub cluster ("HUB", one or more routed servers, each with a leaf port) and a spoke cluster ("LEAF", its
+/// servers each with a remote to the hub), every server Go 2.9.10 or ours as a real process (the
+/// <see cref="TestCluster"/> fixture). Each hub's leaf port is chosen once, so a restarted hub is found again by
+/// its spokes' remotes.
+/// </summary>
+internal sealed class LeafTopology : IAsyncDisposable
+{
+    private LeafTopology(TestCluster hub, TestCluster leaf)
+    {
+        Hub = hub;
+        Leaf = leaf;
+    }
+
+    public TestCluster Hub { get; }
+    public TestCluster Leaf { get; }
+
+    /// <summary>Starts the hub servers, then the spokes, and waits until every spoke has its leaf connection.</summary>
+    /// <param name="hubLeafConfig">Lines inside each hub's <c>leafnodes {}</c> (authorization ...).</param>
+    /// <param name="remote">The inside of each spoke's remote entry, given the hub leaf URLs (<c>url: ...</c> plus account,
+    /// deny lists ...); default every hub URL.</param>
+    public static async Task<LeafTopology> StartAsync(string[] hubKinds, string[] leafKinds, string? hubLeafConfig = null,
+        Func<int, IReadOnlyList<string>, string>? remote = null, string? hubExtra = null, string? leafExtra = null, bool waitForLeafs = true)
+    {
+        var ports = hubKinds.Select(_ => FreePort()).ToArray();
+        var urls = ports.Select(p => $"nats-leaf://127.0.0.1:{p}").ToList();
+        remote ??= (_, u) => $"urls: [{string.Join(", ", u.Select(x => $"\"{x}\""))}]";
+        TestCluster? hub = null;
+        try
+        {
+            hub = await TestCluster.StartAsync(new ClusterSpec(hubKinds)
+            {
+                ClusterName = "HUB",
+                ExtraConfig = s => $"leafnodes {{\n  listen: \"127.0.0.1:{ports[s.Index]}\"\n{hubLeafConfig}\n}}\n{hubExtra}",
+            });
+            var leaf = await TestCluster.StartAsync(new ClusterSpec(leafKinds)
+            {
+                ClusterName = "LEAF",
+                ExtraConfig = s => $"leafnodes {{\n  remotes [ {{ {remote(s.Index, urls)} }} ]\n}}\n{leafExtra}",
+            });
+            var topology = new LeafTopology(hub, leaf);
+            hub = null;
+            try
+            {
+                if (waitForLeafs)
+                {
+                    await topology.WaitForLeafsAsync();
+                }
+                return topology;
+            }
+            catch
+            {
+                await topology.DisposeAsync();
+                throw;
+            }
+        }
+        catch
+        {
+            if (hub is not null)
+            {
+                await hub.DisposeAsync();
+            }
+            throw;
+        }
+    }
+
+    /// <summary>Waits until every running spoke has a leaf connection and the hubs count them all.</summary>
+    public async Task WaitForLeafsAsync()
+    {
+        using var cts = new CancellationTokenSource(TestCluster.Deadline);
+        var spokes = Leaf.Servers.Where(s => s.IsRunning).ToList();
+        try
+        {
+            foreach (var spoke in spokes)
+            {
+                await TestCluster.WaitForAsync(async () => await LeafCountAsync(spoke, cts.Token) >= 1, $"{spoke} has its leaf connection", cts.Token);
+            }
+            await TestCluster.WaitForAsync(async () =>
+            {
+                var total = 0;
+                foreach (var hub in Hub.Servers.Where(s => s.IsRunning))
+                {
+                    total += await LeafCountAsync(hub, cts.Token);
+                }
+                return total >= spokes.Count;
+            }, "the hubs count every spoke", cts.Token);
+        }
+        catch (TimeoutException e)
+        {
+            throw new TimeoutException($"{e.Message}\n{Logs()}", e);
+        }
+    }
+
+    public static async Task<int> LeafCountAsync(ClusterServer server, CancellationToken cancellationToken = default)
+    {
+        using var leafz = await server.GetJsonAsync("/leafz", cancellationToken);
+        return leafz.RootElement.GetProperty("leafnodes").GetInt32();
+    }
+
+    /// <summary>The subjects <paramref name="server"/> holds for its leaf connections (/leafz?subs=1), all connections together.</summary>
+    public static async Task<List<string>> LeafSubjectsAsync(ClusterServer server, CancellationToken cancellationToken = default)
+    {
+        using var leafz = await server.GetJsonAsync("/leafz?subs=1", cancellationToken);
+        var subjects = new List<string>();
+        if (leafz.RootElement.GetProperty("leafs") is { ValueKind: JsonValueKind.Array } leafs)
+        {
+            foreach (var leaf in leafs.EnumerateArray())
+            {
+                if (leaf.TryGetProperty("subscriptions_list", out var list) && list.ValueKind == JsonValueKind.Array)
+                {
+                    subjects.AddRange(list.EnumerateArray().Select(s => s.GetString()!));
+                }
+            }
+        }
+        return subjects;
+    }
+
+    public string Logs() => $"=== hub ===\n{Hub.Logs()}\n=== leaf ===\n{Leaf.Logs()}";
+
+    public async ValueTask DisposeAsync()
+    {
+        await Leaf.DisposeAsync();
+        await Hub.DisposeAsync();
+    }
+
+    private static int FreePort()
+    {
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        return ((IPEndPoint)socket.LocalEndPoint!).Port;
+    }
+}
