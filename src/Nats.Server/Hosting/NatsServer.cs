@@ -81,6 +81,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     public int ClientCount => _clients.Count;
 
+    /// <summary>What max_connections limits: NATS and MQTT connections together, as in Go's one clients map.</summary>
+    internal int ConnectionCountForLimit => _clients.Count + (Mqtt?.ConnectionCount ?? 0);
+
     public long TotalConnections => Interlocked.Read(ref _totalConnections);
 
     public long SlowConsumers => Interlocked.Read(ref _slowConsumers);

@@ -478,7 +478,12 @@ internal sealed class MqttSession
         {
             return true;
         }
-        if (_connection is null)
+        if (_connection is not { } connection)
+        {
+            return true;
+        }
+        // The delivery deny filter a NATS client's wildcard subscription gets when it overlaps a subscribe deny.
+        if (connection.Permissions is { } permissions && !permissions.AllowDelivery(message.Subject, message.Reply))
         {
             return true;
         }
@@ -578,19 +583,20 @@ internal sealed class MqttSession
         }
         // Not the session's own publisher: its read loop would wait on the connection it feeds (NATS clients never stall on themselves either).
         var canStall = origin is not null && origin.Connection != Nats;
+        var mayDrop = canStall && !origin!.WaitsForSubscribers;
         bool stall;
         var size = MqttPackets.PublishSize(topic.Length, payload.Length, qos);
         if (size <= 512)
         {
             Span<byte> small = stackalloc byte[size];
             MqttPackets.WritePublish(small, topic, payload, qos, pi, dup, retain);
-            stall = connection.Outbound.Enqueue(small, canStall);
+            stall = connection.Outbound.Enqueue(small, canStall, mayDrop);
         }
         else
         {
             var packet = System.Buffers.ArrayPool<byte>.Shared.Rent(size);
             MqttPackets.WritePublish(packet.AsSpan(0, size), topic, payload, qos, pi, dup, retain);
-            stall = connection.Outbound.Enqueue(packet.AsSpan(0, size), canStall);
+            stall = connection.Outbound.Enqueue(packet.AsSpan(0, size), canStall, mayDrop);
             System.Buffers.ArrayPool<byte>.Shared.Return(packet);
         }
         connection.CountOut(payload.Length);

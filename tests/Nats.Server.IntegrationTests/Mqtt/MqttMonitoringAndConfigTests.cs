@@ -53,6 +53,30 @@ public sealed class MqttMonitoringAndConfigTests
         Assert.Equal("0s", connection.GetProperty("rtt").GetString());
     }
 
+    [Theory]
+    [InlineData("go")]
+    [InlineData("ours")]
+    public async Task Max_connections_counts_mqtt_and_nats_clients_together(string kind)
+    {
+        await using var server = await MqttTestServer.StartAsync(kind, "", null, "max_connections: 1");
+        await using var first = await MqttRawClient.ConnectAsync(server.MqttPort);
+        await first.SendAsync(MqttRawClient.Connect("max-conn-first"));
+        Assert.Equal(new byte[] { 0x20, 2, 0, 0 }, await first.ReadAsync(4));
+
+        await using (var second = await MqttRawClient.ConnectAsync(server.MqttPort))
+        {
+            await second.SendAsync(MqttRawClient.Connect("max-conn-second"));
+            Assert.True(await second.WaitClosedAsync());
+        }
+
+        var uri = new Uri(server.NatsUrl);
+        using var nats = new System.Net.Sockets.TcpClient();
+        await nats.ConnectAsync("127.0.0.1", uri.Port);
+        using var reader = new StreamReader(nats.GetStream());
+        var text = await reader.ReadToEndAsync().WaitAsync(TimeSpan.FromSeconds(20));
+        Assert.Contains("-ERR 'maximum connections exceeded'", text, StringComparison.Ordinal);
+    }
+
     public static TheoryData<string> Configs => new()
     {
         "mqtt { port: 1883 }",
