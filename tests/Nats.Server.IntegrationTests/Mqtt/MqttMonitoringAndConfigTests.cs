@@ -56,6 +56,47 @@ public sealed class MqttMonitoringAndConfigTests
     [Theory]
     [InlineData("go")]
     [InlineData("ours")]
+    public async Task Connz_keeps_a_closed_mqtt_connection_in_the_closed_ring(string kind)
+    {
+        await using var server = await MqttTestServer.StartAsync(kind, "", null, "http: \"127.0.0.1:-1\"");
+        var monitorPort = server.Inner switch
+        {
+            GoServerProcess go => int.Parse(System.Text.RegularExpressions.Regex.Match(go.Log, @"Starting http monitor on [^:]+:(\d+)").Groups[1].Value,
+                System.Globalization.CultureInfo.InvariantCulture),
+            InProcessServer ours => ours.Server.MonitoringPort,
+            _ => throw new InvalidOperationException(),
+        };
+        await using (var mqtt = await MqttRawClient.ConnectAsync(server.MqttPort))
+        {
+            await mqtt.SendAsync(MqttRawClient.Connect("closed-client"));
+            await mqtt.ReadAsync(4);
+            await mqtt.SendAsync(0xE0, 0);
+            Assert.True(await mqtt.WaitClosedAsync());
+        }
+        using var http = new HttpClient();
+        var deadline = DateTime.UtcNow.AddSeconds(20);
+        JsonElement? found = null;
+        while (found is null && DateTime.UtcNow < deadline)
+        {
+            var json = await http.GetStringAsync($"http://127.0.0.1:{monitorPort}/connz?state=closed");
+            found = JsonDocument.Parse(json).RootElement.GetProperty("connections").EnumerateArray()
+                .Where(c => c.TryGetProperty("mqtt_client", out _)).Select(c => (JsonElement?)c).FirstOrDefault();
+            if (found is null)
+            {
+                // The ring is written when the connection's task ends, just after the socket closes.
+                await Task.Delay(50);
+            }
+        }
+        Assert.NotNull(found);
+        var connection = found.Value;
+        Assert.Equal("closed-client", connection.GetProperty("mqtt_client").GetString());
+        Assert.Equal("mqtt", connection.GetProperty("type").GetString());
+        Assert.Equal("Client Closed", connection.GetProperty("reason").GetString());
+    }
+
+    [Theory]
+    [InlineData("go")]
+    [InlineData("ours")]
     public async Task Max_connections_counts_mqtt_and_nats_clients_together(string kind)
     {
         await using var server = await MqttTestServer.StartAsync(kind, "", null, "max_connections: 1");
