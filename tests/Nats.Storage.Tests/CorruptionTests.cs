@@ -40,7 +40,8 @@ public sealed class CorruptionTests(ITestOutputHelper output)
         using var dir = new TempDir();
         var rng = new Random(seed * 7919 + damage.Sum(c => c) + (crashed ? 1 : 0));
         var payloads = new Dictionary<ulong, byte[]>();
-        var options = new FileStoreOptions { Directory = dir.Path, BlockSize = BlockSize };
+        // Small index chunks that are evicted and rebuilt, so damage also meets index pages rebuilt from disk.
+        var options = new FileStoreOptions { Directory = dir.Path, BlockSize = BlockSize, IndexPageShift = 4, MaxIndexBytes = seed % 2 == 0 ? 1 : 8 << 20 };
         var store = StreamStores.OpenFile(new StoreConfig(), options);
         for (var i = 0; i < Messages; i++)
         {

@@ -40,6 +40,10 @@ public sealed class PropertyTests
         using var file = new StoreHarness("file", config, blockSize: 300 + seed * 20, clock: clock)
         {
             MaxCachedBlocks = seed % 2 == 1 ? 1 : 4,
+            // Index chunks of 8-64 sequences with room for two: nearly every operation evicts chunks and
+            // rebuilds others from block indexes (or, for the active block, from its records).
+            IndexPageShift = 3 + seed % 4,
+            MaxIndexBytes = seed % 3 == 0 ? 8 << 20 : 1,
         };
         file.Reopen();
 

@@ -58,6 +58,11 @@ internal sealed class StoreHarness : IDisposable
     public StoreConfig Config { get; }
     public int BlockSize { get; }
     public int MaxCachedBlocks { get; init; } = 4;
+
+    /// <summary>File kind: log2 of the index chunk size and the resident index budget (tiny values make
+    /// the store evict and rebuild index chunks constantly).</summary>
+    public int IndexPageShift { get; init; } = 12;
+    public long MaxIndexBytes { get; init; } = 8 << 20;
     public TimeProvider? Clock { get; }
     public IStreamStore Store { get; private set; }
     public string Directory => _dir.Path;
@@ -73,6 +78,8 @@ internal sealed class StoreHarness : IDisposable
         Directory = _dir.Path,
         BlockSize = BlockSize,
         MaxCachedBlocks = MaxCachedBlocks,
+        IndexPageShift = IndexPageShift,
+        MaxIndexBytes = MaxIndexBytes,
         Clock = Clock,
         Warn = Warn,
     };

@@ -283,6 +283,13 @@ internal abstract partial class StoreCore
 
     private ulong CountWithStraddlers(ref FilterTotals v, ulong sseq, int mark)
     {
+        if (v.Visited == Subjects.Count)
+        {
+            // The filter matches every subject the store holds (a consumer filtered on the stream's
+            // own subjects): the count comes from the index's per-chunk totals, no message visited.
+            return CountAllFrom(sseq);
+        }
+
         var total = v.Full;
         if (v.StraddleCount > 0)
         {
@@ -320,22 +327,8 @@ internal abstract partial class StoreCore
             return MsgCount;
         }
 
-        ulong n = 0;
-        if (sseq - FirstSeq < LastSeq - sseq)
-        {
-            for (var s = FirstSeq; s < sseq; s = Slots.NextAfter(s))
-            {
-                n += Slots[s].HasMessage ? 1UL : 0;
-            }
-
-            return MsgCount - n;
-        }
-        for (var s = Slots.NextPossible(sseq); s <= LastSeq; s = Slots.NextAfter(s))
-        {
-            n += Slots[s].HasMessage ? 1UL : 0;
-        }
-
-        return n;
+        // Whole chunks count from their live totals; only the chunk holding sseq is looked into.
+        return Slots.CountLive(sseq, LastSeq);
     }
 
     private struct FilterTotals(StoreCore store, ulong sseq, int mark) : ISubjectVisitor
@@ -346,6 +339,7 @@ internal abstract partial class StoreCore
         public ulong StraddleLo = ulong.MaxValue;
         public ulong StraddleHi;
         public int VisitMark; // nonzero: several filters share this pass; count each subject once
+        public int Visited; // distinct subjects matched
 
         public bool Visit(SubjectInfo info)
         {
@@ -358,6 +352,7 @@ internal abstract partial class StoreCore
 
                 info.VisitMark = VisitMark;
             }
+            Visited++;
             store.FixLast(info);
             if (info.Last < sseq)
             {

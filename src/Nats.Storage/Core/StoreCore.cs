@@ -27,9 +27,10 @@ internal abstract partial class StoreCore : IStreamStore
     private StorageUpdateHandler? _onUpdate;
 
     /// <param name="payloadsInIndex">The engine keeps message arrays in the index (memory engine).</param>
-    protected StoreCore(StoreConfig config, TimeProvider? clock, bool payloadsInIndex = false)
+    /// <param name="indexShift">Log2 of the sequences per index chunk (the unit of index paging).</param>
+    protected StoreCore(StoreConfig config, TimeProvider? clock, bool payloadsInIndex = false, int indexShift = 12)
     {
-        Slots = new SlotList(payloadsInIndex);
+        Slots = new SlotList(payloadsInIndex, indexShift);
         _payloadsInIndex = payloadsInIndex;
         Config = config;
         Clock = clock ?? TimeProvider.System;
@@ -45,6 +46,18 @@ internal abstract partial class StoreCore : IStreamStore
             lock (Sync)
             {
                 return Slots.AllocatedChunks;
+            }
+        }
+    }
+
+    /// <summary>Bytes the sequence index holds now (resident chunks and evicted chunks' summaries).</summary>
+    internal long IndexBytes
+    {
+        get
+        {
+            lock (Sync)
+            {
+                return Slots.MemoryBytes;
             }
         }
     }
@@ -458,12 +471,16 @@ internal abstract partial class StoreCore : IStreamStore
 
     protected long NowNanos() => (Clock.GetUtcNow().UtcTicks - DateTime.UnixEpoch.Ticks) * 100;
 
+    /// <summary>Called first thing under the lock by every operation. Also where cold index chunks are
+    /// evicted: no <c>ref Slot</c> can be held yet, so no reference can point into a reused chunk.</summary>
     protected void ThrowIfClosed()
     {
         if (Closed)
         {
             throw new StoreException(StoreError.Closed);
         }
+
+        Slots.Trim();
     }
 
     private static void ValidateSubject(string subject)

@@ -74,13 +74,30 @@ internal static class BlockIndexFile
     /// <summary>Replays a valid index; false (having called nothing) when it is missing, damaged or stale.</summary>
     public static bool TryReplay(IStoreFileSystem fs, string blockPath, long blockLength, EntryHandler handler)
     {
+        if (TryLoad(fs, blockPath, blockLength) is not { } buf)
+        {
+            return false;
+        }
+
+        var reader = new Reader(buf);
+        while (reader.Next(out var offset, out var rec, out var subject))
+        {
+            handler(offset, rec, subject);
+        }
+        return true;
+    }
+
+    /// <summary>The verified content of a block's index, or null when it is missing, damaged or does not
+    /// describe a block of <paramref name="blockLength"/> bytes (then the block itself must be read).</summary>
+    public static byte[]? TryLoad(IStoreFileSystem fs, string blockPath, long blockLength)
+    {
         var idxPath = PathFor(blockPath);
         byte[] buf;
         try
         {
             if (!fs.FileExists(idxPath))
             {
-                return false;
+                return null;
             }
 
             using var f = fs.Open(idxPath, StoreFileMode.Open);
@@ -88,7 +105,7 @@ internal static class BlockIndexFile
         }
         catch (IOException)
         {
-            return false;
+            return null;
         }
         if (buf.Length < HeaderSize + 4
             || BinaryPrimitives.ReadUInt32LittleEndian(buf) != Magic
@@ -96,26 +113,47 @@ internal static class BlockIndexFile
             || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) != blockLength
             || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))
         {
-            return false;
+            return null;
         }
+        return buf;
+    }
 
-        var count = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12));
-        var pos = HeaderSize;
-        for (var i = 0; i < count; i++)
+    /// <summary>Walks the entries of an index returned by <see cref="TryLoad"/>.</summary>
+    public ref struct Reader(byte[] buf)
+    {
+        private readonly int _count = BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(12));
+        private int _index;
+        private int _pos = HeaderSize;
+
+        /// <summary>Where the next entry starts, to resume a later walk there (<see cref="Seek"/>).</summary>
+        public readonly (int Index, int Pos) Position => (_index, _pos);
+
+        public void Seek((int Index, int Pos) at) => (_index, _pos) = at;
+
+        public bool Next(out int offset, out RecordHeader rec, out ReadOnlySpan<byte> subject)
         {
-            var e = buf.AsSpan(pos);
-            var offset = BinaryPrimitives.ReadInt32LittleEndian(e);
+            if (_index >= _count)
+            {
+                offset = 0;
+                rec = default;
+                subject = default;
+                return false;
+            }
+
+            var e = buf.AsSpan(_pos);
+            offset = BinaryPrimitives.ReadInt32LittleEndian(e);
             var len = BinaryPrimitives.ReadInt32LittleEndian(e[4..]);
             int subj = BinaryPrimitives.ReadUInt16LittleEndian(e[10..]);
             var hdr = BinaryPrimitives.ReadInt32LittleEndian(e[12..]);
             var ttl = BinaryPrimitives.ReadInt64LittleEndian(e[32..]);
             var data = len - RecordCodec.Overhead - (ttl != 0 ? 8 : 0) - subj - hdr;
-            var rec = new RecordHeader(len, (RecordKind)e[8], subj, hdr, data,
+            rec = new RecordHeader(len, (RecordKind)e[8], subj, hdr, data,
                 BinaryPrimitives.ReadUInt64LittleEndian(e[16..]), BinaryPrimitives.ReadInt64LittleEndian(e[24..]), ttl);
-            handler(offset, rec, e.Slice(EntrySize, subj));
-            pos += EntrySize + subj;
+            subject = e.Slice(EntrySize, subj);
+            _pos += EntrySize + subj;
+            _index++;
+            return true;
         }
-        return true;
     }
 
     /// <summary>Message sequences a verifiable index lists beyond <paramref name="length"/>: records the

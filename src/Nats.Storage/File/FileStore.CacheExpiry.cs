@@ -37,6 +37,8 @@ internal sealed partial class FileStore
                 return;
             }
 
+            Slots.Trim();
+            DropPageIndex();
             var held = false;
             foreach (var b in _blocks)
             {

@@ -179,6 +179,7 @@ internal sealed partial class FileStore
         _fs.Rename(tmp, block.Path);
         _fs.SyncDirectory(_dir);
         block.Reopen(_fs.Open(block.Path, StoreFileMode.Open), output, outLen);
+        ForgetPageIndex(block);
         var content = output.AsSpan(0, outLen);
         block.LiveMsgs = live;
         block.LiveBytes = liveBytes;
@@ -198,6 +199,7 @@ internal sealed partial class FileStore
             _lastRead = null;
         }
 
+        ForgetPageIndex(block);
         _blocks.Remove(block);
         _byId.Remove(block.Id);
         _cached.Remove(block);

@@ -20,7 +20,8 @@ internal sealed partial class FileStore
             .Where(f => f.Id > 0)
             .OrderBy(f => f.Id)
             .ToList();
-        foreach (var (path, id) in files)
+        var fromState = TryRecoverFromState(files);
+        foreach (var (path, id) in fromState ? [] : files)
         {
             var file = _fs.Open(path, StoreFileMode.Open);
             var length = file.Length;
@@ -73,6 +74,7 @@ internal sealed partial class FileStore
                 }
             }
             Touch(block);
+            Slots.Trim(); // between blocks no slot reference is held
         }
 
         var target = LastSeq;
@@ -119,6 +121,12 @@ internal sealed partial class FileStore
         }
 
         _meta.Write(LastSeq + _opts.SequenceReserve, LastSeq, clean: false, sync: true);
+        // Made durable by the directory sync below, before anything can change the store.
+        if (_fs.FileExists(StatePath))
+        {
+            _fs.Delete(StatePath);
+        }
+
         _durableReserved = _meta.Reserved;
         _fs.SyncDirectory(_opts.Directory);
         _fs.SyncDirectory(_dir);

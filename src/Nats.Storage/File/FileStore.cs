@@ -25,7 +25,8 @@ internal sealed partial class FileStore : StoreCore
     private long _useTick;
     private MessageBlock? _lastRead;
 
-    public FileStore(StoreConfig config, FileStoreOptions options) : base(config, options.Clock)
+    public FileStore(StoreConfig config, FileStoreOptions options)
+        : base(config, options.Clock, indexShift: options.IndexPageShift)
     {
         _opts = options;
         Warn = options.Warn;
@@ -36,6 +37,7 @@ internal sealed partial class FileStore : StoreCore
         _meta = new StoreMeta(_fs, Path.Combine(options.Directory, "meta.dat"));
         _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced, OnSyncFailed);
         _reserveStep = Math.Max(1, options.SequenceReserve);
+        Slots.EnablePaging(this, (int)Math.Max(2, options.MaxIndexBytes / Slots.ChunkBytes));
         lock (Sync)
         {
             Recover();
@@ -273,7 +275,7 @@ internal sealed partial class FileStore : StoreCore
         _fs.SyncDirectory(_dir);
         // Only after every block is durable may the meta file claim a clean stop at LastSeq. After a
         // failed fsync it never does: pages may have been lost, so the next open verifies and syncs.
-        if (_failure is null)
+        if (_failure is null && TryWriteStateFile())
         {
             _meta.Write(Math.Max(_meta.Reserved, LastSeq), LastSeq, clean: true, sync: true);
         }

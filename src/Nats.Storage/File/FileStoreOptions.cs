@@ -95,4 +95,11 @@ internal sealed record FileStoreOptions
     public TimeSpan ScrubInterval { get; init; }
 
     public TimeProvider? Clock { get; init; }
+
+    /// <summary>Most bytes of the sequence index kept in memory between operations; colder index chunks
+    /// are evicted and rebuilt from the block index files when next touched (the newest always stays).</summary>
+    public long MaxIndexBytes { get; init; } = 8 << 20;
+
+    /// <summary>Log2 of the sequences per index chunk; tests use tiny chunks to page constantly.</summary>
+    public int IndexPageShift { get; init; } = 12;
 }

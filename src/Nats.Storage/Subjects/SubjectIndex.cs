@@ -33,6 +33,15 @@ internal sealed class SubjectIndex
         return lookup.TryGetValue(chars[..n], out var info) ? info : GetOrAdd(new string(chars[..n]));
     }
 
+    /// <summary>A known subject from its UTF-8 bytes (index page rebuilds), without allocating.</summary>
+    public SubjectInfo? Find(ReadOnlySpan<byte> utf8)
+    {
+        var max = System.Text.Encoding.UTF8.GetMaxCharCount(utf8.Length);
+        Span<char> chars = max <= 512 ? stackalloc char[max] : new char[max];
+        var n = System.Text.Encoding.UTF8.GetChars(utf8, chars);
+        return _bySubject.GetAlternateLookup<ReadOnlySpan<char>>().TryGetValue(chars[..n], out var info) ? info : null;
+    }
+
     public SubjectInfo GetOrAdd(string subject)
     {
         if (_bySubject.TryGetValue(subject, out var info))

@@ -9,8 +9,11 @@ internal static class CrashStores
     public const string Dir = "/crash/stream";
 
     public static FileStoreOptions Options(CrashFileSystem fs, int blockSize = 1024, ulong reserve = 10_000,
-        FileWriteMode mode = FileWriteMode.WriteThrough, List<string>? warnings = null) => new()
+        FileWriteMode mode = FileWriteMode.WriteThrough, List<string>? warnings = null, int indexPageShift = 12,
+        long maxIndexBytes = 8 << 20) => new()
         {
+            IndexPageShift = indexPageShift,
+            MaxIndexBytes = maxIndexBytes,
             Directory = Dir,
             FileSystem = fs,
             BlockSize = blockSize,

@@ -65,7 +65,7 @@ internal sealed class PowerLossRun
         _fs = new CrashFileSystem(pageSize: _rng.Next(2) == 0 ? 512 : 4096);
         _options = CrashStores.Options(_fs, blockSize: _rng.Next(6, 40) * 128,
             reserve: (ulong)_rng.Next(4, 200), mode: _rng.Next(3) == 0 ? FileWriteMode.Buffered : FileWriteMode.WriteThrough,
-            warnings: _warnings);
+            warnings: _warnings, indexPageShift: 2 + seed % 5, maxIndexBytes: seed % 2 == 0 ? 1 : 8 << 20);
         _store = CrashStores.Open(_options);
     }
 

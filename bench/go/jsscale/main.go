@@ -1,0 +1,152 @@
+// jsscale drives the file-stream scale measurement in scripts/js-scale-probe.sh with nats.go, the
+// same way against Go's server and ours. Built offline against Debian's golang-github-nats-io-go-nats-dev
+// (GO111MODULE=off GOPATH=/usr/share/gocode).
+//
+//	jsscale publish <url> <stream> <count> <size> <subjects>  file stream "<stream>" on <stream>.>, PublishAsync (256 in flight, 5 s stall wait: the 200 ms default trips on a JIT warm-up)
+//	jsscale info <url> <stream>                              retries until $JS.API.STREAM.INFO answers; prints unix ns of the answer
+//	jsscale ready <url> -                                    retries until $JS.API.INFO answers
+//	jsscale consume <url> <stream> <count>                   durable pull consumer, fetch 1000, ack none
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+func fail(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+func num(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		fail("not a number: %s", s)
+	}
+	return n
+}
+
+func main() {
+	if len(os.Args) < 4 {
+		fail("usage: jsscale publish|info|consume <url> <stream> ...")
+	}
+	url, stream := os.Args[2], os.Args[3]
+	switch os.Args[1] {
+	case "publish":
+		publish(url, stream, num(os.Args[4]), num(os.Args[5]), num(os.Args[6]))
+	case "info":
+		info(url, stream)
+	case "ready":
+		ready(url)
+	case "consume":
+		consume(url, stream, num(os.Args[4]))
+	default:
+		fail("unknown mode %s", os.Args[1])
+	}
+}
+
+func connect(url string) (*nats.Conn, nats.JetStreamContext) {
+	nc, err := nats.Connect(url, nats.NoReconnect())
+	if err != nil {
+		fail("connect: %v", err)
+	}
+	js, err := nc.JetStream(nats.PublishAsyncMaxPending(256))
+	if err != nil {
+		fail("jetstream: %v", err)
+	}
+	return nc, js
+}
+
+func publish(url, stream string, count, size, subjects int) {
+	nc, js := connect(url)
+	defer nc.Close()
+	if _, err := js.AddStream(&nats.StreamConfig{Name: stream, Subjects: []string{stream + ".>"}, Storage: nats.FileStorage}); err != nil {
+		fail("add stream: %v", err)
+	}
+	names := make([]string, subjects)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s.%d", stream, i)
+	}
+	payload := make([]byte, size)
+	start := time.Now()
+	for i := 0; i < count; i++ {
+		if _, err := js.PublishAsync(names[i%subjects], payload, nats.StallWait(5*time.Second)); err != nil {
+			fail("publish %d: %v", i, err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(10 * time.Minute):
+		fail("acks did not arrive")
+	}
+	el := time.Since(start)
+	si, err := js.StreamInfo(stream)
+	if err != nil {
+		fail("stream info: %v", err)
+	}
+	if si.State.Msgs != uint64(count) {
+		fail("stream holds %d messages, expected %d", si.State.Msgs, count)
+	}
+	fmt.Printf("published %d in %.2f s: %.0f msg/s\n", count, el.Seconds(), float64(count)/el.Seconds())
+}
+
+func info(url, stream string) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		nc, err := nats.Connect(url, nats.NoReconnect())
+		if err != nil {
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		js, _ := nc.JetStream()
+		si, err := js.StreamInfo(stream, nats.MaxWait(2*time.Second))
+		nc.Close()
+		if err != nil {
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		fmt.Printf("%d %d\n", time.Now().UnixNano(), si.State.Msgs)
+		return
+	}
+	fail("no stream info within 5 minutes")
+}
+
+func ready(url string) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if nc, err := nats.Connect(url, nats.NoReconnect()); err == nil {
+			js, _ := nc.JetStream()
+			_, err = js.AccountInfo(nats.MaxWait(2 * time.Second))
+			nc.Close()
+			if err == nil {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	fail("server not ready within a minute")
+}
+
+func consume(url, stream string, count int) {
+	nc, js := connect(url)
+	defer nc.Close()
+	sub, err := js.PullSubscribe(stream+".>", "scale", nats.AckNone())
+	if err != nil {
+		fail("pull subscribe: %v", err)
+	}
+	start := time.Now()
+	got := 0
+	for got < count {
+		msgs, err := sub.Fetch(1000, nats.MaxWait(10*time.Second))
+		if err != nil {
+			fail("fetch after %d: %v", got, err)
+		}
+		got += len(msgs)
+	}
+	el := time.Since(start)
+	fmt.Printf("consumed %d in %.2f s: %.0f msg/s\n", got, el.Seconds(), float64(got)/el.Seconds())
+}

@@ -1,0 +1,198 @@
+using Nats.Storage.Core;
+
+namespace Nats.Storage.File;
+
+/// <summary>
+/// Rebuilds evicted index chunks (see <see cref="SlotList"/>): a live message's subject, time, location
+/// and size come from its sealed block's index file (checksummed and checked against the block's
+/// length), or from the block's records when the index is missing, damaged or the block is still
+/// active. One verified index is kept between rebuilds, so a sequential reader loads each block's index
+/// once; it is dropped with the idle caches.
+/// </summary>
+internal sealed partial class FileStore : ISlotSource
+{
+    private MessageBlock? _pageIndexBlock;
+    private byte[]? _pageIndex;
+    private int _pageIndexLength;
+
+    // Where the last rebuild stopped in the kept index: a sequential reader's next chunk starts there
+    // instead of walking the block's entries from the top again.
+    private (int Index, int Pos) _pageResume;
+    private ulong _pageResumeSeq;
+
+    /// <summary>Index pages rebuilt from disk since open (for tests and diagnostics).</summary>
+    internal long IndexPageLoads { get; private set; }
+
+    void ISlotSource.Fill(ulong first, Span<Slot> chunk, ulong[]? live, int expected)
+    {
+        IndexPageLoads++;
+        var last = first + (ulong)chunk.Length - 1;
+        if (FillPage(first, last, chunk, live, useIndex: true) == expected)
+        {
+            return;
+        }
+
+        // An index that disagrees with what the store knows is live is not trusted: the blocks decide.
+        chunk.Clear();
+        var found = FillPage(first, last, chunk, live, useIndex: false);
+        if (found != expected)
+        {
+            Warn?.Invoke($"index page {first}-{last}: {expected - found} live messages were not found in their blocks");
+        }
+    }
+
+    private int FillPage(ulong first, ulong last, Span<Slot> chunk, ulong[]? live, bool useIndex)
+    {
+        var found = 0;
+        foreach (var b in _blocks)
+        {
+            if (b.MinSeq == 0 || b.MaxSeq < first || b.MinSeq > last || b.Length == 0)
+            {
+                continue;
+            }
+
+            found += useIndex && b.Sealed && b != _active && PageIndexOf(b) is { } index
+                ? FillFromIndex(b, index, first, last, chunk, live)
+                : FillFromRecords(b, first, last, chunk, live);
+        }
+        return found;
+    }
+
+    private byte[]? PageIndexOf(MessageBlock block)
+    {
+        if (_pageIndexBlock == block && _pageIndexLength == block.Length && _pageIndex is not null)
+        {
+            return _pageIndex;
+        }
+
+        _pageIndex = BlockIndexFile.TryLoad(_fs, block.Path, block.Length);
+        _pageResumeSeq = 0;
+        _pageIndexBlock = _pageIndex is null ? null : block;
+        _pageIndexLength = block.Length;
+        return _pageIndex;
+    }
+
+    /// <summary>The kept index no longer describes its block (rewritten, truncated or deleted).</summary>
+    private void ForgetPageIndex(MessageBlock block)
+    {
+        if (_pageIndexBlock == block)
+        {
+            DropPageIndex();
+        }
+    }
+
+    private void DropPageIndex()
+    {
+        _pageIndexBlock = null;
+        _pageIndex = null;
+    }
+
+    private int FillFromIndex(MessageBlock block, byte[] index, ulong first, ulong last, Span<Slot> chunk, ulong[]? live)
+    {
+        var found = 0;
+        var reader = new BlockIndexFile.Reader(index);
+        if (_pageResumeSeq != 0 && first >= _pageResumeSeq)
+        {
+            reader.Seek(_pageResume);
+        }
+
+        while (true)
+        {
+            var at = reader.Position;
+            if (!reader.Next(out var offset, out var rec, out var subject))
+            {
+                break;
+            }
+
+            if (rec.Kind != RecordKind.Message)
+            {
+                continue;
+            }
+
+            if (rec.Seq > last)
+            {
+                // Message records sit in sequence order: the next chunk's walk starts here.
+                (_pageResume, _pageResumeSeq) = (at, rec.Seq);
+                break;
+            }
+            if (rec.Seq >= first)
+            {
+                found += Place(block, offset, rec, subject, first, chunk, live);
+            }
+        }
+        return found;
+    }
+
+    private int FillFromRecords(MessageBlock block, ulong first, ulong last, Span<Slot> chunk, ulong[]? live)
+    {
+        // Not through the block cache LRU: a rebuild can run while a caller walks another block's cache,
+        // which an eviction there would hand back to the pool.
+        var cached = block.Cache;
+        var buf = cached ?? MessageBlock.Rent(block.Length);
+        try
+        {
+            var len = cached is null ? ReadWhole(block, buf) : block.Length;
+            var found = 0;
+            for (var off = 0; off < len;)
+            {
+                if (!RecordCodec.TryRead(buf.AsSpan(off, len - off), out var rec))
+                {
+                    off = NextValidRecord(buf, off + 1, len);
+                    continue;
+                }
+                if (rec.Kind == RecordKind.Message && rec.Seq >= first && rec.Seq <= last)
+                {
+                    found += Place(block, off, rec, buf.AsSpan(off + rec.SubjectOffset, rec.SubjectLength), first, chunk, live);
+                }
+
+                off += rec.Length;
+            }
+            return found;
+        }
+        finally
+        {
+            if (cached is null)
+            {
+                MessageBlock.ReturnRented(buf);
+            }
+        }
+    }
+
+    private static int ReadWhole(MessageBlock block, byte[] buf)
+    {
+        var read = 0;
+        while (read < block.Flushed)
+        {
+            var n = block.File.Read(buf.AsSpan(read, block.Flushed - read), read);
+            if (n <= 0)
+            {
+                break;
+            }
+
+            read += n;
+        }
+        return read;
+    }
+
+    private int Place(MessageBlock block, int offset, in RecordHeader rec, ReadOnlySpan<byte> subject, ulong first, Span<Slot> chunk, ulong[]? live)
+    {
+        var i = (int)(rec.Seq - first);
+        if ((live is not null && (live[i >> 6] & (1UL << (i & 63))) == 0) || chunk[i].HasMessage)
+        {
+            return 0; // removed since, or an older copy already placed (recovery keeps the first)
+        }
+
+        if (Subjects.Find(subject) is not { } info)
+        {
+            return 0;
+        }
+
+        ref var slot = ref chunk[i];
+        slot.Subject = info;
+        slot.Timestamp = rec.Timestamp;
+        slot.A = block.Id;
+        slot.B = offset;
+        slot.Size = MessageSize(info.Subject, rec.HeaderLength, rec.DataLength);
+        return 1;
+    }
+}
