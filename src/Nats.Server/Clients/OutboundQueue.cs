@@ -40,7 +40,7 @@ internal sealed class OutboundQueue
     // (several MiB on a busy connection, not in our resident set) keep the subscriber fed meanwhile.
     // Counted in chunk memory rather than message bytes, because a write loop that takes the queue
     // often seals chunks part-filled: 4 MiB of 16 KiB messages held 11 MiB of chunks.
-    private const long StallThresholdCap = 1024 * 1024;
+    internal const long StallThresholdCap = 1024 * 1024;
 
     private readonly IOutboundOwner _owner;
     private readonly ClientTransport _transport;

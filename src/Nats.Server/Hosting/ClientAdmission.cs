@@ -10,7 +10,7 @@ namespace Nats.Server.Hosting;
 /// <summary>
 /// The one door a client connection comes in by, whatever carries it: plain TCP or TLS from the accept
 /// loop, a WebSocket from its listener, the embedded host's in-process pipe, each as its own
-/// <see cref="ClientTransport"/> (MQTT connections have their own listener and protocol). It gives the connection its id, counts it, applies
+/// <see cref="ClientTransport"/> (MQTT connections have their own listener and codec, and share the count, the totals and the limit: see MqttServer.Admit). It gives the connection its id, counts it, applies
 /// max_connections, joins it to $G (CONNECT may move it), renders its INFO (with a nonce when the
 /// authenticator needs one) and starts its loops. Go does the same in createClient.
 /// </summary>
@@ -40,7 +40,7 @@ internal sealed class ClientAdmission
         _server.CountConnection();
         var client = new ClientConnection(_server, transport, id, _accounts.Global, _clientLogger);
         var options = _server.Options;
-        var overLimit = options.MaxConnections > 0 && _clients.Count >= options.MaxConnections;
+        var overLimit = options.MaxConnections > 0 && _server.ConnectionCountForLimit >= options.MaxConnections;
         if (!overLimit)
         {
             // Like Go's createClient, every connection starts in $G until CONNECT binds its own account.

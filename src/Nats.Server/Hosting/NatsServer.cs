@@ -81,6 +81,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     public int ClientCount => _clients.Count;
 
+    /// <summary>What max_connections limits: NATS and MQTT connections together, as in Go's one clients map.</summary>
+    internal int ConnectionCountForLimit => _clients.Count + (Mqtt?.ConnectionCount ?? 0);
+
     public long TotalConnections => Interlocked.Read(ref _totalConnections);
 
     public long SlowConsumers => Interlocked.Read(ref _slowConsumers);
@@ -424,9 +427,16 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _logger.LogDebug("{Client} - Client connection closed: {Reason}", client, client.ClosedReason.ToText());
     }
 
-    /// <summary>An MQTT connection ended: counted in the closed-connection history like a client.</summary>
-    internal void OnMqttClosed(Mqtt.MqttConnection connection) =>
+    /// <summary>An MQTT connection ended: kept in the closed-connection history like a client (Go keeps both in one ring).</summary>
+    internal void OnMqttClosed(Mqtt.MqttConnection connection)
+    {
+        var closed = Nats.Server.Mqtt.MqttMonitoring.CaptureClosed(connection, DateTime.UtcNow);
+        lock (_history.SyncRoot)
+        {
+            _history.AddLocked(closed);
+        }
         _logger.LogDebug("{Client} - Client connection closed: {Reason}", connection, connection.ClosedReason.ToText());
+    }
 
     private async Task AcceptLoopAsync()
     {

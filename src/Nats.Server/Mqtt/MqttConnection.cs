@@ -1,15 +1,12 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
-using System.Net.Security;
 using System.Net.Sockets;
-using System.Text;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Auth;
 using Nats.Server.Clients;
 using Nats.Server.Hosting;
 using Nats.Server.Protocol;
-using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Mqtt;
 
@@ -25,18 +22,19 @@ internal sealed class MqttConnection
     private readonly Socket? _socket;
     private Stream _stream;
     private readonly ILogger _logger;
+    private readonly MqttPublishHandler _publish;
+    private readonly MqttSubscribeHandler _subscribe;
     private readonly CancellationTokenSource _shutdown = new();
     private readonly CancellationTokenSource _readTimeout = new();
     private MqttConnect? _connect;
     private MqttSession? _session;
     private AuthenticatedUser? _user;
     private TimeSpan _readDeadline;
-    private byte[] _subjectScratch = new byte[256];
-    private byte[] _storeScratch = new byte[256];
     private int _closed;
     private volatile bool _willDiscarded;
     private MqttStoreAcks? _storeAcks;
     private volatile PipeReader? _reader;
+    private ClosedReason? _refused;
 
     /// <summary>A client of the MQTT port: <paramref name="socket"/> carries the packets (inside TLS when the block has tls {}).</summary>
     public MqttConnection(MqttServer owner, NatsServer server, Socket socket, ulong id, ILogger logger)
@@ -55,6 +53,8 @@ internal sealed class MqttConnection
     {
         _owner = owner;
         _server = server;
+        _publish = new MqttPublishHandler(this, owner, logger);
+        _subscribe = new MqttSubscribeHandler(this, owner, logger);
         _stream = stream;
         IsWebSocket = webSocket;
         _logger = logger;
@@ -68,8 +68,13 @@ internal sealed class MqttConnection
         // A publisher waiting on this connection's full queue cuts it after this long without a write: the
         // bound a NATS client gets (ClientDelivery.StuckBound), write_deadline capped at one second.
         var stuck = server.Options.WriteDeadline < TimeSpan.FromSeconds(1) ? server.Options.WriteDeadline : TimeSpan.FromSeconds(1);
-        Outbound = new MqttOutbound(server.Options.MaxPending, stuck);
-        Outbound.SlowConsumer += () => Close(ClosedReason.SlowConsumerPendingBytes);
+        Outbound = new MqttOutbound(server.Options.MaxPending, stuck, () => server.Options.NoFastProducerStall);
+        Outbound.SlowConsumer += () =>
+        {
+            server.RecordSlowConsumer();
+            Close(ClosedReason.SlowConsumerPendingBytes);
+        };
+        Outbound.FastProducerDrop += server.RecordFastProducerDrop;
     }
 
     public ulong Id { get; }
@@ -91,6 +96,15 @@ internal sealed class MqttConnection
     public long OutMsgs;
     public long OutBytes;
 
+    /// <summary>The user's permissions with the per-connection caches a NATS client has (the same checks, the same code).</summary>
+    public ClientPermissions? Permissions { get; private set; }
+
+    /// <summary>Bound by CONNECT; null before.</summary>
+    public MqttSession? Session => _session;
+
+    /// <summary>Releases PUBACK/PUBREC once JetStream has the message; bound by CONNECT.</summary>
+    public MqttStoreAcks? StoreAcks => _storeAcks;
+
     public int SubscriptionCount => _session?.FilterCount ?? 0;
 
     public void CountOut(int bytes)
@@ -101,17 +115,29 @@ internal sealed class MqttConnection
 
     public override string ToString() => _connect is null ? $"{RemoteIp}:{RemotePort} - mid:{Id}" : $"{RemoteIp}:{RemotePort} - mid:{Id} - \"{_connect.ClientId}\"";
 
+    /// <summary>Admission said no (max_connections, shutdown): <see cref="RunAsync"/> closes without reading.</summary>
+    public void RefuseAdmission(ClosedReason reason) => _refused = reason;
+
     public async Task RunAsync()
     {
-        // Over WebSocket the listener's own TLS (or none) applies, as Go's createMQTTClient skips the MQTT block's for ws clients.
-        if (!IsWebSocket && _owner.Options.TlsContext is { } tls && !await HandshakeAsync(tls).ConfigureAwait(false))
+        if (_refused is { } refused)
         {
-            ClosedReason = ClosedReason.TlsHandshakeError;
-            Interlocked.Exchange(ref _closed, 1);
-            Outbound.Close();
-            _socket?.Dispose();
-            _owner.OnClosed(this);
+            if (refused == ClosedReason.MaxConnectionsExceeded)
+            {
+                _logger.LogError("{Connection} - maximum connections exceeded", this);
+            }
+            CloseUnstarted(refused);
             return;
+        }
+        // Over WebSocket the listener's own TLS (or none) applies, as Go's createMQTTClient skips the MQTT block's for ws clients.
+        if (!IsWebSocket && _owner.Options.TlsContext is { } tls)
+        {
+            if (await MqttTlsHandshake.HandshakeAsync(_stream, tls, _logger, this).ConfigureAwait(false) is not { } secured)
+            {
+                CloseUnstarted(ClosedReason.TlsHandshakeError);
+                return;
+            }
+            _stream = secured;
         }
         var writer = Outbound.RunAsync(_stream, _shutdown.Token);
         _ = writer.ContinueWith(t =>
@@ -142,6 +168,10 @@ internal sealed class MqttConnection
         catch (MqttProtocolException e)
         {
             _logger.LogError("{Connection} - {Error}", this, e.Message);
+            if (e is MqttFlappingException flapping)
+            {
+                await Task.Delay(flapping.Jail).ConfigureAwait(false);
+            }
             if (e.ConnAckCode != 0)
             {
                 Outbound.Enqueue([MqttPackets.ConnAck, 2, 0, e.ConnAckCode]);
@@ -180,31 +210,20 @@ internal sealed class MqttConnection
         _owner.OnClosed(this);
     }
 
-    /// <summary>Go requires TLS first on an MQTT port with tls {}: the handshake within the block's timeout, then MQTT inside it.</summary>
-    private async Task<bool> HandshakeAsync(Tls.TlsServerContext tls)
+    private void CloseUnstarted(ClosedReason reason)
     {
-        var ssl = new SslStream(_stream, leaveInnerStreamOpen: false);
-        var verifier = new Tls.ClientCertificateVerifier(tls);
-        using var timeout = new CancellationTokenSource(tls.Timeout);
-        try
+        ClosedReason = reason;
+        Interlocked.Exchange(ref _closed, 1);
+        Outbound.Close();
+        if (_socket is not null)
         {
-            await ssl.AuthenticateAsServerAsync(tls.CreateServerOptions(verifier), timeout.Token).ConfigureAwait(false);
-            _stream = ssl;
-            return true;
+            _socket.Dispose();
         }
-        catch (Exception e) when (e is IOException or System.Security.Authentication.AuthenticationException or OperationCanceledException or SocketException)
+        else
         {
-            if (timeout.IsCancellationRequested)
-            {
-                _logger.LogError("{Connection} - TLS handshake timeout", this);
-            }
-            else
-            {
-                _logger.LogError("{Connection} - TLS handshake error: {Error}", this, verifier.FailureReason ?? e.Message);
-            }
-            await ssl.DisposeAsync().ConfigureAwait(false);
-            return false;
+            _stream.Dispose();
         }
+        _owner.OnClosed(this);
     }
 
     /// <summary>Closes once: publishes the will unless DISCONNECT discarded it, ends the session's live part, flushes and shuts the socket.</summary>
@@ -219,7 +238,7 @@ internal sealed class MqttConnection
         {
             if (!_willDiscarded && _connect?.Will is { } will)
             {
-                PublishWill(session, will);
+                _publish.PublishWill(session, will);
                 FlushPublished();
             }
             if (session.Detach(this) && session.Clean)
@@ -398,7 +417,7 @@ internal sealed class MqttConnection
         switch (type)
         {
             case MqttPackets.Publish:
-                HandlePublish((byte)(header & 0x0f), body);
+                _publish.HandlePublish((byte)(header & 0x0f), body);
                 return true;
             case MqttPackets.PubAck:
                 if (_session!.PubAck(new MqttReader(body).ReadUInt16("packet identifier")) is { } acked)
@@ -407,10 +426,10 @@ internal sealed class MqttConnection
                 }
                 return true;
             case MqttPackets.Subscribe:
-                HandleSubscribe(header, body);
+                _subscribe.HandleSubscribe(header, body);
                 return true;
             case MqttPackets.Unsubscribe:
-                HandleUnsubscribe(header, body);
+                _subscribe.HandleUnsubscribe(header, body);
                 return true;
             case MqttPackets.PingReq:
                 Outbound.Enqueue([MqttPackets.PingResp, 0]);
@@ -427,10 +446,10 @@ internal sealed class MqttConnection
                 _willDiscarded = true;
                 return false;
             case MqttPackets.PubRec:
-                HandlePubRec(new MqttReader(body).ReadUInt16("packet identifier"));
+                _publish.HandlePubRec(new MqttReader(body).ReadUInt16("packet identifier"));
                 return true;
             case MqttPackets.PubRel:
-                HandlePubRel(body);
+                _publish.HandlePubRel(body);
                 return true;
             case MqttPackets.PubComp:
                 if (_session!.PubComp(new MqttReader(body).ReadUInt16("packet identifier")) is { } completed)
@@ -454,6 +473,7 @@ internal sealed class MqttConnection
             throw new ConnectionRefused();
         }
         _user = user;
+        Permissions = user.Permissions is { } compiled ? new ClientPermissions(compiled) : null;
         var (session, present) = _owner.BindSession(this, connect, user);
         _session = session;
         _connect = connect;
@@ -464,23 +484,6 @@ internal sealed class MqttConnection
         _logger.LogDebug("{Connection} - Client connected", this);
     }
 
-    private void HandlePublish(byte flags, ReadOnlySpan<byte> body)
-    {
-        var publish = MqttDecoder.ParsePublish(flags, body, ref _subjectScratch);
-        var subject = publish.Subject;
-        var topic = publish.Topic;
-        var payload = publish.Payload;
-        var (qos, retain, packetId) = (publish.Qos, publish.Retain, publish.PacketId);
-        if (qos == 2)
-        {
-            // Go 2.10: held in $MQTT_qos2in until PUBREL, once per packet id, so a resent PUBLISH is delivered once.
-            // PUBREC once $MQTT_qos2in's PubAck says the message is durable (MqttStoreAcks).
-            StoreQos2(packetId, subject, payload, retain);
-            return;
-        }
-        Publish(_session!, subject, topic, payload, qos, retain, packetId);
-    }
-
     /// <summary>A QoS 1/2 message JetStream refused: Go's mqttProcessPub fails, so no PUBACK/PUBREC and the connection closes.</summary>
     private void OnStoreFailed(byte packet, ushort packetId, string error)
     {
@@ -488,244 +491,6 @@ internal sealed class MqttConnection
             packet == MqttPackets.PubRec ? 2 : 1, packetId, error);
         // Never close on the storing thread (it may be this connection's read loop inside a publish).
         ThreadPool.UnsafeQueueUserWorkItem(static state => state.Close(ClosedReason.ProtocolViolation), this, preferLocal: false);
-    }
-
-    private string Qos2Subject(ushort packetId) =>
-        MqttJetStream.Qos2InPrefix + _connect!.ClientId + "." + packetId.ToString(System.Globalization.CultureInfo.InvariantCulture);
-
-    /// <summary>Go's mqttStoreQoS2MsgOnce: the message with Nmqtt-Pub:2 and Nmqtt-Subject headers (and retain in ours), once per packet id.</summary>
-    private void StoreQos2(ushort packetId, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> payload, bool retain)
-    {
-        var js = _owner.JetStream;
-        var session = _session!;
-        var storeSubject = Qos2Subject(packetId);
-        var acks = _storeAcks!;
-        if (js.LoadLast(session.Account, MqttJetStream.Qos2InStream, storeSubject) is not null)
-        {
-            // A resent PUBLISH of a packet id already held: answered again, in order, with nothing stored, but
-            // not before the held copy is durable (the first PUBLISH may have come on a connection that closed
-            // while its sync round was running).
-            acks.AfterDurable(MqttPackets.PubRec, packetId, js.WhenDurable(session.Account, MqttJetStream.Qos2InStream));
-            return;
-        }
-        var headers = $"NATS/1.0\r\nNmqtt-Pub:2\r\nNmqtt-Subject:{Encoding.UTF8.GetString(subject)}\r\n{(retain ? "Nmqtt-Retain:1\r\n" : "")}\r\n";
-        var reply = acks.Expect(MqttPackets.PubRec, packetId);
-        if (!js.Store(session.Account, storeSubject, Encoding.UTF8.GetBytes(headers), payload, reply))
-        {
-            acks.NotStored(reply);
-        }
-    }
-
-    /// <summary>Go's mqttProcessPubRel: the held message is removed from $MQTT_qos2in and published; PUBCOMP either way.</summary>
-    private void HandlePubRel(ReadOnlySpan<byte> body)
-    {
-        var packetId = new MqttReader(body).ReadUInt16("packet identifier");
-        var session = _session!;
-        var js = _owner.JetStream;
-        if (js.LoadLast(session.Account, MqttJetStream.Qos2InStream, Qos2Subject(packetId)) is { } stored)
-        {
-            js.Delete(session.Account, MqttJetStream.Qos2InStream, stored.Sequence);
-            var headers = stored.Header.Span;
-            if (Nats.Server.JetStream.NatsHeaders.Get(headers, "Nmqtt-Subject") is { Length: > 0 } subject)
-            {
-                var subjectBytes = Encoding.UTF8.GetBytes(subject);
-                var topic = new byte[subjectBytes.Length * 2 + 1];
-                var topicLength = MqttTopics.ToTopic(subjectBytes, topic);
-                var retain = Nats.Server.JetStream.NatsHeaders.Get(headers, "Nmqtt-Retain") == "1";
-                Publish(session, subjectBytes, topic.AsSpan(0, topicLength), stored.Data.Span, 2, retain);
-            }
-        }
-        Outbound.Enqueue([MqttPackets.PubComp, 2, (byte)(packetId >> 8), (byte)packetId]);
-    }
-
-    /// <summary>Go's mqttProcessPubRec: the PUBREL is stored in $MQTT_out (delivered, and redelivered, by the PUBREL consumer), then the PUBLISH is acked.</summary>
-    private void HandlePubRec(ushort packetId)
-    {
-        var session = _session!;
-        var acked = session.PubRec(packetId);
-        var headers = Encoding.ASCII.GetBytes($"NATS/1.0\r\nNmqtt-PubRel:{packetId}\r\n\r\n");
-        _owner.JetStream.Store(session.Account, session.PubRelSubject, headers, default);
-        if (acked is not null)
-        {
-            session.Ack(acked);
-        }
-    }
-
-    /// <summary>Publishes into the account (no allocation for QoS 0/1 without retain).</summary>
-    /// <summary>Publishes into the account and, for QoS 1/2, stores a copy in $MQTT_msgs; with a <paramref name="pubAckId"/>
-    /// the PUBACK follows the store's PubAck (MqttStoreAcks), so an acknowledged message is durable.</summary>
-    private void Publish(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain,
-        ushort pubAckId = 0)
-    {
-        Interlocked.Increment(ref InMsgs);
-        Interlocked.Add(ref InBytes, payload.Length);
-        if (_user?.Permissions is { } permissions && !PublishAllowed(permissions, subjectBytes))
-        {
-            _logger.LogError("{Connection} - Publish Violation - User {User}, Subject {Subject}", this, _user.Name, Encoding.UTF8.GetString(subjectBytes));
-            if (pubAckId > 0)
-            {
-                // Go still acknowledges a publish its permissions dropped.
-                _storeAcks!.Immediate(MqttPackets.PubAck, pubAckId);
-            }
-            return;
-        }
-        if (retain)
-        {
-            var gate = _owner.Retained(session.Account).Gate;
-            lock (gate)
-            {
-                _owner.SetRetained(session.Account, Encoding.UTF8.GetString(subjectBytes), topic, payload, qos);
-                PublishLive(session, subjectBytes, payload, qos, retain, pubAckId);
-            }
-            return;
-        }
-        PublishLive(session, subjectBytes, payload, qos, retain, pubAckId);
-    }
-
-    /// <summary>The NATS fan-out and, for QoS 1/2, the copy in $MQTT_msgs (matched now, flushed per read buffer).</summary>
-    private void PublishLive(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> payload, byte qos, bool retain, ushort pubAckId)
-    {
-        ReadOnlySpan<byte> headers = qos switch
-        {
-            0 => "NATS/1.0\r\nNmqtt-Pub:0\r\n\r\n"u8,
-            1 => "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n"u8,
-            _ => "NATS/1.0\r\nNmqtt-Pub:2\r\n\r\n"u8,
-        };
-        lock (session.Nats)
-        {
-            using (MqttPublishContext.Enter(qos, retain))
-            {
-                // Flushed once per read buffer (FlushPublished), not once per message.
-                session.Publisher.PublishDeferred(session.Account, subjectBytes, default, headers, payload);
-            }
-            if (qos > 0)
-            {
-                // Go's mqttInitiateMsgDelivery: QoS 1/2 also go to $MQTT_msgs for the subscriptions' consumers.
-                var stored = MqttJetStream.MessagesPrefix.Length + subjectBytes.Length;
-                if (_storeScratch.Length < stored)
-                {
-                    _storeScratch = new byte[stored * 2];
-                }
-                "$MQTT.msgs."u8.CopyTo(_storeScratch);
-                subjectBytes.CopyTo(_storeScratch.AsSpan(MqttJetStream.MessagesPrefix.Length));
-                var reply = pubAckId > 0 ? _storeAcks!.Expect(MqttPackets.PubAck, pubAckId) : default;
-                if (!session.Publisher.PublishDeferred(session.Account, _storeScratch.AsSpan(0, stored), reply, headers, payload) && pubAckId > 0)
-                {
-                    _storeAcks!.NotStored(reply);
-                }
-            }
-        }
-    }
-
-    private void PublishWill(MqttSession session, MqttWill will)
-    {
-        try
-        {
-            Publish(session, Encoding.UTF8.GetBytes(will.Subject), will.Topic, will.Message, will.Qos, will.Retain);
-        }
-        catch (Exception e)
-        {
-            _logger.LogError("{Connection} - unable to publish will: {Error}", this, e.Message);
-        }
-    }
-
-    private void HandleSubscribe(byte header, ReadOnlySpan<byte> body)
-    {
-        var filters = MqttDecoder.ParseFilters(header, body, subscribe: true, out var packetId, _logger, this);
-        var session = _session!;
-        var retained = _owner.Retained(session.Account);
-        // See MqttRetainedStore.Gate: no retained publish lands between adding a filter and sending its retained messages.
-        lock (retained.Gate)
-        {
-            SubscribeLocked(session, filters, packetId, retained);
-        }
-    }
-
-    private void SubscribeLocked(MqttSession session, List<(string? Subject, byte Qos)> filters, ushort packetId, MqttRetainedStore retained)
-    {
-        var granted = new byte[filters.Count];
-        var added = new List<(string Subject, byte Qos)>();
-        for (var i = 0; i < filters.Count; i++)
-        {
-            var (subject, qos) = filters[i];
-            if (subject is null || subject.StartsWith("$MQTT.sub.", StringComparison.Ordinal) || !SubscribeAllowed(subject)
-                || !session.Subscribe(subject, subject, qos))
-            {
-                granted[i] = MqttPackets.SubAckFailure;
-                continue;
-            }
-            if (MqttTopics.NeedsLevelUp(subject))
-            {
-                var parent = subject[..^2];
-                if (!session.Subscribe(parent, parent + " fwc", qos))
-                {
-                    session.Unsubscribe(subject);
-                    granted[i] = MqttPackets.SubAckFailure;
-                    continue;
-                }
-                added.Add((parent, qos));
-            }
-            granted[i] = qos;
-            added.Add((subject, qos));
-        }
-        var packet = new byte[2 + 2 + granted.Length + 4];
-        packet[0] = MqttPackets.SubAck;
-        var p = 1 + MqttPackets.WriteVarInt(packet.AsSpan(1), 2 + granted.Length);
-        packet[p++] = (byte)(packetId >> 8);
-        packet[p++] = (byte)packetId;
-        granted.CopyTo(packet.AsSpan(p));
-        // Stored before SUBACK, so a client that got its SUBACK finds the subscription after a restart.
-        if (!session.Clean)
-        {
-            _owner.SaveSession(session);
-        }
-        Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
-        if (retained.Count > 0)
-        {
-            foreach (var (subject, qos) in added)
-            {
-                foreach (var message in retained.Matching(subject))
-                {
-                    session.DeliverRetained(message, qos);
-                }
-            }
-        }
-    }
-
-    private void HandleUnsubscribe(byte header, ReadOnlySpan<byte> body)
-    {
-        var filters = MqttDecoder.ParseFilters(header, body, subscribe: false, out var packetId, _logger, this);
-        foreach (var (subject, _) in filters)
-        {
-            if (subject is null)
-            {
-                continue;
-            }
-            _session!.Unsubscribe(subject);
-            if (MqttTopics.NeedsLevelUp(subject))
-            {
-                _session.Unsubscribe(subject[..^2] + " fwc");
-            }
-        }
-        Outbound.Enqueue([MqttPackets.UnsubAck, 2, (byte)(packetId >> 8), (byte)packetId]);
-        if (!_session!.Clean)
-        {
-            _owner.SaveSession(_session);
-        }
-    }
-
-    private static bool PublishAllowed(CompiledPermissions permissions, ReadOnlySpan<byte> subject) =>
-        (permissions.PublishAllow is null || permissions.PublishAllow.MatchesPlain(subject))
-        && (permissions.PublishDeny is null || !permissions.PublishDeny.MatchesPlain(subject));
-
-    private bool SubscribeAllowed(string subject)
-    {
-        if (_user?.Permissions is not { } permissions)
-        {
-            return true;
-        }
-        return (permissions.SubscribeAllow is null || permissions.SubscribeAllow.MatchesPlain(subject))
-            && (permissions.SubscribeDeny is null || !permissions.SubscribeDeny.MatchesPlain(subject));
     }
 
     /// <summary>An authentication failure: CONNACK 5 is queued and the connection closes.</summary>

@@ -1,3 +1,4 @@
+using Nats.Server.Clients;
 using Nats.Server.Monitoring;
 
 namespace Nats.Server.Mqtt;
@@ -32,5 +33,14 @@ internal static class MqttMonitoring
             info.Account = ConnectionSnapshot.VisibleAccount(connection.AccountName);
         }
         return info;
+    }
+
+    /// <summary>The record the closed ring keeps: made without the auth fields, as Go's closed records are.</summary>
+    public static ClosedConnection CaptureClosed(MqttConnection connection, DateTime stop)
+    {
+        var info = Capture(connection, stop, auth: false);
+        info.Stop = stop;
+        info.Reason = connection.ClosedReason.ToText();
+        return new ClosedConnection(info, [], connection.User, connection.AccountName, connection.ClosedReason);
     }
 }

@@ -9,26 +9,25 @@ namespace Nats.Server.Mqtt;
 /// allocation in steady state.
 /// </summary>
 /// <remarks>
-/// The same scheme as a client's <see cref="OutboundQueue"/>, not the same code or numbers: a publisher
-/// whose delivery takes the pending bytes past the stall threshold is told to stall and waits in its
+/// The flow control of a client's <see cref="OutboundQueue"/>, with its numbers: a publisher whose
+/// delivery takes the pending bytes past the stall threshold (half of max_pending, at most
+/// <see cref="OutboundQueue.StallThresholdCap"/>) is told to stall and waits in its
 /// <see cref="StallList"/> (<see cref="IDrainable"/>) until a completed write leaves the queued bytes at
 /// or below half the threshold, so a subscriber that keeps reading is never cut, whatever the
 /// publisher's pace. One that writes nothing for the stuck bound while a publisher waits is cut as a
-/// slow consumer; max_pending stays the hard limit for publishers that cannot wait. Where it differs
-/// from <see cref="OutboundQueue"/>: the threshold is half of max_pending capped at 4 MiB (1 MiB there),
-/// <c>no_fast_producer_stall</c> is not consulted (publishers always stall rather than drop), and the
-/// bytes sit in two growing arrays swapped per write, not in pooled chunks, so they are not given back
-/// when the connection goes idle.
+/// slow consumer; max_pending stays the hard limit for publishers that cannot wait. With
+/// <c>no_fast_producer_stall</c> a publisher never waits: past three quarters of max_pending this
+/// subscriber misses the message instead, as a client does. The bytes sit in two growing arrays swapped
+/// per write rather than pooled chunks: an MQTT PUBLISH is framed whole before it is queued.
 /// </remarks>
 internal sealed class MqttOutbound : IDrainable
 {
-    private const long StallThresholdCap = 4 * 1024 * 1024;
-
     private readonly Lock _lock = new();
     private readonly AsyncSignal _signal = new();
     private readonly long _maxPending;
     private readonly long _stallThreshold;
     private readonly TimeSpan _stuckBound;
+    private readonly Func<bool> _noFastProducerStall;
     private byte[] _filling = new byte[4096];
     private byte[] _spare = new byte[4096];
     private int _length;
@@ -37,40 +36,59 @@ internal sealed class MqttOutbound : IDrainable
     private bool _closed;
     private TaskCompletionSource? _stallGate;
 
-    public MqttOutbound(long maxPending, TimeSpan stuckBound)
+    /// <param name="noFastProducerStall">Read per message, so a reload of no_fast_producer_stall applies at once.</param>
+    public MqttOutbound(long maxPending, TimeSpan stuckBound, Func<bool> noFastProducerStall)
     {
         _maxPending = maxPending;
-        _stallThreshold = Math.Min(maxPending / 2, StallThresholdCap);
+        _stallThreshold = Math.Min(maxPending / 2, OutboundQueue.StallThresholdCap);
         _stuckBound = stuckBound;
+        _noFastProducerStall = noFastProducerStall;
     }
+
+    /// <summary>Raised (outside the lock) for each message dropped under no_fast_producer_stall.</summary>
+    public event Action? FastProducerDrop;
 
     /// <summary>Raised (once, outside the lock) when pending bytes exceed max_pending, or when a waiting publisher saw no write progress for the stuck bound.</summary>
     public event Action? SlowConsumer;
 
-    public void Enqueue(ReadOnlySpan<byte> packet) => Enqueue(packet, canStall: false);
+    public void Enqueue(ReadOnlySpan<byte> packet) => Enqueue(packet, canStall: false, mayDrop: false);
 
-    /// <summary>Queues one packet; true when the publisher (if it <paramref name="canStall"/>) must wait for <see cref="WaitUntilDrainedAsync"/>.</summary>
-    public bool Enqueue(ReadOnlySpan<byte> packet, bool canStall)
+    /// <summary>
+    /// Queues one packet; true when the publisher (if it <paramref name="canStall"/>) must wait for
+    /// <see cref="WaitUntilDrainedAsync"/>. <paramref name="mayDrop"/>: not a stored message's delivery,
+    /// which no_fast_producer_stall never drops.
+    /// </summary>
+    public bool Enqueue(ReadOnlySpan<byte> packet, bool canStall, bool mayDrop)
     {
-        bool slow;
+        var slow = false;
         var stall = false;
+        var dropped = false;
+        // A stalled client's publisher decides per message (ClientDelivery): with no_fast_producer_stall it never waits.
+        var dropFast = canStall && mayDrop && _noFastProducerStall();
         lock (_lock)
         {
             if (_closed)
             {
                 return false;
             }
-            slow = !Reserve(packet.Length);
-            if (!slow)
+            dropped = dropFast && _length + _inFlight + packet.Length > _maxPending / 4 * 3;
+            slow = !dropped && !Reserve(packet.Length);
+            if (!slow && !dropped)
             {
                 packet.CopyTo(_filling.AsSpan(_length));
                 _length += packet.Length;
-                if (canStall && _length + _inFlight > _stallThreshold)
+                if (canStall && !dropFast && _length + _inFlight > _stallThreshold)
                 {
                     _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
                     stall = true;
                 }
             }
+        }
+        if (dropped)
+        {
+            // This subscriber misses it; the publisher goes on.
+            FastProducerDrop?.Invoke();
+            return false;
         }
         Finish(slow);
         return stall;

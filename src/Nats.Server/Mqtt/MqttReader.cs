@@ -59,3 +59,9 @@ internal class MqttProtocolException(string message, byte connAckCode = 0) : Exc
     /// <summary>Non-zero when a CONNACK with this code goes out before the connection is closed.</summary>
     public byte ConnAckCode { get; } = connAckCode;
 }
+
+/// <summary>A client id that moved between connections within the jail time: the connection waits <see cref="Jail"/>, then closes.</summary>
+internal sealed class MqttFlappingException(string clientId, TimeSpan jail) : MqttProtocolException($"duplicate client ID {clientId} flapping")
+{
+    public TimeSpan Jail { get; } = jail;
+}

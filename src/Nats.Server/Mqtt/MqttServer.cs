@@ -157,9 +157,9 @@ internal sealed class MqttServer : IAsyncDisposable
         }
         if (jailed)
         {
-            // Go holds a client that flaps between applications for a second, then closes it.
-            Thread.Sleep(FlapperJail);
-            throw new MqttProtocolException($"duplicate client ID {connect.ClientId} flapping");
+            // Go holds a client that flaps between applications for a second, then closes it; the
+            // connection waits that out asynchronously (MqttFlappingException), no thread is held.
+            throw new MqttFlappingException(connect.ClientId, FlapperJail);
         }
         lock (_sessionsLock)
         {
@@ -305,10 +305,22 @@ internal sealed class MqttServer : IAsyncDisposable
     public Task AdmitWebSocket(Stream messages, IPEndPoint remote) =>
         Admit(new MqttConnection(this, _server, messages, remote, webSocket: true, _nextId(), _connectionLogger));
 
+    /// <summary>
+    /// Go's createMQTTClient: counted in the server's totals and against max_connections together with
+    /// the NATS clients (Go keeps both in one map); over the limit or during shutdown it is closed before
+    /// a byte is read.
+    /// </summary>
     private Task Admit(MqttConnection connection)
     {
         var id = connection.Id;
+        _server.CountConnection();
+        var limit = _server.Options.MaxConnections;
+        var overLimit = limit > 0 && _server.ConnectionCountForLimit >= limit;
         _connections[id] = connection;
+        if (overLimit || _server.IsShuttingDown)
+        {
+            connection.RefuseAdmission(overLimit ? ClosedReason.MaxConnectionsExceeded : ClosedReason.ServerShutdown);
+        }
         var task = Task.Run(connection.RunAsync);
         _tasks[id] = task;
         _ = task.ContinueWith(_ => _tasks.TryRemove(id, out Task? _), TaskScheduler.Default);

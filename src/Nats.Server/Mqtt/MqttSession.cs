@@ -4,7 +4,6 @@ using Nats.Server.Clients;
 using Nats.Server.Delivery;
 using Nats.Server.JetStream.Consumers;
 using Nats.Server.Subscriptions;
-using Nats.Subjects;
 
 namespace Nats.Server.Mqtt;
 
@@ -18,7 +17,7 @@ namespace Nats.Server.Mqtt;
 internal sealed class MqttSession
 {
     private readonly Lock _lock = new();
-    private readonly Dictionary<string, SubscriptionState> _subscriptions = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, MqttFilterState> _subscriptions = new(StringComparer.Ordinal);
     private readonly MqttInflight _inflight;
     private readonly MqttJetStream _js;
     private readonly MqttOptions _options;
@@ -26,9 +25,6 @@ internal sealed class MqttSession
     private ConsumerConfig? _pubRelConsumer;
     private Subscription? _pubRelSubscription;
     private long _nextSid;
-
-    [ThreadStatic]
-    private static byte[]? t_scratch;
 
     public MqttSession(string clientId, Account account, ClientConnection nats, MqttOptions options, MqttJetStream js)
     {
@@ -79,7 +75,7 @@ internal sealed class MqttSession
         {
             foreach (var (sid, qos) in record.Subs ?? [])
             {
-                _subscriptions[sid] = new SubscriptionState(this, sid, qos);
+                _subscriptions[sid] = new MqttFilterState(this, sid, qos);
             }
             foreach (var (sid, consumer) in record.Cons ?? [])
             {
@@ -87,7 +83,7 @@ internal sealed class MqttSession
                 {
                     // Go keys a "foo/#" filter's second subscription ("foo fwc") in cons only.
                     var qos = record.Subs?.GetValueOrDefault(sid.EndsWith(" fwc", StringComparison.Ordinal) ? sid[..^4] + ".>" : sid) ?? 1;
-                    _subscriptions[sid] = state = new SubscriptionState(this, sid, qos);
+                    _subscriptions[sid] = state = new MqttFilterState(this, sid, qos);
                 }
                 state.Consumer = consumer;
             }
@@ -210,7 +206,7 @@ internal sealed class MqttSession
     /// </summary>
     public bool Subscribe(string subject, string sid, byte qos)
     {
-        SubscriptionState? state;
+        MqttFilterState? state;
         ConsumerConfig? dropConsumer = null;
         lock (_lock)
         {
@@ -226,7 +222,7 @@ internal sealed class MqttSession
             }
             else
             {
-                state = new SubscriptionState(this, sid, qos, subject);
+                state = new MqttFilterState(this, sid, qos, subject);
                 _subscriptions[sid] = state;
             }
         }
@@ -390,7 +386,7 @@ internal sealed class MqttSession
         return true;
     }
 
-    private bool SubscribeLocked(SubscriptionState state)
+    private bool SubscribeLocked(MqttFilterState state)
     {
         if (state.Plain is null)
         {
@@ -412,7 +408,7 @@ internal sealed class MqttSession
         return true;
     }
 
-    private void UnsubscribeLocked(SubscriptionState state)
+    private void UnsubscribeLocked(MqttFilterState state)
     {
         if (state.Plain is { } plain)
         {
@@ -423,7 +419,7 @@ internal sealed class MqttSession
         RemoveDelivery(state);
     }
 
-    private void RemoveDelivery(SubscriptionState state)
+    private void RemoveDelivery(MqttFilterState state)
     {
         if (state.Delivery is { } delivery)
         {
@@ -437,7 +433,7 @@ internal sealed class MqttSession
     {
         if (_pubRelSubscription is null && _pubRelConsumer is { } consumer)
         {
-            var subscription = NewSubscription(consumer.DeliverSubject!, new PubRelReceiver(this));
+            var subscription = NewSubscription(consumer.DeliverSubject!, new MqttPubRelReceiver(this));
             if (Account.SubList.Insert(subscription))
             {
                 _pubRelSubscription = subscription;
@@ -458,7 +454,7 @@ internal sealed class MqttSession
     /// Go's mqttDeliverMsgCbQoS0: QoS 0 messages, NATS publishers' messages, and QoS 1/2 ones for a QoS 0
     /// subscription. Messages an MQTT publisher sent with QoS 1/2 reach a QoS 1/2 subscription through its consumer instead.
     /// </summary>
-    private bool DeliverPlain(SubscriptionState state, in Message message)
+    internal bool DeliverPlain(MqttFilterState state, in Message message)
     {
         if (state.Reserved && message.Subject.Length > 0 && message.Subject[0] == (byte)'$')
         {
@@ -471,32 +467,37 @@ internal sealed class MqttSession
         byte messageQos;
         if (!MqttPublishContext.TryGet(out messageQos, out var retain))
         {
-            messageQos = QosFromHeaders(message.Headers);
+            messageQos = MqttHeaders.QosFromHeaders(message.Headers);
             retain = false;
         }
         if (state.Qos > 0 && messageQos > 0)
         {
             return true;
         }
-        if (_connection is null)
+        if (_connection is not { } connection)
         {
             return true;
         }
-        var scratch = TopicScratch(message.Subject.Length);
+        // The delivery deny filter a NATS client's wildcard subscription gets when it overlaps a subscribe deny.
+        if (connection.Permissions is { } permissions && !permissions.AllowDelivery(message.Subject, message.Reply))
+        {
+            return true;
+        }
+        var scratch = MqttPublishWriter.TopicScratch(message.Subject.Length);
         var topicLength = MqttTopics.ToTopic(message.Subject, scratch);
         Send(scratch.AsSpan(0, topicLength), message.Payload, 0, 0, dup: false, retain, message.Origin);
         return true;
     }
 
     /// <summary>Go's mqttDeliverMsgCbQoS12: a consumer's delivery of <c>$MQTT.msgs.&lt;subject&gt;</c>, sent with a tracked packet id.</summary>
-    private bool DeliverStored(SubscriptionState state, in Message message)
+    internal bool DeliverStored(MqttFilterState state, in Message message)
     {
         var subject = message.Subject;
         if (subject.Length <= MqttJetStream.MessagesPrefix.Length || !MqttInflight.TryParseAck(message.Reply, out var sseq, out var delivered))
         {
             return true;
         }
-        var qos = Math.Min(QosFromHeaders(message.Headers), state.Qos);
+        var qos = Math.Min(MqttHeaders.QosFromHeaders(message.Headers), state.Qos);
         if (qos == 0)
         {
             return true;
@@ -528,16 +529,16 @@ internal sealed class MqttSession
             Ack(message.Reply);
             return true;
         }
-        var scratch = TopicScratch(stripped.Length);
+        var scratch = MqttPublishWriter.TopicScratch(stripped.Length);
         var topicLength = MqttTopics.ToTopic(stripped, scratch);
         Send(scratch.AsSpan(0, topicLength), message.Payload, (byte)qos, pi, dup: delivered > 1, retain: false, message.Origin);
         return true;
     }
 
     /// <summary>Go's mqttDeliverPubRelCb: a stored PUBREL comes back (again) for its client.</summary>
-    private bool DeliverPubRel(in Message message)
+    internal bool DeliverPubRel(in Message message)
     {
-        var pi = PubRelId(message.Headers);
+        var pi = MqttHeaders.PubRelId(message.Headers);
         if (pi == 0 || !MqttInflight.TryParseAck(message.Reply, out var sseq, out _))
         {
             return true;
@@ -556,119 +557,14 @@ internal sealed class MqttSession
         return true;
     }
 
-    private static byte[] TopicScratch(int subjectLength)
-    {
-        var scratch = t_scratch ??= new byte[1024];
-        if (scratch.Length < subjectLength)
-        {
-            scratch = t_scratch = new byte[subjectLength * 2];
-        }
-        return scratch;
-    }
 
-    /// <summary>
-    /// Encodes one PUBLISH into the connection's outbound; a publisher (<paramref name="origin"/>) that
-    /// takes it past the stall threshold waits for it to drain, as for a full NATS client.
-    /// </summary>
+    /// <summary>Encodes one PUBLISH for the bound connection (if any); see <see cref="MqttPublishWriter"/>.</summary>
     private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, MessageOrigin? origin = null)
     {
-        if (Connection is not { } connection)
+        if (Connection is { } connection)
         {
-            return;
-        }
-        // Not the session's own publisher: its read loop would wait on the connection it feeds (NATS clients never stall on themselves either).
-        var canStall = origin is not null && origin.Connection != Nats;
-        bool stall;
-        var size = MqttPackets.PublishSize(topic.Length, payload.Length, qos);
-        if (size <= 512)
-        {
-            Span<byte> small = stackalloc byte[size];
-            MqttPackets.WritePublish(small, topic, payload, qos, pi, dup, retain);
-            stall = connection.Outbound.Enqueue(small, canStall);
-        }
-        else
-        {
-            var packet = System.Buffers.ArrayPool<byte>.Shared.Rent(size);
-            MqttPackets.WritePublish(packet.AsSpan(0, size), topic, payload, qos, pi, dup, retain);
-            stall = connection.Outbound.Enqueue(packet.AsSpan(0, size), canStall);
-            System.Buffers.ArrayPool<byte>.Shared.Return(packet);
-        }
-        connection.CountOut(payload.Length);
-        if (stall)
-        {
-            origin!.StallOn(connection.Outbound);
+            MqttPublishWriter.Send(connection, Nats, topic, payload, qos, pi, dup, retain, origin);
         }
     }
 
-    /// <summary>The QoS a NATS-side message carries in Go's "Nmqtt-Pub" header (0 without it).</summary>
-    private static byte QosFromHeaders(ReadOnlySpan<byte> headers)
-    {
-        if (headers.IsEmpty)
-        {
-            return 0;
-        }
-        var index = headers.IndexOf("Nmqtt-Pub:"u8);
-        if (index < 0)
-        {
-            return 0;
-        }
-        var rest = headers[(index + 10)..].TrimStart((byte)' ');
-        return rest.Length > 0 && rest[0] is (byte)'1' or (byte)'2' ? (byte)(rest[0] - '0') : (byte)0;
-    }
-
-    /// <summary>The packet id in Go's "Nmqtt-PubRel" header (0 without it).</summary>
-    private static ushort PubRelId(ReadOnlySpan<byte> headers)
-    {
-        var index = headers.IndexOf("Nmqtt-PubRel:"u8);
-        if (index < 0)
-        {
-            return 0;
-        }
-        var rest = headers[(index + 13)..].TrimStart((byte)' ');
-        return System.Buffers.Text.Utf8Parser.TryParse(rest, out ushort pi, out _) ? pi : (ushort)0;
-    }
-
-    /// <summary>One MQTT filter: its NATS subscription, and for QoS 1/2 its consumer and deliver-subject subscription.</summary>
-    private sealed class SubscriptionState
-    {
-        public SubscriptionState(MqttSession session, string sid, byte qos, string? subject = null)
-        {
-            Sid = sid;
-            Qos = qos;
-            Subject = subject ?? (sid.EndsWith(" fwc", StringComparison.Ordinal) ? sid[..^4] : sid);
-            Reserved = SubjectTokens.IsWildcard(Subject) || Subject.StartsWith("*.", StringComparison.Ordinal);
-            PlainReceiver = new Receiver(session, this, stored: false);
-            DeliveryReceiver = new Receiver(session, this, stored: true);
-        }
-
-        public string Sid { get; }
-
-        /// <summary>The subject: the sid, or for a "foo fwc" sid the parent "foo" of "foo.>".</summary>
-        public string Subject { get; }
-
-        /// <summary>Go's isMQTTReservedSubscription: "#", "+" and "+/..." never match "$" topics [MQTT-4.7.2-1].</summary>
-        public bool Reserved { get; }
-
-        public byte Qos;
-        public Subscription? Plain;
-        public ConsumerConfig? Consumer;
-        public Subscription? Delivery;
-        public MessageReceiver PlainReceiver { get; }
-        public MessageReceiver DeliveryReceiver { get; }
-    }
-
-    private sealed class Receiver(MqttSession session, SubscriptionState state, bool stored) : MessageReceiver
-    {
-        public override ClientConnection? Connection => session.Nats;
-
-        public override bool Deliver(Subscription subscription, in Message message) =>
-            stored ? session.DeliverStored(state, message) : session.DeliverPlain(state, message);
-    }
-
-    private sealed class PubRelReceiver(MqttSession session) : MessageReceiver
-    {
-        public override ClientConnection? Connection => session.Nats;
-
-        public override bool Deliver(Subscription subscription, in Message message) => session.DeliverPubRel(message);
-    }
 }

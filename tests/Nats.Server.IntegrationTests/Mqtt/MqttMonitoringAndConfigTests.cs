@@ -53,6 +53,71 @@ public sealed class MqttMonitoringAndConfigTests
         Assert.Equal("0s", connection.GetProperty("rtt").GetString());
     }
 
+    [Theory]
+    [InlineData("go")]
+    [InlineData("ours")]
+    public async Task Connz_keeps_a_closed_mqtt_connection_in_the_closed_ring(string kind)
+    {
+        await using var server = await MqttTestServer.StartAsync(kind, "", null, "http: \"127.0.0.1:-1\"");
+        var monitorPort = server.Inner switch
+        {
+            GoServerProcess go => int.Parse(System.Text.RegularExpressions.Regex.Match(go.Log, @"Starting http monitor on [^:]+:(\d+)").Groups[1].Value,
+                System.Globalization.CultureInfo.InvariantCulture),
+            InProcessServer ours => ours.Server.MonitoringPort,
+            _ => throw new InvalidOperationException(),
+        };
+        await using (var mqtt = await MqttRawClient.ConnectAsync(server.MqttPort))
+        {
+            await mqtt.SendAsync(MqttRawClient.Connect("closed-client"));
+            await mqtt.ReadAsync(4);
+            await mqtt.SendAsync(0xE0, 0);
+            Assert.True(await mqtt.WaitClosedAsync());
+        }
+        using var http = new HttpClient();
+        var deadline = DateTime.UtcNow.AddSeconds(20);
+        JsonElement? found = null;
+        while (found is null && DateTime.UtcNow < deadline)
+        {
+            var json = await http.GetStringAsync($"http://127.0.0.1:{monitorPort}/connz?state=closed");
+            found = JsonDocument.Parse(json).RootElement.GetProperty("connections").EnumerateArray()
+                .Where(c => c.TryGetProperty("mqtt_client", out _)).Select(c => (JsonElement?)c).FirstOrDefault();
+            if (found is null)
+            {
+                // The ring is written when the connection's task ends, just after the socket closes.
+                await Task.Delay(50);
+            }
+        }
+        Assert.NotNull(found);
+        var connection = found.Value;
+        Assert.Equal("closed-client", connection.GetProperty("mqtt_client").GetString());
+        Assert.Equal("mqtt", connection.GetProperty("type").GetString());
+        Assert.Equal("Client Closed", connection.GetProperty("reason").GetString());
+    }
+
+    [Theory]
+    [InlineData("go")]
+    [InlineData("ours")]
+    public async Task Max_connections_counts_mqtt_and_nats_clients_together(string kind)
+    {
+        await using var server = await MqttTestServer.StartAsync(kind, "", null, "max_connections: 1");
+        await using var first = await MqttRawClient.ConnectAsync(server.MqttPort);
+        await first.SendAsync(MqttRawClient.Connect("max-conn-first"));
+        Assert.Equal(new byte[] { 0x20, 2, 0, 0 }, await first.ReadAsync(4));
+
+        await using (var second = await MqttRawClient.ConnectAsync(server.MqttPort))
+        {
+            await second.SendAsync(MqttRawClient.Connect("max-conn-second"));
+            Assert.True(await second.WaitClosedAsync());
+        }
+
+        var uri = new Uri(server.NatsUrl);
+        using var nats = new System.Net.Sockets.TcpClient();
+        await nats.ConnectAsync("127.0.0.1", uri.Port);
+        using var reader = new StreamReader(nats.GetStream());
+        var text = await reader.ReadToEndAsync().WaitAsync(TimeSpan.FromSeconds(20));
+        Assert.Contains("-ERR 'maximum connections exceeded'", text, StringComparison.Ordinal);
+    }
+
     public static TheoryData<string> Configs => new()
     {
         "mqtt { port: 1883 }",
