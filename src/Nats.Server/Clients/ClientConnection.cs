@@ -205,7 +205,8 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
         if (writeStarted != 0 && now - writeStarted > (long)_settings.Options.WriteDeadline.TotalMilliseconds)
         {
             _server.RecordSlowConsumer();
-            _logger.LogInformation("{Client} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, GoDuration.Format(_settings.Options.WriteDeadline));
+            _logger.LogInformation("{Client} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded with {Chunks} chunks of {Pending} total bytes.",
+                this, GoDuration.Format(_settings.Options.WriteDeadline), _outbound.PendingChunks, _outbound.PendingAndInFlight);
             CloseConnection(ClosedReason.SlowConsumerWriteDeadline);
             return;
         }

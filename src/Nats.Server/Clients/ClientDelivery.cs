@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Logging;
 using Nats.Server.Auth;
+using Nats.Server.Configuration;
 using Nats.Server.Hosting;
 using Nats.Server.Protocol;
 using Nats.Server.Subscriptions;
@@ -153,8 +154,9 @@ internal sealed class ClientDelivery : IDrainable
             return;
         }
         _server.RecordSlowConsumer();
-        _logger.LogInformation("{Client} - Slow Consumer Detected: no write progress for {Bound} with {Pending} bytes pending",
-            _client, bound, _outbound.PendingAndInFlight);
+        // Go's wording: its write deadline is the bound on a write making no progress, as our stuck bound is.
+        _logger.LogInformation("{Client} - Slow Consumer Detected: WriteDeadline of {Bound} exceeded with {Chunks} chunks of {Pending} total bytes.",
+            _client, GoDuration.Format(bound), _outbound.PendingChunks, _outbound.PendingAndInFlight);
         _client.CloseConnection(ClosedReason.SlowConsumerPendingBytes);
     }
 }

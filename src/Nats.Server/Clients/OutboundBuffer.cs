@@ -20,6 +20,9 @@ internal sealed class OutboundBuffer
 
     public bool IsEmpty => PendingBytes == 0;
 
+    /// <summary>Chunks queued (sealed ones and the one being filled), for Go's slow-consumer log line.</summary>
+    public int ChunkCount => _sealed.Count + (_currentLength > 0 ? 1 : 0);
+
     /// <summary>Memory the queued chunks hold (their whole length, not just the bytes written).</summary>
     public long HeldBytes { get; private set; }
 

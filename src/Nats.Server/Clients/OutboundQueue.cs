@@ -108,6 +108,19 @@ internal sealed class OutboundQueue
         }
     }
 
+    /// <summary>Chunks queued plus those taken by a write and not yet fully written: the "chunks" of Go's
+    /// "WriteDeadline of 1s exceeded with 2 chunks of N total bytes." line.</summary>
+    public int PendingChunks
+    {
+        get
+        {
+            lock (_sync)
+            {
+                return _buffer.ChunkCount + Math.Max(0, _inFlight.Count - _inFlightIndex);
+            }
+        }
+    }
+
     /// <summary>When the current blocking write started (0 when none is in progress), for the write deadline.</summary>
     public long WriteStartedTicks => Volatile.Read(ref _writeStartedTicks);
 
