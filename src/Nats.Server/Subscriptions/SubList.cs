@@ -155,24 +155,9 @@ internal sealed partial class SubList
         return all;
     }
 
-    /// <summary>Starts telling <paramref name="observer"/> of every change, after showing it, under the same
-    /// lock, every subscription already here: no change falls between the two.</summary>
-    internal void Observe(ISubscriptionObserver observer)
-    {
-        lock (_lock)
-        {
-            var all = new List<Subscription>();
-            CollectAll(_root, all);
-            foreach (var subscription in all)
-            {
-                observer.Changed(subscription, 1);
-            }
-            Observer = observer;
-        }
-    }
-
-    /// <summary>Like <see cref="Observe"/>, beside the observers already there (routes and leaf connections each
-    /// watch an account's index); only the new one is shown what is already here.</summary>
+    /// <summary>Starts telling <paramref name="observer"/> of every change, beside the observers already there
+    /// (routes and leaf connections each watch an account's index), after showing it, under the same lock,
+    /// every subscription already here: no change falls between the two.</summary>
     internal void AddObserver(ISubscriptionObserver observer)
     {
         lock (_lock)
