@@ -289,7 +289,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         }
         foreach (var route in cluster.Table.Registered)
         {
-            var idle = TimeSpan.FromMilliseconds(Math.Max(0, Environment.TickCount64 - Volatile.Read(ref route.LastActivityTicks)));
+            var idle = TimeSpan.FromMilliseconds(Math.Max(0, Environment.TickCount64 - Volatile.Read(ref route.Link.LastActivityTicks)));
             var entry = new RoutezRoute
             {
                 Rid = route.Id,
@@ -304,9 +304,9 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 Uptime = GoFormat.Uptime(now - route.Start),
                 Idle = GoFormat.Uptime(idle),
                 Pending = (int)Math.Min(route.Outbound.Pending, int.MaxValue),
-                InMsgs = Volatile.Read(ref route.InMsgs),
+                InMsgs = Volatile.Read(ref route.Link.InMsgs),
                 OutMsgs = Volatile.Read(ref route.Outbound.OutMsgs),
-                InBytes = Volatile.Read(ref route.InBytes),
+                InBytes = Volatile.Read(ref route.Link.InBytes),
                 OutBytes = Volatile.Read(ref route.Outbound.OutBytes),
                 NumSubs = route.SubscriptionCount,
             };
@@ -350,9 +350,9 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 Ip = leaf.RemoteIp,
                 Port = leaf.RemotePort,
                 Rtt = GoFormat.Duration(leaf.Rtt),
-                InMsgs = Volatile.Read(ref leaf.InMsgs),
+                InMsgs = Volatile.Read(ref leaf.Link.InMsgs),
                 OutMsgs = Volatile.Read(ref leaf.Outbound.OutMsgs),
-                InBytes = Volatile.Read(ref leaf.InBytes),
+                InBytes = Volatile.Read(ref leaf.Link.InBytes),
                 OutBytes = Volatile.Read(ref leaf.Outbound.OutBytes),
                 NumSubs = leaf.SubscriptionCount,
             };
