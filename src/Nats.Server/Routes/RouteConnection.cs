@@ -160,63 +160,15 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
     private int HandleMessage(ReadOnlySpan<byte> span, int lf, ReadOnlySpan<byte> rest, bool headers, Span<Range> args,
         ReadOnlySpan<byte> origin)
     {
-        var count = Split(rest, args);
-        var sizeArgs = headers ? 2 : 1;
-        if (count < 2 + sizeArgs || count > args.Length)
+        if (ParseRoutedArgs(rest, args, headers, out var size, out var headerSize, out var reply, out var queues) is { } error)
         {
-            ProtocolError("Processing Routed Message Args");
+            ProtocolError(error);
             return span.Length;
-        }
-        if (!TryParseSize(rest[args[count - 1]], out var size) || (headers && !TryParseSize(rest[args[count - 2]], out _)))
-        {
-            ProtocolError("Processing Routed Message Args");
-            return span.Length;
-        }
-        var headerSize = -1;
-        if (headers)
-        {
-            TryParseSize(rest[args[count - 2]], out headerSize);
-            if (headerSize > size)
-            {
-                ProtocolError("Processing Routed Message Args");
-                return span.Length;
-            }
         }
         var needed = lf + 1 + size + 2;
         if (span.Length < needed)
         {
             return 0;
-        }
-        ReadOnlySpan<byte> reply = default;
-        ReadOnlySpan<byte> queues = default;
-        var middle = count - 2 - sizeArgs;
-        if (middle == 1)
-        {
-            reply = rest[args[2]];
-        }
-        else if (middle > 1)
-        {
-            var indicator = rest[args[2]];
-            int firstQueue;
-            if (indicator.Length == 1 && indicator[0] == (byte)'+')
-            {
-                reply = rest[args[3]];
-                firstQueue = 4;
-            }
-            else if (indicator.Length == 1 && indicator[0] == (byte)'|')
-            {
-                firstQueue = 3;
-            }
-            else
-            {
-                ProtocolError("Bad or Missing Reply Indicator");
-                return span.Length;
-            }
-            var lastQueue = count - 1 - sizeArgs;
-            if (firstQueue <= lastQueue)
-            {
-                queues = rest[args[firstQueue].Start.Value..args[lastQueue].End.Value];
-            }
         }
         var message = span.Slice(lf + 1, size + 2);
         Link.InMsgs++;
@@ -224,7 +176,13 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         var account = FindAccount(rest[args[0]]);
         if (account is not null)
         {
-            Link.Proxy.Router.RouteFromPeer(account, rest[args[1]], reply, queues, headerSize, message, this, origin);
+            var subject = rest[args[1]];
+            // A reply a gateway sent to its origin server through this route (Go's handleGatewayReply).
+            if (_cluster.Server.Gateways is { } gateways && gateways.TryStripRoutedReply(subject, out var bare))
+            {
+                subject = bare;
+            }
+            Link.Proxy.Router.RouteFromPeer(account, subject, rest[reply], rest[queues], headerSize, message, this, origin);
         }
         return needed;
     }
@@ -329,6 +287,19 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         if (info is null)
         {
             ProtocolError("Processing Route Info");
+            return;
+        }
+        if (_registered && info.GatewayCmd == 1 && !string.IsNullOrEmpty(info.Gateway))
+        {
+            // Go's processGatewayInfoFromRoute: a cluster peer met a gateway; every server keeps its own outbound to it.
+            if (_cluster.Server.Gateways is { } gateways)
+            {
+                gateways.OnGossip(info.Gateway, info.GatewayUrls);
+            }
+            else
+            {
+                _logger.LogError("{Route} - Received information about gateway \"{Name}\" from {Id}, but gateway is not configured", this, info.Gateway, RemoteId);
+            }
             return;
         }
         if (!_registered)
