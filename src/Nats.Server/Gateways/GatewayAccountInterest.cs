@@ -127,6 +127,14 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
         _interestOnly.Add(inbound);
     }
 
+    public bool IsInterestOnly(GatewayConnection inbound)
+    {
+        lock (_sync)
+        {
+            return _interestOnly.Contains(inbound);
+        }
+    }
+
     public void Forget(GatewayConnection inbound)
     {
         lock (_sync)

@@ -30,6 +30,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
     private bool _peerHeaders;
     private long _authDeadline;
     private Account? _lastAccount;
+    private readonly List<string> _interestOnlyAccounts = [];
 
     public GatewayConnection(GatewayService service, Socket socket, ulong id, GatewayRemoteState? remote, Uri? url, ILogger logger)
         : base(Delivery.PeerRole.Gateway)
@@ -54,6 +55,18 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
     public string RemoteId { get; private set; } = "";
     public string RemoteServerName { get; private set; } = "";
     public bool IsRegistered => _registered;
+
+    /// <summary>The accounts the remote switched to interest-only on this outbound (gateway_cmd 2), for /gatewayz.</summary>
+    public List<string> InterestOnlyAccounts
+    {
+        get
+        {
+            lock (_interestOnlyAccounts)
+            {
+                return [.. _interestOnlyAccounts];
+            }
+        }
+    }
 
     /// <summary>Both sides carry headers (HMSG) rather than stripping them.</summary>
     public bool PeerHeaders => _peerHeaders;
@@ -319,6 +332,16 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
                 var which = info.GatewayCmd == GatewayInfo.CmdAllSubsStart ? "start" : "complete";
                 SendErrorAndLog($"Account absent from receive-all-subscriptions-{which} command");
                 Close("Protocol Violation");
+            }
+            else if (info.GatewayCmd == GatewayInfo.CmdAllSubsStart)
+            {
+                lock (_interestOnlyAccounts)
+                {
+                    if (!_interestOnlyAccounts.Contains(info.GatewayCmdPayload))
+                    {
+                        _interestOnlyAccounts.Add(info.GatewayCmdPayload);
+                    }
+                }
             }
             // Every interest-only peer's RS+ already goes into the index; the commands only bracket them.
             return;

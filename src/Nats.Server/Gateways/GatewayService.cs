@@ -60,6 +60,9 @@ internal sealed class GatewayService
 
     public int Port => _listener?.Port ?? 0;
 
+    /// <summary>The host and port in our gateway INFO (Go's gateway info Host/Port).</summary>
+    public (string Host, int Port) Advertised => (_host, _advertisedPort);
+
     /// <summary>This server's gateway URL as advertised (host:port).</summary>
     public string Url => _host.Contains(':') ? $"[{_host}]:{_advertisedPort}" : $"{_host}:{_advertisedPort}";
 
@@ -470,6 +473,10 @@ internal sealed class GatewayService
             }
         }
     }
+
+    /// <summary>The accounts switched to interest-only on an inbound connection (/gatewayz).</summary>
+    public List<string> InterestOnlyAccounts(GatewayConnection inbound) =>
+        [.. _interest.Where(i => i.Interest.IsInterestOnly(inbound)).Select(i => System.Text.Encoding.UTF8.GetString(i.Name))];
 
     public void OnClosed(GatewayConnection connection)
     {

@@ -328,7 +328,8 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         return routez;
     }
 
-    public Gatewayz Gatewayz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
+    public Gatewayz Gatewayz(bool accounts = false, string? gatewayName = null, string? accountName = null) =>
+        GatewayzBuilder.Build(server, accounts, gatewayName, accountName);
 
     /// <summary>Go's Leafz: every leaf connection past its handshake, optionally of one account, with its interest list.</summary>
     public Leafz Leafz(bool subs = false, string? account = null)
