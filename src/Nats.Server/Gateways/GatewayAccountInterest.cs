@@ -78,7 +78,7 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
 
     /// <summary>Peers' interest learned over a gateway never goes back to one; service-import shadows are not interest (Go's sub.si).</summary>
     private static bool Counts(Subscription subscription) =>
-        subscription.Kind switch
+        !subscription.IsServiceImport && subscription.Kind switch
         {
             Delivery.ReceiverKind.Remote => ((Delivery.RemotePeer)subscription.Receiver).Role != Delivery.PeerRole.Gateway,
             Delivery.ReceiverKind.Import => subscription.Receiver is StreamImportRoute,

@@ -100,7 +100,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         if (!IsOutbound && !_connectReceived && !Is(op, "CONNECT"u8))
         {
             // Go's expectConnect: an accepted gateway says CONNECT before anything else.
-            _logger.LogError("{Gateway} - Authorization Error", this);
+            _logger.LogError("{Gateway} - authentication error", this);
             Link.SendError("Authorization Violation");
             Close("Authentication Failure");
             return false;
@@ -227,6 +227,8 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         {
             SendErrorAndLog("attempted to connect to gateway port");
             Close("Incorrect Port");
+            // Go logs the refusal once more, as the error processConnect returns.
+            _logger.LogError("{Gateway} - attempted to connect to gateway port", this);
             return;
         }
         if (!_service.Authenticate(connect.User, connect.Pass))

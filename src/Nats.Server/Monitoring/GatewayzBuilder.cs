@@ -50,6 +50,34 @@ internal static class GatewayzBuilder
         return gatewayz;
     }
 
+    /// <summary>Go's GatewayOptsVarz: the options, each remote with the URLs known for it now (configured and learned).</summary>
+    public static GatewayVarz Varz(NatsServer server)
+    {
+        var options = server.Options.Gateway;
+        if (server.Gateways is not { } gateways)
+        {
+            return new GatewayVarz();
+        }
+        var remotes = gateways.Remotes.ToDictionary(r => r.Name);
+        return new GatewayVarz
+        {
+            Name = options.Name,
+            Host = string.IsNullOrEmpty(options.Host) ? null : options.Host,
+            Port = gateways.Port,
+            AuthTimeout = options.AuthTimeout.TotalSeconds,
+            // Go's default TLS timeout, shown even without TLS.
+            TlsTimeout = 2,
+            Advertise = string.IsNullOrEmpty(options.Advertise) ? null : options.Advertise,
+            ConnectRetries = options.ConnectRetries,
+            RejectUnknown = options.RejectUnknown,
+            Gateways = options.Gateways.Count == 0 ? null : options.Gateways.Select(g => new GatewayRemoteVarz
+            {
+                Name = g.Name,
+                Urls = (remotes.TryGetValue(g.Name, out var state) ? state.Urls : g.Urls).Select(u => u.Authority).ToList(),
+            }).ToList(),
+        };
+    }
+
     private static RemoteGatewayz Remote(GatewayConnection connection, DateTime now, bool accounts, string? accountName, GatewayService gateways)
     {
         var link = connection.Link;
