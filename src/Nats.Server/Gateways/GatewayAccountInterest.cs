@@ -20,7 +20,8 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
     private readonly GatewayService _service;
     private readonly Lock _sync = new();
     private readonly Dictionary<(string Subject, string? Queue), int> _counts = new();
-    private readonly List<(string Subject, long Expires)> _recent = [];
+    // In creation order, so the expired ones are always at the front.
+    private readonly Queue<(string Subject, long Expires)> _recent = new();
     private readonly HashSet<GatewayConnection> _interestOnly = [];
 
     public GatewayAccountInterest(Account account, GatewayService service)
@@ -40,7 +41,9 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
         {
             if (delta > 0)
             {
-                _recent.Add((key.SubjectString, Environment.TickCount64 + RecentTtl));
+                var now = Environment.TickCount64;
+                DropExpired(now);
+                _recent.Enqueue((key.SubjectString, now + RecentTtl));
             }
             _counts.TryGetValue(key, out var before);
             var after = Math.Max(0, before + delta);
@@ -148,8 +151,7 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
     {
         lock (_sync)
         {
-            var now = Environment.TickCount64;
-            _recent.RemoveAll(r => r.Expires <= now);
+            DropExpired(Environment.TickCount64);
             foreach (var (subject, _) in _recent)
             {
                 if (SubjectMatches(subject, reply))
@@ -159,6 +161,14 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
             }
         }
         return false;
+    }
+
+    private void DropExpired(long now)
+    {
+        while (_recent.TryPeek(out var oldest) && oldest.Expires <= now)
+        {
+            _recent.Dequeue();
+        }
     }
 
     /// <summary>Whether the literal <paramref name="subject"/> matches <paramref name="pattern"/> (tokens, <c>*</c> and <c>&gt;</c>).</summary>
