@@ -8,14 +8,14 @@ internal sealed partial class FileStore
     // stream's directory covers them.
     private string ConsumersDirectory => Path.Combine(_opts.Directory, "obs");
 
-    /// <summary>Blocks whose whole content is in memory (for tests of the read path).</summary>
+    /// <summary>Blocks holding a buffer: whole content or a write buffer (for tests of the read path).</summary>
     internal int CachedBlocks
     {
         get
         {
             lock (Sync)
             {
-                return _blocks.Count(b => b.Cache is not null);
+                return _blocks.Count(b => b.HoldsBuffer);
             }
         }
     }

@@ -151,27 +151,25 @@ internal sealed partial class FileStore : StoreCore
         var block = BlockOf(slot.A);
         block.LastUse = ++_useTick;
         block.Used = true;
+        block.ReadSinceLook = true;
         if (slot.B >= block.Length)
         {
             return false;
         }
 
-        byte[] buf;
-        int at;
-        if (block.Cache is { } cached)
+        if (!block.TryBuffered(slot.B, out var buf, out var at))
         {
-            (buf, at) = (cached, slot.B);
-        }
-        else if (++block.ColdReads <= ColdReadsBeforeCaching && block.Flushed == block.Length
-                 && ReadRecord(block, slot.B) is { } record)
-        {
-            // A cold read costs the record, not the block; a block read this often is being scanned
-            // and is cached whole from then on.
-            (buf, at) = (record, 0);
-        }
-        else
-        {
-            (buf, at) = (LoadCache(block), slot.B);
+            if (++block.ColdReads <= ColdReadsBeforeCaching && slot.B < block.Flushed
+                && ReadRecord(block, slot.B) is { } record)
+            {
+                // A cold read costs the record, not the block (the active block's written bytes too);
+                // a block read this often is being scanned and is cached whole from then on.
+                (buf, at) = (record, 0);
+            }
+            else
+            {
+                (buf, at) = (LoadCache(block), slot.B);
+            }
         }
         var avail = buf == _readScratch ? _readLength : block.Length - slot.B;
         if (!RecordCodec.TryRead(buf.AsSpan(at, avail), out var rec)
@@ -310,9 +308,24 @@ internal sealed partial class FileStore : StoreCore
         b.Sealed = true;
         // Not synced here (no fsync under the lock on the publish path): the next sync round syncs the
         // sealed block with the new one, before anything written into the new one is acknowledged.
-        BlockIndexFile.Write(_fs, b.Path, (b.Cache ?? b.LoadCache()).AsSpan(0, b.Length));
+        if (b.Cache is { } whole)
+        {
+            BlockIndexFile.Write(_fs, b.Path, whole.AsSpan(0, b.Length));
+        }
+        else
+        {
+            BlockIndexFile.WriteFromFile(_fs, b.Path, b.File, b.Length);
+        }
+
         _dirDirty = true;
-        Touch(b);
+        if (b.KeepWhole)
+        {
+            Touch(b); // being read: stays cached as a sealed block
+        }
+        else
+        {
+            b.DropCache();
+        }
     }
 
     private void AppendControl(RecordKind kind, ulong seq)
@@ -347,7 +360,6 @@ internal sealed partial class FileStore : StoreCore
         var path = Path.Combine(_dir, $"{id:D10}.blk");
         BlockIndexFile.Delete(_fs, path);
         var block = new MessageBlock(id, path, _fs.Open(path, StoreFileMode.Create), 0);
-        block.PrepareForWrites(_opts.BlockSize);
         _dirDirty = true; // a new file's directory entry is durable only once the directory is synced
         _blocks.Add(block);
         _byId[id] = block;
@@ -356,6 +368,7 @@ internal sealed partial class FileStore : StoreCore
 
     private byte[] LoadCache(MessageBlock block)
     {
+        block.ReadSinceLook = true;
         var cache = block.LoadCache();
         Touch(block);
         return cache;
