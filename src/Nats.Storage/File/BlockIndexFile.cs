@@ -44,16 +44,7 @@ internal static class BlockIndexFile
         for (var off = 0; off < block.Length;)
         {
             RecordCodec.TryRead(block[off..], out var rec);
-            var e = buf.AsSpan(pos);
-            BinaryPrimitives.WriteInt32LittleEndian(e, off);
-            BinaryPrimitives.WriteInt32LittleEndian(e[4..], rec.Length);
-            e[8] = (byte)rec.Kind;
-            BinaryPrimitives.WriteUInt16LittleEndian(e[10..], (ushort)rec.SubjectLength);
-            BinaryPrimitives.WriteInt32LittleEndian(e[12..], rec.HeaderLength);
-            BinaryPrimitives.WriteUInt64LittleEndian(e[16..], rec.Seq);
-            BinaryPrimitives.WriteInt64LittleEndian(e[24..], rec.Timestamp);
-            BinaryPrimitives.WriteInt64LittleEndian(e[32..], rec.TtlExpiry);
-            block.Slice(off + rec.SubjectOffset, rec.SubjectLength).CopyTo(e[EntrySize..]);
+            WriteEntry(buf.AsSpan(pos), off, rec, block.Slice(off + rec.SubjectOffset, rec.SubjectLength));
             pos += EntrySize + rec.SubjectLength;
             off += rec.Length;
         }

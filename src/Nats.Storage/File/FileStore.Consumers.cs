@@ -20,6 +20,18 @@ internal sealed partial class FileStore
         }
     }
 
+    /// <summary>Bytes of the buffers the blocks hold (for tests of the write buffer).</summary>
+    internal long BufferBytes
+    {
+        get
+        {
+            lock (Sync)
+            {
+                return _blocks.Sum(b => (long)b.BufferLength);
+            }
+        }
+    }
+
     protected override ConsumerStoreBase OpenConsumer(string name, ConsumerStoreConfig? config)
         => new FileConsumerStore(name, Path.Combine(ConsumersDirectory, name), config, _opts.FileSystem, _opts.ConsumerLogCompactBytes);
 

@@ -43,6 +43,8 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>Some buffer is held (whole content or the unwritten tail).</summary>
     public bool HoldsBuffer => _buf is not null;
 
+    public int BufferLength => _buf?.Length ?? 0;
+
     /// <summary>The whole content is kept while records are appended (the block is being read).</summary>
     public bool KeepWhole { get; private set; }
 
