@@ -13,6 +13,7 @@ internal sealed partial class FileStore
 {
     private ITimer? _cacheTimer;
     private bool _cacheTimerArmed;
+    private bool _windowsUsed;
 
     /// <summary>Under the lock: a cache exists (loaded or written); make sure it is looked at later.</summary>
     private void ArmCacheExpiry()
@@ -41,6 +42,18 @@ internal sealed partial class FileStore
             Slots.Trim();
             DropPageIndex();
             var held = false;
+            if (_windows.Held)
+            {
+                if (_windowsUsed)
+                {
+                    held = true;
+                }
+                else
+                {
+                    _windows.Release();
+                }
+                _windowsUsed = false;
+            }
             foreach (var b in _blocks)
             {
                 if (!b.HoldsBuffer)

@@ -32,6 +32,18 @@ internal sealed partial class FileStore
         }
     }
 
+    /// <summary>Some read window holds a buffer (for tests of the read path).</summary>
+    internal bool ReadWindowsHeld
+    {
+        get
+        {
+            lock (Sync)
+            {
+                return _windows.Held;
+            }
+        }
+    }
+
     protected override ConsumerStoreBase OpenConsumer(string name, ConsumerStoreConfig? config)
         => new FileConsumerStore(name, Path.Combine(ConsumersDirectory, name), config, _opts.FileSystem, _opts.ConsumerLogCompactBytes);
 

@@ -24,6 +24,7 @@ internal sealed partial class FileStore : StoreCore
     private bool _recovering;
     private long _useTick;
     private MessageBlock? _lastRead;
+    private readonly ReadWindows _windows = new();
 
     public FileStore(StoreConfig config, FileStoreOptions options)
         : base(config, options.Clock, indexShift: options.IndexPageShift)
@@ -157,21 +158,28 @@ internal sealed partial class FileStore : StoreCore
             return false;
         }
 
-        if (!block.TryBuffered(slot.B, out var buf, out var at))
+        int avail;
+        if (block.TryBuffered(slot.B, out var buf, out var at))
         {
-            if (++block.ColdReads <= ColdReadsBeforeCaching && slot.B < block.Flushed
-                && ReadRecord(block, slot.B) is { } record)
-            {
-                // A cold read costs the record, not the block (the active block's written bytes too);
-                // a block read this often is being scanned and is cached whole from then on.
-                (buf, at) = (record, 0);
-            }
-            else
-            {
-                (buf, at) = (LoadCache(block), slot.B);
-            }
+            avail = block.Length - slot.B;
         }
-        var avail = buf == _readScratch ? _readLength : block.Length - slot.B;
+        else if (++block.ColdReads <= ColdReadsBeforeCaching && slot.B < block.Flushed
+                 && ReadRecord(block, slot.B) is { } record)
+        {
+            // A cold read costs the record, not the block (the active block's written bytes too); a
+            // block read this often is being scanned, through read windows from then on.
+            (buf, at, avail) = (record, 0, _readLength);
+        }
+        else if (slot.B < block.Flushed && _windows.TryRead(block, slot.B, out buf, out at, out avail))
+        {
+            _windowsUsed = true;
+            ArmCacheExpiry();
+        }
+        else
+        {
+            (buf, at) = (LoadCache(block), slot.B);
+            avail = block.Length - slot.B;
+        }
         if (!RecordCodec.TryRead(buf.AsSpan(at, avail), out var rec)
             || rec.Kind != RecordKind.Message || rec.Seq != seq)
         {
@@ -282,6 +290,7 @@ internal sealed partial class FileStore : StoreCore
             b.Dispose();
         }
 
+        _windows.Dispose();
         _meta.Dispose();
     }
 

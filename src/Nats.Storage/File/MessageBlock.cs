@@ -48,6 +48,10 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>The whole content is kept while records are appended (the block is being read).</summary>
     public bool KeepWhole { get; private set; }
 
+    /// <summary>Changes whenever bytes already written change (erase, rewrite, disposal): read windows
+    /// over the file of an older generation are stale.</summary>
+    public int Generation { get; private set; }
+
     /// <summary>Read since the cache expiry last looked.</summary>
     public bool ReadSinceLook { get; set; }
 
@@ -256,6 +260,7 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>Overwrites bytes already in the file (secure erase) in both cache and file.</summary>
     public void Overwrite(int offset, ReadOnlySpan<byte> bytes)
     {
+        Generation++;
         if (TryBuffered(offset, out var c, out var at))
         {
             bytes.CopyTo(c.AsSpan(at));
@@ -285,6 +290,7 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>Switches to a rewritten file whose whole content is <paramref name="content"/>.</summary>
     public void Reopen(IStoreFile file, byte[] content, int length)
     {
+        Generation++;
         File.Dispose();
         DropCache();
         File = file;
@@ -302,6 +308,7 @@ internal sealed class MessageBlock : IDisposable
 
     public void Dispose()
     {
+        Generation++;
         File.Dispose();
         DropCache();
     }
