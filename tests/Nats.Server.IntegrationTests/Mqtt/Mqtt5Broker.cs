@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 
@@ -29,6 +30,17 @@ internal sealed class Mqtt5Broker : IAsyncDisposable
 
     /// <summary>Ours only.</summary>
     public string NatsUrl => _ours!.NatsUrl;
+
+    /// <summary>Ours only: until the server has closed (and detached the sessions of) all but <paramref name="count"/> MQTT connections.</summary>
+    public async Task WaitForMqttConnectionsAsync(int count)
+    {
+        var mqtt = ((InProcessServer)_ours!.Inner).Server.Mqtt!;
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        while (mqtt.ConnectionCount != count)
+        {
+            await Task.Delay(20, timeout.Token);
+        }
+    }
 
     public static async Task<Mqtt5Broker> StartAsync(string kind, string extraMqtt = "", params string[] extraConfig)
     {

@@ -255,6 +255,8 @@ public sealed class Mqtt5ClientTests
             await client.SubscribeAsync("exp/q", MqttQualityOfServiceLevel.AtLeastOnce);
             await client.DisconnectAsync();
         }
+        // Published once the session is detached: a delivery racing the DISCONNECT would wait for ack_wait (as in Go).
+        await broker.WaitForMqttConnectionsAsync(0);
         // Queued while away: the session holds it.
         using (var publisher = await ConnectAsync(broker, "expiring-pub"))
         {
