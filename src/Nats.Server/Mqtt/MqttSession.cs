@@ -130,6 +130,7 @@ internal sealed class MqttSession
         {
             Generation++;
             _connection = connection;
+            _inflight.Limit = Math.Min(_options.EffectiveMaxAckPending, connection.V5?.Connect.ReceiveMaximum ?? ushort.MaxValue);
             foreach (var state in _subscriptions.Values)
             {
                 SubscribeLocked(state);

@@ -123,6 +123,43 @@ public sealed class Mqtt5BadInputTests
     }
 
     [Fact]
+    public async Task The_clients_receive_maximum_holds_back_a_second_qos1_delivery_until_its_puback()
+    {
+        await using var broker = await Mqtt5Broker.StartAsync("ours", "ack_wait: \"1s\"");
+        await using (var away = await MqttRawClient.ConnectAsync(broker.Port))
+        {
+            // A session kept for an hour with a QoS 1 subscription, then left.
+            await away.SendAsync(Connect("rmax", [0x11, 0, 0, 0x0e, 0x10], clean: false));
+            await ReadPacketAsync(away);
+            await away.SendAsync(MqttRawClient.Packet(0x82, [0x00, 0x01, 0x00, 0x00, 0x05, .. "rm/in"u8, 0x01]));
+            Assert.Equal(0x90, (await ReadPacketAsync(away))[0]);
+            await away.SendAsync(0xe0, 0x00);
+            Assert.True(await away.WaitClosedAsync());
+        }
+        await broker.WaitForMqttConnectionsAsync(0);
+        await using (var publisher = await MqttRawClient.ConnectAsync(broker.Port))
+        {
+            await publisher.SendAsync(Connect("rmax-pub", []));
+            await ReadPacketAsync(publisher);
+            await publisher.SendAsync([.. Publish("rm/in", [], "1", qos: 1, packetId: 1), .. Publish("rm/in", [], "2", qos: 1, packetId: 2)]);
+            Assert.Equal(0x40, (await ReadPacketAsync(publisher))[0]);
+            Assert.Equal(0x40, (await ReadPacketAsync(publisher))[0]);
+        }
+        await using var client = await MqttRawClient.ConnectAsync(broker.Port);
+        // Receive maximum 1: the queued messages come one at a time.
+        await client.SendAsync(Connect("rmax", [0x11, 0, 0, 0x0e, 0x10, 0x21, 0x00, 0x01], clean: false));
+        Assert.Equal(1, (await ReadPacketAsync(client))[2]);
+        var first = await ReadPacketAsync(client);
+        Assert.Equal((0x32, (byte)'1'), (first[0], first[^1]));
+        // Unacknowledged, the next packet is the first message again (DUP, same identifier, after ack_wait), not the second.
+        var again = await ReadPacketAsync(client);
+        Assert.Equal((0x3a, first[9], first[10], (byte)'1'), (again[0], again[9], again[10], again[^1]));
+        await client.SendAsync(MqttRawClient.Packet(0x40, [first[9], first[10]]));
+        var second = await ReadPacketAsync(client);
+        Assert.Equal((0x32, (byte)'2'), (second[0] & 0xf7, second[^1]));
+    }
+
+    [Fact]
     public async Task Keep_alive_timeout_is_0x8D()
     {
         await using var broker = await Mqtt5Broker.StartAsync("ours");
@@ -213,10 +250,10 @@ public sealed class Mqtt5BadInputTests
         throw new InvalidOperationException("no maximum packet size in CONNACK");
     }
 
-    internal static byte[] Connect(string clientId, byte[] properties, ushort keepAlive = 60)
+    internal static byte[] Connect(string clientId, byte[] properties, ushort keepAlive = 60, bool clean = true)
     {
         var id = Encoding.UTF8.GetBytes(clientId);
-        return MqttRawClient.Packet(0x10, [0, 4, .. "MQTT"u8, 5, 0x02, (byte)(keepAlive >> 8), (byte)keepAlive, .. VarInt(properties.Length), .. properties,
+        return MqttRawClient.Packet(0x10, [0, 4, .. "MQTT"u8, 5, clean ? (byte)0x02 : (byte)0x00, (byte)(keepAlive >> 8), (byte)keepAlive, .. VarInt(properties.Length), .. properties,
             (byte)(id.Length >> 8), (byte)id.Length, .. id]);
     }
 
