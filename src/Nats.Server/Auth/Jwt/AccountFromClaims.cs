@@ -5,14 +5,15 @@ namespace Nats.Server.Auth.Jwt;
 
 /// <summary>
 /// Go's buildInternalAccount/UpdateAccountClaims for the parts an <see cref="AccountOptions"/> holds:
-/// limits, default permissions and mappings.
+/// limits, default permissions, mappings, and exports and imports as definitions for the same
+/// resolution step configured accounts go through.
 /// </summary>
 internal static class AccountFromClaims
 {
     public static AccountOptions Options(AccountClaims claims)
     {
         var limits = claims.Nats.Limits;
-        return new AccountOptions(claims.Subject)
+        var options = new AccountOptions(claims.Subject)
         {
             Nkey = claims.Subject,
             Limits = new AccountLimits(Clamp(limits.Conn), Clamp(limits.Subs), Clamp(limits.Payload), Clamp(limits.LeafNodeConn)),
@@ -20,6 +21,68 @@ internal static class AccountFromClaims
             Mappings = [.. (claims.Nats.Mappings ?? []).Select(m => new SubjectMapping(m.Key,
                 [.. m.Value.Select(d => new MappingDestination(d.Subject, d.Weight == 0 ? 100 : d.Weight, d.Cluster ?? ""))]))],
         };
+        foreach (var export in claims.Nats.Exports ?? [])
+        {
+            if (Export(export) is { } definition)
+            {
+                options.ExportDefinitions.Add(definition);
+            }
+        }
+        foreach (var import in claims.Nats.Imports ?? [])
+        {
+            AddImport(options, import);
+        }
+        return options;
+    }
+
+    /// <summary>The export as Go's UpdateAccountClaims adds it: token-required exports approve no account by name.</summary>
+    private static ExportDefinition? Export(JwtExport export)
+    {
+        if (!export.IsService && !export.IsStream)
+        {
+            return null;
+        }
+        var definition = new ExportDefinition(export.Subject, export.IsService)
+        {
+            TokenRequired = export.TokenRequired,
+            Revocations = export.Revocations,
+            AccountTokenPosition = (int)export.AccountTokenPosition,
+        };
+        if (export.IsService)
+        {
+            definition.ResponseType = export.ResponseType switch
+            {
+                "Stream" => ServiceResponseType.Streamed,
+                "Chunked" => ServiceResponseType.Chunked,
+                _ => ServiceResponseType.Singleton,
+            };
+            if (export.ResponseThresholdNanos != 0)
+            {
+                definition.ResponseThreshold = TimeSpan.FromTicks(export.ResponseThresholdNanos / 100);
+            }
+        }
+        return definition;
+    }
+
+    /// <summary>
+    /// Go's subject roles: a stream's deprecated <c>to</c> is a prefix and <c>local_subject</c> the local
+    /// name; a service's local subject is <c>local_subject</c> (then <c>subject</c> is the exporter's)
+    /// or else <c>subject</c> (then <c>to</c>, when set, is the exporter's).
+    /// </summary>
+    private static void AddImport(AccountOptions options, JwtImport import)
+    {
+        if (import.IsStream)
+        {
+            options.StreamImportDefinitions.Add(string.IsNullOrEmpty(import.LocalSubject)
+                ? new StreamImportDefinition(import.Account, import.Subject, null, import.To) { Token = import.Token }
+                : new StreamImportDefinition(import.Account, import.Subject, import.LocalSubject, null) { Token = import.Token });
+        }
+        else if (import.IsService)
+        {
+            var local = string.IsNullOrEmpty(import.LocalSubject) ? import.Subject : import.LocalSubject;
+            var remote = !string.IsNullOrEmpty(import.LocalSubject) ? import.Subject : string.IsNullOrEmpty(import.To) ? import.Subject : import.To;
+            options.ServiceImportDefinitions.Add(new ServiceImportDefinition(import.Account, remote, local, import.Share) { Token = import.Token });
+        }
     }
 
     /// <summary>Go's buildPermissionsFromJwt / buildInternalNkeyUser: only the lists that are present count.</summary>
