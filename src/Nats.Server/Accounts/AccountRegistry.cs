@@ -261,6 +261,9 @@ internal sealed class AccountRegistry
 
     public Account? Find(string name) => _accounts.GetValueOrDefault(name);
 
+    /// <summary>Operator mode: an account fetched from the resolver joined the registry.</summary>
+    public event Action<Account>? Registered;
+
     /// <summary>Operator mode's resolver and trust anchors; null otherwise.</summary>
     public OperatorAccounts? Operator { get; }
 
@@ -286,6 +289,7 @@ internal sealed class AccountRegistry
         if (ReferenceEquals(account, built))
         {
             ResolveOperatorImports(account);
+            Registered?.Invoke(account);
         }
         return account;
     }

@@ -254,6 +254,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
             try
             {
                 jetStream.Start(_accounts.All, _accounts.Global);
+                _accounts.Registered += jetStream.AddAccount;
             }
             catch
             {

@@ -1,4 +1,5 @@
 using Nats.Server.Accounts;
+using Nats.Server.JetStream.Configuration;
 using Nats.Server.Mappings;
 
 namespace Nats.Server.Auth.Jwt;
@@ -21,6 +22,7 @@ internal static class AccountFromClaims
             Mappings = [.. (claims.Nats.Mappings ?? []).Select(m => new SubjectMapping(m.Key,
                 [.. m.Value.Select(d => new MappingDestination(d.Subject, d.Weight == 0 ? 100 : d.Weight, d.Cluster ?? ""))]))],
         };
+        options.JetStreamLimits = JetStreamLimits(limits);
         foreach (var export in claims.Nats.Exports ?? [])
         {
             if (Export(export) is { } definition)
@@ -34,6 +36,47 @@ internal static class AccountFromClaims
         }
         return options;
     }
+
+    /// <summary>
+    /// Go's jsLimits from the claims: the global limits when they give storage, else the tiers, of which a
+    /// single server has R1 streams only; null when the claims do not enable JetStream.
+    /// </summary>
+    private static JetStreamAccountLimits? JetStreamLimits(OperatorLimits limits)
+    {
+        if (!limits.JetStreamEnabled)
+        {
+            return null;
+        }
+        if (limits.MemoryStorage != 0 || limits.DiskStorage != 0)
+        {
+            return Limits(limits.MemoryStorage, limits.DiskStorage, limits.Streams, limits.Consumer, limits.MaxAckPending,
+                limits.MemoryMaxStreamBytes, limits.DiskMaxStreamBytes, limits.MaxBytesRequired);
+        }
+        var tiers = limits.TieredLimits!;
+        var names = new HashSet<string>(tiers.Keys, StringComparer.Ordinal);
+        if (tiers.GetValueOrDefault("R1") is not { } tier)
+        {
+            return new JetStreamAccountLimits { TierNames = names };
+        }
+        return Limits(tier.MemoryStorage, tier.DiskStorage, tier.Streams, tier.Consumer, tier.MaxAckPending,
+            tier.MemoryMaxStreamBytes, tier.DiskMaxStreamBytes, tier.MaxBytesRequired) with
+        { TierNames = names };
+    }
+
+    private static JetStreamAccountLimits Limits(long memory, long disk, long streams, long consumers, long maxAckPending, long memoryStreamBytes, long diskStreamBytes, bool maxBytesRequired) => new()
+    {
+        MaxMemory = memory,
+        MaxStore = disk,
+        MaxStreams = (int)streams,
+        MaxConsumers = (int)consumers,
+        MaxAckPending = (int)Unlimited(maxAckPending),
+        MemoryMaxStreamBytes = Unlimited(memoryStreamBytes),
+        StoreMaxStreamBytes = Unlimited(diskStreamBytes),
+        MaxBytesRequired = maxBytesRequired,
+    };
+
+    /// <summary>Go's toUnlimited: anything but a positive value means no limit.</summary>
+    private static long Unlimited(long value) => value > 0 ? value : -1;
 
     /// <summary>The export as Go's UpdateAccountClaims adds it: token-required exports approve no account by name.</summary>
     private static ExportDefinition? Export(JwtExport export)
