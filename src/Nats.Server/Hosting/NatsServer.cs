@@ -212,8 +212,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             listener.DualMode = true;
         }
-        // No SO_REUSEADDR: .NET maps it to SO_REUSEPORT as well on Linux, which let a second server bind
-        // the same port and share its connections. A taken port is fatal, as in Go.
+        // A taken port is fatal, as in Go (see ListenerSocket).
+        Transport.ListenerSocket.AllowRebindOverTimeWait(listener);
         var port = Options.Port < 0 ? 0 : Options.Port;
         try
         {

@@ -64,7 +64,8 @@ internal sealed class MqttServer : IAsyncDisposable
         var address = Options.Host is "" or "0.0.0.0" ? IPAddress.Any : Options.Host is "::" ? IPAddress.IPv6Any
             : IPAddress.TryParse(Options.Host, out var parsed) ? parsed : Dns.GetHostAddresses(Options.Host)[0];
         var listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-        // No SO_REUSEADDR (on Linux .NET adds SO_REUSEPORT with it): a taken port is fatal, as in Go.
+        // A taken port is fatal, as in Go (see ListenerSocket).
+        Transport.ListenerSocket.AllowRebindOverTimeWait(listener);
         var port = Options.Port < 0 ? 0 : Options.Port;
         try
         {

@@ -1,10 +1,11 @@
 using System.Net;
 using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
+using Nats.Server.Transport;
 
 namespace Nats.Server.Routes;
 
-/// <summary>A peer port (routes, leaf nodes): accepts peers and hands each socket to its subsystem.</summary>
+/// <summary>A peer port (routes, leaf nodes, gateways): accepts peers and hands each socket to its subsystem.</summary>
 internal sealed class RouteListener
 {
     private readonly Action<Socket> _accepted;
@@ -27,11 +28,19 @@ internal sealed class RouteListener
         {
             _socket.DualMode = true;
         }
-        _socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        ListenerSocket.AllowRebindOverTimeWait(_socket);
         try
         {
             _socket.Bind(new IPEndPoint(address, port < 0 ? 0 : port));
             _socket.Listen(128);
+        }
+        catch (SocketException e)
+        {
+            _socket.Dispose();
+            // Go's fatal line from its accept loops ("router" is what Go calls the route port there).
+            var goKind = kind == "route" ? "router" : kind;
+            throw new Hosting.ListenFailedException(
+                $"Error listening on {goKind} port: {port} - {Hosting.ListenFailedException.ListenError(host, port, e)}", e);
         }
         catch
         {

@@ -9,8 +9,9 @@ namespace Nats.Server.IntegrationTests.Operations;
 /// <summary>
 /// One server per port and per store: a second server process on a port another one listens on exits 1
 /// with Go's fatal line for that listener (compared with Go 2.9.10 run the same way), and a second server
-/// on a store directory another one uses exits 1 saying so. Before this, our listener set SO_REUSEADDR,
-/// which .NET turns into SO_REUSEPORT on Linux: the second server started and shared the port.
+/// on a store directory another one uses exits 1 saying so. Before this, our listeners set SO_REUSEADDR,
+/// which .NET turns into SO_REUSEPORT on Linux: the second server started and shared the port (the route,
+/// leaf node and gateway listeners did until they took Go's plain SO_REUSEADDR, see ListenerSocket).
 /// </summary>
 public sealed partial class OneServerPerPortTests
 {
@@ -68,10 +69,16 @@ public sealed partial class OneServerPerPortTests
     [InlineData("monitor")]
     [InlineData("websocket")]
     [InlineData("mqtt")]
+    [InlineData("cluster")]
+    [InlineData("leafnode")]
+    [InlineData("gateway")]
     public async Task A_taken_port_is_fatal_with_the_same_line_as_go(string listener)
     {
         var dir = Directory.CreateTempSubdirectory("nats-one-port-").FullName;
         using var holder = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        // The holder asks for port sharing as our listeners once did (.NET's ReuseAddress is SO_REUSEPORT too
+        // on Linux): a listener that also asked for it would have shared the port instead of failing.
+        holder.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
         holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         holder.Listen(1);
         var taken = ((IPEndPoint)holder.LocalEndPoint!).Port;
@@ -104,6 +111,9 @@ public sealed partial class OneServerPerPortTests
         "client" => $"listen: \"127.0.0.1:{taken}\"\n",
         "monitor" => $"listen: \"127.0.0.1:-1\"\nhttp: \"127.0.0.1:{taken}\"\n",
         "websocket" => $"listen: \"127.0.0.1:-1\"\nwebsocket {{ host: \"127.0.0.1\", port: {taken}, no_tls: true }}\n",
+        "cluster" => $"listen: \"127.0.0.1:-1\"\ncluster {{ name: one, listen: \"127.0.0.1:{taken}\" }}\n",
+        "leafnode" => $"listen: \"127.0.0.1:-1\"\nleafnodes {{ listen: \"127.0.0.1:{taken}\" }}\n",
+        "gateway" => $"listen: \"127.0.0.1:-1\"\ngateway {{ name: one, listen: \"127.0.0.1:{taken}\" }}\n",
         _ => $"listen: \"127.0.0.1:-1\"\nserver_name: one\njetstream {{ store_dir: \"{storeDir}\" }}\nmqtt {{ host: \"127.0.0.1\", port: {taken} }}\n",
     };
 
