@@ -217,6 +217,18 @@ internal sealed class MetaGroup : IAsyncDisposable
     {
         var candidates = new List<string> { PeerId };
         candidates.AddRange(Status.Peers.Where(p => p.LastSeenMs is >= 0 and < 10_000).Select(p => p.Peer));
+        if (replicas > 1 && _server.Cluster is { } cluster)
+        {
+            // A JetStream server routed to us is a candidate before the meta group has heard from it (as Go learns
+            // peers from route INFO): right after an election the leader may know only a quorum.
+            foreach (var route in cluster.Table.Registered)
+            {
+                if (route.RemoteInfo is { JetStream: true, ServerName.Length: > 0 } info && NameHash.Of(info.ServerName) is var peer && !candidates.Contains(peer))
+                {
+                    candidates.Add(peer);
+                }
+            }
+        }
         if (candidates.Count < replicas)
         {
             return null;

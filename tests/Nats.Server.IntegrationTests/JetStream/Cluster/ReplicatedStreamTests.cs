@@ -147,32 +147,32 @@ public class ReplicatedStreamTests
         return (root.GetProperty("streams").GetInt32(), root.GetProperty("messages").GetInt64(), root.GetProperty("bytes").GetInt64());
     }
 
-    /// <summary>Waits until every running server's replica holds <paramref name="messages"/> messages, all alike.</summary>
-    internal static async Task ReplicasAgreeAsync(TestCluster cluster, string stream, long messages, CancellationToken token)
+    /// <summary>
+    /// Waits until every running server's replica holds the same messages (count and bytes), <paramref name="messages"/>
+    /// of them when given; returns the count.
+    /// </summary>
+    internal static async Task<long> ReplicasAgreeAsync(TestCluster cluster, string stream, long? messages, CancellationToken token)
     {
         string last = "";
+        long agreed = 0;
         try
         {
             await TestCluster.WaitForAsync(async () =>
             {
-                var states = new List<string>();
+                var states = new List<(int Streams, long Messages, long Bytes)>();
                 foreach (var server in cluster.Servers.Where(s => s.IsRunning))
                 {
-                    var state = await ReplicaStateAsync(server, token);
-                    if (state.Streams != 1 || state.Messages != messages)
-                    {
-                        last = $"{server.Name}: {state}";
-                        return false;
-                    }
-                    states.Add($"{state.Messages}/{state.Bytes}");
+                    states.Add(await ReplicaStateAsync(server, token));
                 }
                 last = string.Join(", ", states);
-                return states.Distinct().Count() == 1;
-            }, $"every replica of {stream} holding {messages} messages alike", token);
+                agreed = states[0].Messages;
+                return states.Distinct().Count() == 1 && states[0].Streams == 1 && (messages is null || agreed == messages);
+            }, $"every replica of {stream} holding {messages?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "the same"} messages alike", token);
         }
         catch (TimeoutException e)
         {
             throw new TimeoutException($"{e.Message} (last: {last})\n{cluster.Logs()}", e);
         }
+        return agreed;
     }
 }
