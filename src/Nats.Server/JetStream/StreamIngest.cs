@@ -321,6 +321,7 @@ internal sealed class StreamIngest
             }
             if (entry.LastSeq > last)
             {
+                stream.Account.Service.Logger.LogWarning("JetStream stream {Stream} replicated entry after {LastSeq} skips from {Last}", stream.LogName, entry.LastSeq, last);
                 store.SkipMsgs(last + 1, entry.LastSeq - last);
             }
             seq = entry.LastSeq + 1;
@@ -330,6 +331,7 @@ internal sealed class StreamIngest
             }
             catch (Exception e) when (e is StoreException or IOException)
             {
+                stream.Account.Service.Logger.LogWarning("JetStream stream {Stream} replicated entry {Seq} not stored: {Error}", stream.LogName, seq, e.Message);
                 if (store.State().LastSeq < seq)
                 {
                     store.SkipMsg();

@@ -58,7 +58,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         var runner = new RaftRunner(now =>
         {
             var node = new RaftNode(_meta.PeerId, peers, Assignment.Peers.Count, options, _store, transport, this, new Random(), now,
-                message => _logger.LogDebug("{Message}", message));
+                message => _logger.LogDebug("{Group} {Message}", Name, message));
             _node = node;
             if (campaign)
             {
@@ -68,6 +68,8 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         }, _logger);
         _runner = runner;
         transport.Start(runner, _logger);
+        _logger.LogDebug("JetStream cluster stream '{Account} > {Stream}' group {Group} started (log at index {Index})",
+            Assignment.Account, Assignment.Stream, Name, _store.LastIndex);
     }
 
     public void Propose(byte[] entry) => _runner?.Post((node, _) => node.Propose(entry));
@@ -90,6 +92,9 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 
     public void AfterApply()
     {
+        // What this batch stored reaches the operating system before anything is answered, so a killed process
+        // never comes back with a store that claims sequences it lost.
+        _stream.Store.FlushAllPending();
         if (!_activeLeader && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt)
         {
             _stream.Ingest.BecomeReplicatedLeader();
