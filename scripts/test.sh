@@ -19,12 +19,13 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   fi
 fi
 
-if ! command -v mosquitto_pub >/dev/null 2>&1; then
-  log "installing Debian's mosquitto-clients (MQTT tests)"
+# mosquitto_pub is an MQTT client the tests drive; the mosquitto broker is the MQTT 5 reference.
+if ! command -v mosquitto_pub >/dev/null 2>&1 || ! command -v mosquitto >/dev/null 2>&1; then
+  log "installing Debian's mosquitto and mosquitto-clients (MQTT tests, MQTT 5 reference broker)"
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq mosquitto-clients >/dev/null
+    apt-get update -qq && apt-get install -y -qq mosquitto mosquitto-clients >/dev/null
   else
-    sudo apt-get update -qq && sudo apt-get install -y -qq mosquitto-clients >/dev/null
+    sudo apt-get update -qq && sudo apt-get install -y -qq mosquitto mosquitto-clients >/dev/null
   fi
 fi
 

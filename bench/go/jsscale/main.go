@@ -6,6 +6,7 @@
 //	jsscale info <url> <stream>                              retries until $JS.API.STREAM.INFO answers; prints unix ns of the answer
 //	jsscale ready <url> -                                    retries until $JS.API.INFO answers
 //	jsscale consume <url> <stream> <count>                   durable pull consumer, fetch 1000, ack none
+//	jsscale streams <url> <prefix> <streams> <count> <size>  <streams> file streams "<prefix>N" with <count> messages each (synchronous publish)
 package main
 
 import (
@@ -44,6 +45,8 @@ func main() {
 		ready(url)
 	case "consume":
 		consume(url, stream, num(os.Args[4]))
+	case "streams":
+		streams(url, stream, num(os.Args[4]), num(os.Args[5]), num(os.Args[6]))
 	default:
 		fail("unknown mode %s", os.Args[1])
 	}
@@ -149,4 +152,22 @@ func consume(url, stream string, count int) {
 	}
 	el := time.Since(start)
 	fmt.Printf("consumed %d in %.2f s: %.0f msg/s\n", got, el.Seconds(), float64(got)/el.Seconds())
+}
+
+func streams(url, prefix string, streams, count, size int) {
+	nc, js := connect(url)
+	defer nc.Close()
+	payload := make([]byte, size)
+	for s := 0; s < streams; s++ {
+		name := fmt.Sprintf("%s%d", prefix, s)
+		if _, err := js.AddStream(&nats.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: nats.FileStorage}); err != nil {
+			fail("add stream %s: %v", name, err)
+		}
+		for i := 0; i < count; i++ {
+			if _, err := js.Publish(name+".x", payload); err != nil {
+				fail("publish %s %d: %v", name, i, err)
+			}
+		}
+	}
+	fmt.Printf("streams %d x %d messages of %d B\n", streams, count, size)
 }

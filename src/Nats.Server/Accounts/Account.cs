@@ -157,6 +157,12 @@ internal sealed class Account
     /// <summary>Null until a request crossed a service import into this account.</summary>
     public ServiceResponses? ResponsesIfCreated => Volatile.Read(ref _responses);
 
+    /// <summary>The routes of this account's imports and the account whose index holds each (operator mode takes them out again on updates).</summary>
+    internal List<(Account Owner, Subscription Subscription)> ImportSubscriptions { get; } = [];
+
+    /// <summary>Operator mode: exporters some of this account's imports could not be added from (resolved again when they change).</summary>
+    internal IReadOnlySet<string> IncompleteImportsFrom { get; set; } = new HashSet<string>();
+
     /// <summary>Stream import routes placed in this account's index; Go has no subscription for them, so monitoring leaves them out.</summary>
     public int HiddenSubscriptions { get; internal set; }
 

@@ -1,5 +1,7 @@
 using System.Collections.Concurrent;
 using System.Text;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Auth.Jwt;
 using Nats.Server.Configuration;
 using Nats.Server.Subscriptions;
@@ -18,8 +20,11 @@ internal sealed class AccountRegistry
 
     private readonly ConcurrentDictionary<string, Account> _accounts = new(StringComparer.Ordinal);
 
-    public AccountRegistry(ServerOptions options)
+    private readonly ILogger _logger;
+
+    public AccountRegistry(ServerOptions options, ILogger? logger = null)
     {
+        _logger = logger ?? NullLogger.Instance;
         ResolveDefinitionsGivenInCode(options);
         Global = Add(new Account(Account.GlobalAccountName));
         Operator = OperatorAccounts.For(options);
@@ -86,40 +91,156 @@ internal sealed class AccountRegistry
         }
     }
 
-    /// <summary>
-    /// Places the internal subscriptions of every resolved import: a stream import's route in the
-    /// exporter's index, a service import's route in the importer's.
-    /// </summary>
     private void WireImports()
     {
         foreach (var importer in _accounts.Values)
         {
-            foreach (var import in importer.Options.StreamImports)
+            WireImports(importer);
+        }
+    }
+
+    /// <summary>
+    /// Places the internal subscriptions of the account's resolved imports: a stream import's route in
+    /// the exporter's index, a service import's route in the importer's.
+    /// </summary>
+    private void WireImports(Account importer)
+    {
+        foreach (var import in importer.Options.StreamImports)
+        {
+            if (Find(import.Exporter) is not { } exporter)
             {
-                if (Find(import.Exporter) is not { } exporter)
-                {
-                    continue;
-                }
-                var route = new StreamImportRoute(importer, import);
-                if (exporter.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), null, exporter.NextInternalSid())))
-                {
-                    exporter.HiddenSubscriptions++;
-                }
+                continue;
             }
-            foreach (var import in importer.Options.ServiceImports)
+            var route = new StreamImportRoute(importer, import);
+            var subscription = new Subscription(route, Encoding.UTF8.GetBytes(import.From), null, exporter.NextInternalSid());
+            if (exporter.SubList.Insert(subscription))
             {
-                if (Find(import.Exporter) is not { } exporter)
-                {
-                    continue;
-                }
-                var export = exporter.Options.ServiceExports
-                    .Where(e => e.Subject == import.To || SubjectRules.IsSubsetMatch(import.To, e.Subject))
-                    .OrderBy(e => e.Subject == import.To ? 0 : 1)
-                    .FirstOrDefault();
-                var route = new ServiceImportRoute(importer, exporter, import, export);
-                importer.SubList.Insert(new Subscription(route, Encoding.UTF8.GetBytes(import.From), null, importer.NextInternalSid()));
+                exporter.HiddenSubscriptions++;
+                importer.ImportSubscriptions.Add((exporter, subscription));
             }
         }
+        foreach (var import in importer.Options.ServiceImports)
+        {
+            if (Find(import.Exporter) is not { } exporter)
+            {
+                continue;
+            }
+            var export = exporter.Options.ServiceExports
+                .Where(e => e.Subject == import.To || SubjectRules.IsSubsetMatch(import.To, e.Subject))
+                .OrderBy(e => e.Subject == import.To ? 0 : 1)
+                .FirstOrDefault();
+            var route = new ServiceImportRoute(importer, exporter, import, export);
+            var subscription = new Subscription(route, Encoding.UTF8.GetBytes(import.From), null, importer.NextInternalSid());
+            if (importer.SubList.Insert(subscription))
+            {
+                importer.ImportSubscriptions.Add((importer, subscription));
+            }
+        }
+    }
+
+    /// <summary>Takes the account's import routes out of the indexes they were placed in.</summary>
+    private static void UnwireImports(Account importer)
+    {
+        foreach (var (owner, subscription) in importer.ImportSubscriptions)
+        {
+            if (owner.SubList.Remove(subscription) && subscription.Receiver is StreamImportRoute)
+            {
+                owner.HiddenSubscriptions--;
+            }
+        }
+        importer.ImportSubscriptions.Clear();
+    }
+
+    /// <summary>
+    /// Operator mode: resolves the account's exports and imports from its claims (Go's
+    /// UpdateAccountClaims import/export half) and places the import routes. Exporters are looked up,
+    /// and so fetched, first; the account is registered before this runs, so an exporter importing
+    /// back finds it.
+    /// </summary>
+    private void ResolveOperatorImports(Account account)
+    {
+        UnwireImports(account);
+        var options = account.Options;
+        options.StreamExports.Clear();
+        options.ServiceExports.Clear();
+        options.StreamImports.Clear();
+        options.ServiceImports.Clear();
+        var errors = new List<string>();
+        var resolver = new ImportExportResolver([options], name => Find(name)?.Options, ActivationValid, account.Name, errors);
+        // Exports first: an exporter fetched below that imports back from this account needs them.
+        resolver.ResolveExports();
+        var exporters = options.StreamImportDefinitions.Select(i => i.Account).Concat(options.ServiceImportDefinitions.Select(i => i.Account));
+        foreach (var exporter in exporters.Distinct(StringComparer.Ordinal).Where(e => e != account.Name))
+        {
+            if (Lookup(exporter, out var error) is null)
+            {
+                _logger.LogError("Can't locate account [{Exporter}] for import (err={Error})", exporter, error);
+            }
+        }
+        resolver.ResolveImports();
+        account.IncompleteImportsFrom = IncompleteExporters(options);
+        foreach (var error in errors)
+        {
+            _logger.LogDebug("Error adding import to account [{Account}]: {Error}", account.Name, error);
+        }
+        WireImports(account);
+    }
+
+    private bool ActivationValid(string exporter, string importer, ExportGrant grant, string? token, string subject, bool isService) =>
+        Find(exporter)?.Jwt is { } jwt && ActivationValidation.IsValid(token, importer, jwt, grant, subject, isService, JwtValidation.Now);
+
+    /// <summary>
+    /// Operator mode, after <paramref name="updated"/> took new claims (Go's updateAccountClaimsWithRefresh):
+    /// its own exports and imports are resolved again; the imports other accounts hold from it are
+    /// checked again and turn invalid (or valid) in place; accounts whose imports from it could not be
+    /// added before are resolved again.
+    /// </summary>
+    public void RefreshImports(Account updated)
+    {
+        ResolveOperatorImports(updated);
+        var others = _accounts.Values.Where(a => a != updated && a.Jwt is not null).ToList();
+        foreach (var account in others)
+        {
+            foreach (var (_, subscription) in account.ImportSubscriptions)
+            {
+                switch (subscription.Receiver)
+                {
+                    case StreamImportRoute stream when stream.Import.Exporter == updated.Name:
+                        stream.Invalid = !ImportExportResolver.ExportApproves(updated.Options.StreamExports.Select(e => e.Grant), account.Name, stream.Import.From,
+                            grant => ActivationValid(updated.Name, account.Name, grant, stream.Import.Token, stream.Import.From, isService: false));
+                        break;
+                    case ServiceImportRoute service when service.Import.Exporter == updated.Name:
+                        service.Invalid = !ImportExportResolver.ExportApproves(updated.Options.ServiceExports.Select(e => e.Grant), account.Name, service.Import.To,
+                            grant => ActivationValid(updated.Name, account.Name, grant, service.Import.Token, service.Import.To, isService: true));
+                        break;
+                }
+            }
+        }
+        foreach (var account in others.Where(a => a.IncompleteImportsFrom.Contains(updated.Name)))
+        {
+            ResolveOperatorImports(account);
+        }
+    }
+
+    /// <summary>Go's incomplete imports: the exporters some import definition of the account could not be resolved against.</summary>
+    private static HashSet<string> IncompleteExporters(AccountOptions options)
+    {
+        var missing = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var definition in options.StreamImportDefinitions)
+        {
+            if (!options.StreamImports.Any(i => i.Exporter == definition.Account && i.From == definition.Subject))
+            {
+                missing.Add(definition.Account);
+            }
+        }
+        foreach (var definition in options.ServiceImportDefinitions)
+        {
+            if (!options.ServiceImports.Any(i => i.Exporter == definition.Account && i.From == definition.To))
+            {
+                missing.Add(definition.Account);
+            }
+        }
+        return missing;
     }
 
     public Account Global { get; }
@@ -140,6 +261,9 @@ internal sealed class AccountRegistry
 
     public Account? Find(string name) => _accounts.GetValueOrDefault(name);
 
+    /// <summary>Operator mode: an account fetched from the resolver joined the registry.</summary>
+    public event Action<Account>? Registered;
+
     /// <summary>Operator mode's resolver and trust anchors; null otherwise.</summary>
     public OperatorAccounts? Operator { get; }
 
@@ -159,8 +283,15 @@ internal sealed class AccountRegistry
             error ??= OperatorAccounts.AccountMissing;
             return null;
         }
-        // Two first users of an account can race here: the first registration wins.
-        return _accounts.GetOrAdd(name, _ => Operator.Build(claims));
+        // Two first users of an account can race here: the first registration wins and resolves the imports.
+        var built = Operator.Build(claims);
+        var account = _accounts.GetOrAdd(name, built);
+        if (ReferenceEquals(account, built))
+        {
+            ResolveOperatorImports(account);
+            Registered?.Invoke(account);
+        }
+        return account;
     }
 
     /// <summary>

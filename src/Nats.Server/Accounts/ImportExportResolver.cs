@@ -5,29 +5,81 @@ using Nats.Subjects;
 namespace Nats.Server.Accounts;
 
 /// <summary>
+/// Decides whether an import's activation token satisfies an export that requires one (operator mode;
+/// without it such exports admit nobody).
+/// </summary>
+/// <param name="exporter">The exporting account's name.</param>
+/// <param name="importer">The importing account's name.</param>
+/// <param name="grant">The export the import matched.</param>
+/// <param name="token">The import's activation token, if any.</param>
+/// <param name="subject">The exporter-side subject of the import.</param>
+/// <param name="isService">Service (else stream) import.</param>
+internal delegate bool ActivationCheck(string exporter, string importer, ExportGrant grant, string? token, string subject, bool isService);
+
+/// <summary>
 /// The second half of Go's parseAccounts: stream exports, service exports, stream imports, service
 /// imports, in that order, each checked against what the earlier steps accepted (an import needs a
 /// matching export that approves the importer, and must not close a cycle). Errors carry the accounts
-/// block's position, as in Go.
+/// block's position, as in Go. Operator mode runs the same steps for one account at a time, with the
+/// other accounts found through the registry and activation tokens checked by the JWT layer.
 /// </summary>
-internal sealed class ImportExportResolver(ServerOptions options, string source, List<string> errors)
+internal sealed class ImportExportResolver
 {
-    private readonly Dictionary<string, AccountOptions> _accounts = options.Accounts.ToDictionary(a => a.Name, StringComparer.Ordinal);
+    private readonly IReadOnlyList<AccountOptions> _accounts;
+    private readonly Func<string, AccountOptions?> _find;
+    private readonly bool _noSystemAccount;
+    private readonly string _source;
+    private readonly List<string> _errors;
+    private readonly ActivationCheck? _activation;
+
+    public ImportExportResolver(ServerOptions options, string source, List<string> errors)
+    {
+        var byName = options.Accounts.ToDictionary(a => a.Name, StringComparer.Ordinal);
+        _accounts = options.Accounts;
+        _find = byName.GetValueOrDefault;
+        _noSystemAccount = options.NoSystemAccount;
+        _source = source;
+        _errors = errors;
+    }
+
+    /// <param name="accounts">The accounts whose exports and imports are (re)resolved.</param>
+    /// <param name="find">Any account by name.</param>
+    /// <param name="activation">Checks activation tokens for exports that require one.</param>
+    /// <param name="source">Prefix of the error texts.</param>
+    /// <param name="errors">Receives what was refused.</param>
+    public ImportExportResolver(IReadOnlyList<AccountOptions> accounts, Func<string, AccountOptions?> find, ActivationCheck activation, string source, List<string> errors)
+    {
+        _accounts = accounts;
+        _find = find;
+        _activation = activation;
+        _source = source;
+        _errors = errors;
+    }
 
     public void Run()
     {
-        foreach (var account in options.Accounts)
+        ResolveExports();
+        ResolveImports();
+    }
+
+    public void ResolveExports()
+    {
+        foreach (var account in _accounts)
         {
             foreach (var export in account.ExportDefinitions.Where(e => !e.IsService))
             {
                 if (ApprovedList(export, "stream", out var approved) && CheckTokenPosition(export, "stream"))
                 {
                     account.StreamExports.RemoveAll(e => e.Subject == export.Subject);
-                    account.StreamExports.Add(new ResolvedStreamExport(export.Subject, approved, export.AccountTokenPosition));
+                    account.StreamExports.Add(new ResolvedStreamExport(export.Subject, approved, export.AccountTokenPosition)
+                    {
+                        TokenRequired = export.TokenRequired,
+                        Revocations = export.Revocations,
+                    });
                 }
             }
         }
-        foreach (var account in options.Accounts)
+        foreach (var account in _accounts)
         {
             foreach (var export in account.ExportDefinitions.Where(e => e.IsService))
             {
@@ -35,23 +87,31 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
                 {
                     continue;
                 }
-                if (export.Latency is not null && options.NoSystemAccount)
+                if (export.Latency is not null && _noSystemAccount)
                 {
-                    errors.Add($"{source}: Error adding service latency sampling for \"{export.Subject}\": system account not setup");
+                    _errors.Add($"{_source}: Error adding service latency sampling for \"{export.Subject}\": system account not setup");
                 }
                 account.ServiceExports.RemoveAll(e => e.Subject == export.Subject);
                 account.ServiceExports.Add(new ResolvedServiceExport(export.Subject, approved, export.AccountTokenPosition, export.ResponseType,
-                    export.ResponseThreshold ?? ResolvedServiceExport.DefaultResponseThreshold, export.Latency));
+                    export.ResponseThreshold ?? ResolvedServiceExport.DefaultResponseThreshold, export.Latency)
+                {
+                    TokenRequired = export.TokenRequired,
+                    Revocations = export.Revocations,
+                });
             }
         }
-        foreach (var account in options.Accounts)
+    }
+
+    public void ResolveImports()
+    {
+        foreach (var account in _accounts)
         {
             foreach (var import in account.StreamImportDefinitions)
             {
                 AddStreamImport(account, import);
             }
         }
-        foreach (var account in options.Accounts)
+        foreach (var account in _accounts)
         {
             foreach (var import in account.ServiceImportDefinitions)
             {
@@ -70,10 +130,10 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
         var names = new List<string>();
         foreach (var name in export.Accounts)
         {
-            if (!_accounts.ContainsKey(name))
+            if (_find(name) is null)
             {
                 // Go reports the unknown name and still adds the export with the others.
-                errors.Add($"{source}: \"{name}\" account not defined for {kind} export");
+                _errors.Add($"{_source}: \"{name}\" account not defined for {kind} export");
                 continue;
             }
             names.Add(name);
@@ -93,19 +153,20 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
         {
             return true;
         }
-        errors.Add($"{source}: Error adding {kind} export \"{export.Subject}\": sublist: invalid subject");
+        _errors.Add($"{_source}: Error adding {kind} export \"{export.Subject}\": sublist: invalid subject");
         return false;
     }
 
     private void AddStreamImport(AccountOptions importer, StreamImportDefinition import)
     {
-        if (!_accounts.TryGetValue(import.Account, out var exporter))
+        if (_find(import.Account) is not { } exporter)
         {
-            errors.Add($"{source}: \"{import.Account}\" account not defined for stream import");
+            _errors.Add($"{_source}: \"{import.Account}\" account not defined for stream import");
             return;
         }
-        var fail = (string reason) => errors.Add($"{source}: Error adding stream import \"{import.Subject}\": {reason}");
-        if (!ExportApproves(exporter.StreamExports.Select(e => (e.Subject, e.Approved, e.AccountTokenPosition)), importer.Name, import.Subject))
+        var fail = (string reason) => _errors.Add($"{_source}: Error adding stream import \"{import.Subject}\": {reason}");
+        if (!ExportApproves(exporter.StreamExports.Select(e => e.Grant), importer.Name, import.Subject,
+            grant => _activation?.Invoke(exporter.Name, importer.Name, grant, import.Token, import.Subject, isService: false) ?? false))
         {
             fail("stream import not authorized");
             return;
@@ -140,17 +201,17 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             fail("stream import already exists");
             return;
         }
-        importer.StreamImports.Add(new ResolvedStreamImport(exporter.Name, import.Subject, to));
+        importer.StreamImports.Add(new ResolvedStreamImport(exporter.Name, import.Subject, to) { Token = import.Token });
     }
 
     private void AddServiceImport(AccountOptions importer, ServiceImportDefinition import)
     {
-        if (!_accounts.TryGetValue(import.Account, out var exporter))
+        if (_find(import.Account) is not { } exporter)
         {
-            errors.Add($"{source}: \"{import.Account}\" account not defined for service import");
+            _errors.Add($"{_source}: \"{import.Account}\" account not defined for service import");
             return;
         }
-        var fail = (string reason) => errors.Add($"{source}: Error adding service import \"{import.Subject}\": {reason}");
+        var fail = (string reason) => _errors.Add($"{_source}: Error adding service import \"{import.Subject}\": {reason}");
         // Go's naming: "from" is the local subject, "to" the exporter's.
         var from = import.To;
         var to = import.Subject;
@@ -159,7 +220,8 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             fail("sublist: invalid subject");
             return;
         }
-        if (!ExportApproves(exporter.ServiceExports.Select(e => (e.Subject, e.Approved, e.AccountTokenPosition)), importer.Name, to))
+        if (!ExportApproves(exporter.ServiceExports.Select(e => e.Grant), importer.Name, to,
+            grant => _activation?.Invoke(exporter.Name, importer.Name, grant, import.Token, to, isService: true) ?? false))
         {
             fail("service import not authorized");
             return;
@@ -179,28 +241,35 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             fail($"failed to create mapping transform for service import subject \"{from}\" to \"{to}\": {transformError}");
             return;
         }
-        importer.ServiceImports.Add(new ResolvedServiceImport(exporter.Name, from, to, import.Share));
+        importer.ServiceImports.Add(new ResolvedServiceImport(exporter.Name, from, to, import.Share) { Token = import.Token });
     }
 
-    /// <summary>Go's checkStreamExportApproved/checkServiceExportApproved (exact subject first, then any covering export).</summary>
-    internal static bool ExportApproves(IEnumerable<(string Subject, IReadOnlyList<string>? Approved, int TokenPosition)> exports, string importer, string subject)
+    /// <summary>
+    /// Go's checkStreamExportApproved/checkServiceExportApproved (exact subject first, then any covering
+    /// export) and checkAuth; <paramref name="activation"/> decides exports that require a token.
+    /// </summary>
+    internal static bool ExportApproves(IEnumerable<ExportGrant> exports, string importer, string subject, Func<ExportGrant, bool>? activation = null)
     {
         var list = exports.ToList();
         if (list.Count == 0 || !SubjectRules.IsValid(subject))
         {
             return false;
         }
-        foreach (var (exportSubject, approved, position) in list.OrderBy(e => e.Subject == subject ? 0 : 1))
+        foreach (var grant in list.OrderBy(e => e.Subject == subject ? 0 : 1))
         {
-            if (exportSubject != subject && !SubjectRules.IsSubsetMatch(subject, exportSubject))
+            if (grant.Subject != subject && !SubjectRules.IsSubsetMatch(subject, grant.Subject))
             {
                 continue;
             }
-            if (position > 0)
+            if (grant.AccountTokenPosition > 0)
             {
-                return exportSubject != subject && SubjectTokens.TokenAt(subject.AsSpan(), position).SequenceEqual(importer);
+                return grant.Subject != subject && SubjectTokens.TokenAt(subject.AsSpan(), grant.AccountTokenPosition).SequenceEqual(importer);
             }
-            return approved is null || approved.Contains(importer);
+            if (grant.TokenRequired)
+            {
+                return activation?.Invoke(grant) ?? false;
+            }
+            return grant.Approved is null || grant.Approved.Contains(importer);
         }
         return false;
     }
@@ -226,7 +295,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             }
             visited.Add(account.Name);
             var next = SubjectRules.IsSubsetMatch(import.To, to) ? import.To : to;
-            if (_accounts.TryGetValue(import.Exporter, out var exporter) && StreamCycle(exporter, next, visited))
+            if (_find(import.Exporter) is { } exporter && StreamCycle(exporter, next, visited))
             {
                 return true;
             }
@@ -255,7 +324,7 @@ internal sealed class ImportExportResolver(ServerOptions options, string source,
             }
             visited.Add(account.Name);
             var next = SubjectRules.IsSubsetMatch(import.From, from) ? import.From : from;
-            if (_accounts.TryGetValue(import.Exporter, out var exporter) && ServiceCycle(exporter, next, visited))
+            if (_find(import.Exporter) is { } exporter && ServiceCycle(exporter, next, visited))
             {
                 return true;
             }

@@ -6,9 +6,21 @@ namespace Nats.Server.Accounts;
 /// <summary>What an internal subscription does with a matching message (see ClientConnection.Imports).</summary>
 internal abstract class InternalRoute : Delivery.Receiver
 {
+    private volatile bool _invalid;
+
     protected InternalRoute()
         : base(Delivery.ReceiverKind.Import)
     {
+    }
+
+    /// <summary>
+    /// Go's invalid import: an exporter update withdrew the export or revoked the activation. The route
+    /// stays in place (a request still counts as delivered, so no 503) but carries nothing.
+    /// </summary>
+    public bool Invalid
+    {
+        get => _invalid;
+        set => _invalid = value;
     }
 
     /// <summary>

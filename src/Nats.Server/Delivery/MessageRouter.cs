@@ -369,8 +369,11 @@ internal sealed class MessageRouter
         {
             switch (subscription.Receiver)
             {
-                case StreamImportRoute stream when mode == RouteMode.All:
+                case StreamImportRoute stream when mode == RouteMode.All && !stream.Invalid:
                     delivered |= ForwardStream(stream, subject, reply, headerSize, headerSizeToken, sizeToken, message);
+                    break;
+                case ServiceImportRoute { Invalid: true }:
+                    delivered = true;
                     break;
                 case ServiceImportRoute service:
                     delivered |= ForwardService(service, subject, reply, headerSize, message, depth);

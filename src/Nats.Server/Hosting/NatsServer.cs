@@ -51,7 +51,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _clientLogger = _loggerFactory.CreateLogger("nats-server.client");
         ServerId = NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
-        _accounts = new AccountRegistry(options);
+        _accounts = new AccountRegistry(options, _logger);
         _authenticator = _accounts.Operator is not null
             ? new Auth.Jwt.JwtAuthenticator(_accounts, options.Operator, _clientLogger)
             : new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
@@ -254,6 +254,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
             try
             {
                 jetStream.Start(_accounts.All, _accounts.Global);
+                _accounts.Registered += jetStream.AddAccount;
             }
             catch
             {

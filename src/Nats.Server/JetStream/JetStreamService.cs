@@ -78,8 +78,8 @@ internal sealed class JetStreamService : IDisposable
         Transport = new JetStreamTransport(Server.CreateInternalPublisher(), Server.CreateInternalPublisher());
         var all = accounts.Where(a => !a.IsSystem).ToList();
         // Go's enableJetStreamAccounts: with only $G (and $SYS) configured, $G gets JetStream;
-        // otherwise the accounts with a jetstream setting do.
-        var globalOnly = all.All(a => a == global);
+        // otherwise the accounts with a jetstream setting do. Operator mode is never global-only.
+        var globalOnly = all.All(a => a == global) && !Server.Options.Operator.Enabled;
         foreach (var account in all)
         {
             var limits = account == global && globalOnly ? JetStreamAccountLimits.Unlimited : account.Options.JetStreamLimits;
@@ -98,11 +98,7 @@ internal sealed class JetStreamService : IDisposable
         Damage.Start();
         foreach (var account in all)
         {
-            _apiSubscriptions.Add(Transport.SubscribeApi(account, "$JS.API.>", Router.OnRequest));
-            if (!string.IsNullOrEmpty(Options.Domain))
-            {
-                _apiSubscriptions.Add(Transport.SubscribeApi(account, $"$JS.{Options.Domain}.API.>", Router.OnRequest));
-            }
+            SubscribeApi(account);
         }
         Logger.LogInformation("Starting JetStream");
         Logger.LogInformation("  Store Directory: \"{Dir}\"", StoreDirectory);
@@ -122,6 +118,65 @@ internal sealed class JetStreamService : IDisposable
             meta.Start(this, StoreDirectory, system);
             Meta = meta;
         }
+    }
+
+    private void SubscribeApi(Account account)
+    {
+        lock (_apiSubscriptions)
+        {
+            _apiSubscriptions.Add(Transport!.SubscribeApi(account, "$JS.API.>", Router.OnRequest));
+            if (!string.IsNullOrEmpty(Options.Domain))
+            {
+                _apiSubscriptions.Add(Transport.SubscribeApi(account, $"$JS.{Options.Domain}.API.>", Router.OnRequest));
+            }
+        }
+    }
+
+    /// <summary>
+    /// Operator mode: an account fetched after start (Go's configJetStream from
+    /// UpdateAccountClaims) gets the API, and JetStream when its claims enable it.
+    /// </summary>
+    public void AddAccount(Account account)
+    {
+        if (account.IsSystem)
+        {
+            return;
+        }
+        if (account.Options.JetStreamLimits is { } limits)
+        {
+            JsAccount js;
+            lock (_accounts)
+            {
+                if (_accounts.ContainsKey(account))
+                {
+                    return;
+                }
+                js = new JsAccount(this, account, limits);
+                _accounts[account] = js;
+            }
+            Recover(js);
+        }
+        SubscribeApi(account);
+    }
+
+    /// <summary>An account update: new limits apply to its JetStream, which is enabled if it was not.</summary>
+    public void UpdateAccount(Account account)
+    {
+        if (account.Options.JetStreamLimits is not { } limits)
+        {
+            return;
+        }
+        JsAccount? js;
+        lock (_accounts)
+        {
+            if (_accounts.TryGetValue(account, out js))
+            {
+                js.Limits = limits;
+                return;
+            }
+            _accounts[account] = js = new JsAccount(this, account, limits);
+        }
+        Recover(js);
     }
 
     /// <summary>The meta group when clustered (cluster {} and jetstream {}), else null.</summary>

@@ -20,7 +20,7 @@ internal sealed class JsAccount
     {
         Service = service;
         Account = account;
-        Limits = limits;
+        _limits = limits;
         Directory = Path.Combine(service.StoreDirectory, account.Name, "streams");
     }
 
@@ -28,7 +28,14 @@ internal sealed class JsAccount
 
     public Account Account { get; }
 
-    public JetStreamAccountLimits Limits { get; }
+    /// <summary>Replaced as a whole when an operator-mode account update changes them.</summary>
+    public JetStreamAccountLimits Limits
+    {
+        get => Volatile.Read(ref _limits);
+        set => Volatile.Write(ref _limits, value);
+    }
+
+    private JetStreamAccountLimits _limits;
 
     public string Directory { get; }
 

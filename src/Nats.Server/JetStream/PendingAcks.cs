@@ -10,7 +10,12 @@ internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
 {
     private readonly Lock _lock = new();
     private Batch? _open;
-    private Batch? _spare;
+
+    // More than one: group commit keeps up to two rounds syncing while a third fills, so a single spare
+    // was taken by the filling round while the others were out, and every round built a new batch
+    // (~6 KB of buffers, thousands of rounds per second under load).
+    private const int MaxSpares = 4;
+    private readonly Stack<Batch> _spares = new();
 
     /// <summary>Queues the ack of <paramref name="seq"/> to <paramref name="reply"/> until <paramref name="durable"/> completes
     /// (<paramref name="duplicate"/>: the answer to a publish whose Nats-Msg-Id matched the stored <paramref name="seq"/>).</summary>
@@ -21,8 +26,7 @@ internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
             var batch = _open;
             if (batch is null || !ReferenceEquals(batch.Durable, durable))
             {
-                batch = _spare ?? new Batch();
-                _spare = null;
+                batch = _spares.Count > 0 ? _spares.Pop() : new Batch();
                 batch.Durable = durable;
                 _open = batch;
                 batch.Owner = this;
@@ -54,7 +58,10 @@ internal sealed class PendingAcks(Action<PendingAcks.Batch> send)
             batch.Clear();
             lock (_lock)
             {
-                _spare = batch;
+                if (_spares.Count < MaxSpares)
+                {
+                    _spares.Push(batch);
+                }
             }
         }
     }

@@ -53,6 +53,15 @@ internal static class MqttConfigBinder
                     }
                     mqtt.MaxAckPending = (int)pending;
                     return true;
+                case "receive_maximum":
+                    // Ours (MQTT 5; Go speaks 3.1.1 only).
+                    var receive = item.Int64();
+                    if (receive is < 0 or > 0xFFFF)
+                    {
+                        throw new ConfigBindException(item, $"invalid value {receive}, should in [0..{0xFFFF}] range");
+                    }
+                    mqtt.ReceiveMaximum = (ushort)receive;
+                    return true;
                 case "js_domain":
                     mqtt.JsDomain = item.String();
                     return true;

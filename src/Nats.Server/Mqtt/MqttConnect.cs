@@ -3,7 +3,13 @@ using System.Text;
 namespace Nats.Server.Mqtt;
 
 /// <summary>A will message from CONNECT, with its topic already mapped to a subject.</summary>
-internal sealed record MqttWill(byte[] Topic, string Subject, byte[] Message, byte Qos, bool Retain);
+internal sealed record MqttWill(byte[] Topic, string Subject, byte[] Message, byte Qos, bool Retain)
+{
+    /// <summary>MQTT 5: the will's properties as NATS header lines (MqttV5Headers), its delay interval in seconds.</summary>
+    public byte[] Lines { get; init; } = [];
+
+    public uint Delay { get; init; }
+}
 
 /// <summary>A parsed CONNECT packet (Go's mqttParseConnect, in its validation order and texts).</summary>
 internal sealed class MqttConnect
@@ -23,6 +29,24 @@ internal sealed class MqttConnect
     public string? Username { get; init; }
     public string? Password { get; init; }
 
+    /// <summary>4 (3.1.1) or 5.</summary>
+    public byte Level { get; init; } = 4;
+
+    public bool IsV5 => Level == 5;
+
+    /// <summary>The session ends with the connection: 3.1.1's clean session, MQTT 5's session expiry 0 (clean start is <see cref="CleanSession"/>).</summary>
+    public bool EndsWithConnection => IsV5 ? SessionExpiry == 0 : CleanSession;
+
+    /// <summary>MQTT 5 CONNECT properties (defaults as the specification gives them when absent).</summary>
+    public uint SessionExpiry { get; init; }
+    public ushort ReceiveMaximum { get; init; } = ushort.MaxValue;
+    public uint MaximumPacketSize { get; init; }
+    public ushort TopicAliasMaximum { get; init; }
+    public bool RequestProblemInfo { get; init; } = true;
+
+    /// <summary>MQTT 5: the client sent an empty client id and CONNACK tells it the one assigned.</summary>
+    public bool AssignedClientId { get; init; }
+
     /// <summary>Go's read deadline: 1.5 times the keep-alive, in whole seconds; zero when keep-alive is off.</summary>
     public TimeSpan ReadDeadline => KeepAlive == 0 ? TimeSpan.Zero : TimeSpan.FromSeconds((long)(KeepAlive * 1.5));
 
@@ -40,7 +64,7 @@ internal sealed class MqttConnect
             throw new MqttProtocolException($"expected connect packet with protocol name \"MQTT\", got {Auth.GoQuote.Quote(proto.ToArray())}");
         }
         var level = r.ReadByte("protocol level");
-        if (level != 4)
+        if (level is not (4 or 5))
         {
             throw new MqttProtocolException($"unacceptable protocol version of {level}", MqttPackets.RcUnacceptableProtocol);
         }
@@ -75,11 +99,12 @@ internal sealed class MqttConnect
         }
         var keepAlive = r.ReadUInt16("keep alive");
         var clean = (flags & FlagCleanSession) != 0;
+        var v5 = level == 5 ? MqttConnectProperties.Parse(r.ReadProperties()) : new MqttConnectProperties();
         var idBytes = r.ReadBytes("client ID");
         string clientId;
         if (idBytes.IsEmpty)
         {
-            if (!clean)
+            if (!clean && level == 4)
             {
                 throw new MqttProtocolException("when client ID is empty, clean session flag must be set to 1", MqttPackets.RcIdentifierRejected);
             }
@@ -97,6 +122,15 @@ internal sealed class MqttConnect
         MqttWill? will = null;
         if (hasWill)
         {
+            var lines = Array.Empty<byte>();
+            uint delay = 0;
+            if (level == 5)
+            {
+                var properties = MqttMessageProperties.Parse(r.ReadProperties(), MqttProperties.InWill, "will properties");
+                delay = properties.WillDelay;
+                var scratch = new byte[MqttV5Headers.MaxLinesSize(properties)];
+                lines = scratch.AsSpan(0, MqttV5Headers.AppendLines(properties, scratch, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds())).ToArray();
+            }
             var topic = r.ReadBytes("Will topic");
             if (topic.IsEmpty)
             {
@@ -108,7 +142,7 @@ internal sealed class MqttConnect
             }
             var subject = MqttTopics.ToSubject(topic, wildcardsAllowed: false, out var error) ?? throw new MqttProtocolException(error!);
             var message = r.ReadBytes("Will message");
-            will = new MqttWill(topic.ToArray(), subject, message.ToArray(), willQos, willRetain);
+            will = new MqttWill(topic.ToArray(), subject, message.ToArray(), willQos, willRetain) { Lines = lines, Delay = delay };
         }
 
         string? username = null;
@@ -138,6 +172,63 @@ internal sealed class MqttConnect
             Will = will,
             Username = username,
             Password = password,
+            Level = level,
+            SessionExpiry = v5.SessionExpiry,
+            ReceiveMaximum = v5.ReceiveMaximum,
+            MaximumPacketSize = v5.MaximumPacketSize,
+            TopicAliasMaximum = v5.TopicAliasMaximum,
+            RequestProblemInfo = v5.RequestProblemInfo,
+            AssignedClientId = level == 5 && idBytes.IsEmpty,
         };
+    }
+}
+
+/// <summary>The MQTT 5 CONNECT properties the server acts on.</summary>
+internal readonly struct MqttConnectProperties()
+{
+    public uint SessionExpiry { get; init; }
+    public ushort ReceiveMaximum { get; init; } = ushort.MaxValue;
+    public uint MaximumPacketSize { get; init; }
+    public ushort TopicAliasMaximum { get; init; }
+    public bool RequestProblemInfo { get; init; } = true;
+
+    public static MqttConnectProperties Parse(ReadOnlySpan<byte> section)
+    {
+        var result = new MqttConnectProperties();
+        var reader = new MqttPropertyReader(section, MqttProperties.InConnect, "CONNECT");
+        while (reader.Next(out var property))
+        {
+            switch (property.Id)
+            {
+                case MqttProperties.SessionExpiry:
+                    result = result with { SessionExpiry = property.Number };
+                    break;
+                case MqttProperties.ReceiveMaximum:
+                    result = result with
+                    {
+                        ReceiveMaximum = property.Number != 0 ? (ushort)property.Number
+                            : throw new MqttProtocolException("receive maximum cannot be 0", reason: MqttReasonCodes.ProtocolError),
+                    };
+                    break;
+                case MqttProperties.MaximumPacketSize:
+                    result = result with
+                    {
+                        MaximumPacketSize = property.Number != 0 ? property.Number
+                            : throw new MqttProtocolException("maximum packet size cannot be 0", reason: MqttReasonCodes.ProtocolError),
+                    };
+                    break;
+                case MqttProperties.TopicAliasMaximum:
+                    result = result with { TopicAliasMaximum = (ushort)property.Number };
+                    break;
+                case MqttProperties.RequestProblemInfo:
+                    result = result with { RequestProblemInfo = property.Number == 1 };
+                    break;
+                case MqttProperties.AuthenticationMethod:
+                    // Enhanced authentication (AUTH exchanges) is not offered: CONNACK 0x8C [MQTT-4.12.0-1].
+                    throw new MqttProtocolException($"authentication method {System.Text.Encoding.UTF8.GetString(property.Value)} not supported",
+                        reason: MqttReasonCodes.BadAuthenticationMethod);
+            }
+        }
+        return result;
     }
 }

@@ -35,6 +35,9 @@ internal sealed class MqttConnection
     private MqttStoreAcks? _storeAcks;
     private volatile PipeReader? _reader;
     private ClosedReason? _refused;
+    private MqttV5Link? _v5;
+    private byte _level;
+    private int _disconnectSent;
 
     /// <summary>A client of the MQTT port: <paramref name="socket"/> carries the packets (inside TLS when the block has tls {}).</summary>
     public MqttConnection(MqttServer owner, NatsServer server, Socket socket, ulong id, ILogger logger)
@@ -107,6 +110,9 @@ internal sealed class MqttConnection
 
     public int SubscriptionCount => _session?.FilterCount ?? 0;
 
+    /// <summary>MQTT 5 connections only: what CONNECT negotiated.</summary>
+    public MqttV5Link? V5 => _v5;
+
     public void CountOut(int bytes)
     {
         Interlocked.Increment(ref OutMsgs);
@@ -172,7 +178,11 @@ internal sealed class MqttConnection
             {
                 await Task.Delay(flapping.Jail).ConfigureAwait(false);
             }
-            if (e.ConnAckCode != 0)
+            if (_level == 5)
+            {
+                SendV5Refusal(e);
+            }
+            else if (e.ConnAckCode != 0)
             {
                 Outbound.Enqueue([MqttPackets.ConnAck, 2, 0, e.ConnAckCode]);
             }
@@ -181,6 +191,7 @@ internal sealed class MqttConnection
         catch (OperationCanceledException) when (_readTimeout.IsCancellationRequested && !_shutdown.IsCancellationRequested)
         {
             _logger.LogDebug("{Connection} - Client connection timed out (keep-alive)", this);
+            SendDisconnect(MqttReasonCodes.KeepAliveTimeout, "keep alive timeout");
             reason = ClosedReason.StaleConnection;
         }
         catch (Exception e) when (e is IOException or SocketException or System.Net.WebSockets.WebSocketException or OperationCanceledException or ObjectDisposedException)
@@ -234,17 +245,35 @@ internal sealed class MqttConnection
             return;
         }
         ClosedReason = reason;
+        if (reason == ClosedReason.ServerShutdown)
+        {
+            SendDisconnect(MqttReasonCodes.ServerShuttingDown, "server shutting down");
+        }
         if (_session is { } session)
         {
-            if (!_willDiscarded && _connect?.Will is { } will)
+            var will = _willDiscarded ? null : _connect?.Will;
+            var expiry = _v5?.SessionExpiry ?? 0;
+            if (will is not null && (will.Delay == 0 || session.Clean))
             {
                 _publish.PublishWill(session, will);
                 FlushPublished();
+                will = null;
             }
-            if (session.Detach(this) && session.Clean)
+            if (session.Detach(this))
             {
-                session.Clear();
-                _owner.RemoveSession(session);
+                if (session.Clean)
+                {
+                    session.Clear();
+                    _owner.RemoveSession(session);
+                }
+                else if (_v5 is not null)
+                {
+                    _owner.ScheduleExpiry(session, expiry, will?.Delay ?? 0, will is null ? null : () =>
+                    {
+                        _publish.PublishWill(session, will);
+                        FlushPublished();
+                    });
+                }
             }
         }
         _storeAcks?.Close();
@@ -265,6 +294,7 @@ internal sealed class MqttConnection
     public void CloseReplaced()
     {
         _willDiscarded = true;
+        SendDisconnect(MqttReasonCodes.SessionTakenOver, "session taken over");
         Close(ClosedReason.DuplicateClientId);
     }
 
@@ -358,6 +388,11 @@ internal sealed class MqttConnection
         {
             return false;
         }
+        if (_v5 is { } v5 && (uint)(position + length) > v5.MaximumPacketSize)
+        {
+            throw new MqttProtocolException($"packet of {position + length} bytes over the maximum packet size {v5.MaximumPacketSize}",
+                reason: MqttReasonCodes.PacketTooLarge);
+        }
         if (type == MqttPackets.Publish && length > _server.Options.MaxPayload + 65536 + 4)
         {
             // Go 2.9.10 buffers any size; we refuse what cannot be a max_payload message plus a topic.
@@ -420,6 +455,7 @@ internal sealed class MqttConnection
                 _publish.HandlePublish((byte)(header & 0x0f), body);
                 return true;
             case MqttPackets.PubAck:
+                MqttV5Disconnect.CheckAck(body, _v5);
                 if (_session!.PubAck(new MqttReader(body).ReadUInt16("packet identifier")) is { } acked)
                 {
                     _session.Ack(acked);
@@ -442,16 +478,21 @@ internal sealed class MqttConnection
                 HandleConnect(body);
                 return true;
             case MqttPackets.Disconnect:
-                // [MQTT-3.1.2-8]: a normal disconnect discards the will.
-                _willDiscarded = true;
+                // [MQTT-3.1.2-8]: a normal disconnect discards the will; MQTT 5's 0x04 keeps it.
+                _willDiscarded = _v5 is null || MqttV5Disconnect.Read(body, _v5);
                 return false;
+            case MqttV5Disconnect.Auth when _v5 is not null:
+                throw new MqttProtocolException("AUTH without an authentication method in CONNECT", reason: MqttReasonCodes.ProtocolError);
             case MqttPackets.PubRec:
+                MqttV5Disconnect.CheckAck(body, _v5);
                 _publish.HandlePubRec(new MqttReader(body).ReadUInt16("packet identifier"));
                 return true;
             case MqttPackets.PubRel:
+                MqttV5Disconnect.CheckAck(body, _v5);
                 _publish.HandlePubRel(body);
                 return true;
             case MqttPackets.PubComp:
+                MqttV5Disconnect.CheckAck(body, _v5);
                 if (_session!.PubComp(new MqttReader(body).ReadUInt16("packet identifier")) is { } completed)
                 {
                     _session.Ack(completed);
@@ -464,12 +505,13 @@ internal sealed class MqttConnection
 
     private void HandleConnect(ReadOnlySpan<byte> body)
     {
+        // The level decides how a refusal is answered, so it is known before the rest is parsed.
+        _level = body.Length > 6 && body[..6].SequenceEqual("\0\u0004MQTT"u8) ? body[6] : (byte)4;
         var connect = MqttConnect.Parse(body, MqttServer.NewClientId);
         var user = _owner.Authenticate(connect, RemoteIp, IsWebSocket ? ConnectionTypes.MqttWebsocket : ConnectionTypes.Mqtt);
         if (user is null)
         {
             _logger.LogError("{Connection} - authentication error", this);
-            Outbound.Enqueue([MqttPackets.ConnAck, 2, 0, MqttPackets.RcNotAuthorized]);
             throw new ConnectionRefused();
         }
         _user = user;
@@ -479,7 +521,17 @@ internal sealed class MqttConnection
         _connect = connect;
         _readDeadline = connect.ReadDeadline;
         _storeAcks = new MqttStoreAcks(session.Nats, session.Account, _owner.JetStream.Origin, Id, Outbound, OnStoreFailed);
-        Outbound.Enqueue([MqttPackets.ConnAck, 2, present ? (byte)1 : (byte)0, MqttPackets.RcAccepted]);
+        if (connect.IsV5)
+        {
+            _v5 = new MqttV5Link(connect, _owner.Options.EffectiveReceiveMaximum, (uint)(_server.Options.MaxPayload + 65536 + 4 + 5 + 65536));
+            _storeAcks.Link = _v5;
+            Outbound.Enqueue(MqttV5Packets.ConnAck(present, MqttReasonCodes.Success, connect, connect.AssignedClientId ? connect.ClientId : null,
+                _v5.ReceiveMaximum, _v5.MaximumPacketSize));
+        }
+        else
+        {
+            Outbound.Enqueue([MqttPackets.ConnAck, 2, present ? (byte)1 : (byte)0, MqttPackets.RcAccepted]);
+        }
         session.Attach(this);
         _logger.LogDebug("{Connection} - Client connected", this);
     }
@@ -493,6 +545,27 @@ internal sealed class MqttConnection
         ThreadPool.UnsafeQueueUserWorkItem(static state => state.Close(ClosedReason.ProtocolViolation), this, preferLocal: false);
     }
 
-    /// <summary>An authentication failure: CONNACK 5 is queued and the connection closes.</summary>
-    private sealed class ConnectionRefused() : MqttProtocolException("authentication error", 0);
+    /// <summary>MQTT 5: a refused CONNECT gets a CONNACK with the reason code, a violation after it a DISCONNECT.</summary>
+    private void SendV5Refusal(MqttProtocolException e)
+    {
+        if (_v5 is null)
+        {
+            var reason = e.ConnAckCode != 0 ? MqttReasonCodes.FromConnAck311(e.ConnAckCode) : e.Reason;
+            Outbound.Enqueue(MqttV5Packets.ConnAck(false, reason, null, null, 0, 0));
+            return;
+        }
+        SendDisconnect(e.Reason, e.Message);
+    }
+
+    /// <summary>MQTT 5: the server-initiated DISCONNECT, once, with the reason text unless the client asked for none.</summary>
+    private void SendDisconnect(byte reason, string text)
+    {
+        if (_v5 is { } v5 && Interlocked.Exchange(ref _disconnectSent, 1) == 0)
+        {
+            Outbound.Enqueue(MqttV5Packets.Disconnect(reason, v5.Connect.RequestProblemInfo ? text : null));
+        }
+    }
+
+    /// <summary>An authentication failure: CONNACK 5 (MQTT 5: 0x87) is queued and the connection closes.</summary>
+    private sealed class ConnectionRefused() : MqttProtocolException("authentication error", MqttPackets.RcNotAuthorized);
 }

@@ -14,6 +14,9 @@ internal readonly ref struct MqttPublish
     public required byte Qos { get; init; }
     public required bool Retain { get; init; }
     public required ushort PacketId { get; init; }
+
+    /// <summary>MQTT 5 only: the PUBLISH properties (default for 3.1.1).</summary>
+    public MqttMessageProperties Properties { get; init; }
 }
 
 /// <summary>
@@ -59,7 +62,8 @@ internal static class MqttDecoder
     /// Go's mqttParsePub: QoS, topic (converted to a subject in <paramref name="subjectScratch"/>, grown when too
     /// small), packet identifier and payload, without allocating for a topic that fits the scratch.
     /// </summary>
-    public static MqttPublish ParsePublish(byte flags, ReadOnlySpan<byte> body, ref byte[] subjectScratch)
+    /// <remarks>With <paramref name="aliases"/> (an MQTT 5 connection's) the properties are read and a topic alias resolved.</remarks>
+    public static MqttPublish ParsePublish(byte flags, ReadOnlySpan<byte> body, ref byte[] subjectScratch, MqttTopicAliases? aliases = null)
     {
         var qos = (byte)((flags & MqttPackets.PubFlagQos) >> 1);
         if (qos > 2)
@@ -68,18 +72,11 @@ internal static class MqttDecoder
         }
         var r = new MqttReader(body);
         var topic = r.ReadBytes("topic");
-        if (topic.IsEmpty)
+        var subjectLength = 0;
+        if (aliases is null)
         {
-            throw new MqttProtocolException("topic cannot be empty");
-        }
-        if (subjectScratch.Length < topic.Length * 2 + 1)
-        {
-            subjectScratch = new byte[topic.Length * 2 + 1];
-        }
-        var subjectLength = MqttTopics.ToSubjectBytes(topic, subjectScratch, out var error);
-        if (subjectLength < 0)
-        {
-            throw new MqttProtocolException(error!);
+            // 3.1.1 keeps Go's order of checks: the topic, then the packet identifier.
+            subjectLength = ToSubject(topic, ref subjectScratch);
         }
         ushort packetId = 0;
         if (qos > 0)
@@ -87,8 +84,18 @@ internal static class MqttDecoder
             packetId = r.ReadUInt16("packet identifier");
             if (packetId == 0)
             {
-                throw new MqttProtocolException($"with QoS={qos} packet identifier cannot be 0");
+                throw new MqttProtocolException($"with QoS={qos} packet identifier cannot be 0", reason: MqttReasonCodes.ProtocolError);
             }
+        }
+        var properties = default(MqttMessageProperties);
+        if (aliases is not null)
+        {
+            properties = MqttMessageProperties.Parse(r.ReadProperties(), MqttProperties.InPublish, "PUBLISH");
+            if (properties.TopicAlias != 0)
+            {
+                topic = aliases.Resolve(properties.TopicAlias, topic);
+            }
+            subjectLength = ToSubject(topic, ref subjectScratch);
         }
         return new MqttPublish
         {
@@ -98,14 +105,31 @@ internal static class MqttDecoder
             Qos = qos,
             Retain = (flags & MqttPackets.PubFlagRetain) != 0,
             PacketId = packetId,
+            Properties = properties,
         };
+    }
+
+    private static int ToSubject(ReadOnlySpan<byte> topic, ref byte[] subjectScratch)
+    {
+        if (topic.IsEmpty)
+        {
+            throw new MqttProtocolException("topic cannot be empty", reason: MqttReasonCodes.ProtocolError);
+        }
+        if (subjectScratch.Length < topic.Length * 2 + 1)
+        {
+            subjectScratch = new byte[topic.Length * 2 + 1];
+        }
+        var subjectLength = MqttTopics.ToSubjectBytes(topic, subjectScratch, out var error);
+        return subjectLength >= 0 ? subjectLength : throw new MqttProtocolException(error!, reason: MqttReasonCodes.TopicNameInvalid);
     }
 
     /// <summary>
     /// Go's mqttParseSubsOrUnsubs: a filter that does not convert is logged on <paramref name="connection"/>'s behalf
-    /// and kept as null, to be refused in SUBACK.
+    /// and kept with a null subject, to be refused in SUBACK. <paramref name="v5"/>: the MQTT 5 layout (properties
+    /// after the packet identifier, subscription options, <c>$share/&lt;group&gt;/</c> filters).
     /// </summary>
-    public static List<(string? Subject, byte Qos)> ParseFilters(byte header, ReadOnlySpan<byte> body, bool subscribe, out ushort packetId, ILogger logger, object connection)
+    public static List<MqttFilterRequest> ParseFilters(byte header, ReadOnlySpan<byte> body, bool subscribe, out ushort packetId, ILogger logger, object connection,
+        bool v5 = false)
     {
         var action = subscribe ? "" : "un";
         if ((header & 0x0f) != 0x02)
@@ -121,43 +145,109 @@ internal static class MqttDecoder
         {
             throw new MqttProtocolException($"reading packet identifier: {e.Message}");
         }
-        var filters = new List<(string?, byte)>();
+        var subscriptionId = 0;
+        if (v5)
+        {
+            var properties = new MqttPropertyReader(r.ReadProperties(), subscribe ? MqttProperties.InSubscribe : MqttProperties.InUnsubscribe,
+                subscribe ? "SUBSCRIBE" : "UNSUBSCRIBE");
+            while (properties.Next(out var property))
+            {
+                if (property.Id == MqttProperties.SubscriptionId)
+                {
+                    subscriptionId = property.Number is > 0 and <= 268435455 ? (int)property.Number
+                        : throw new MqttProtocolException("subscription identifier 0", reason: MqttReasonCodes.ProtocolError);
+                }
+            }
+        }
+        var filters = new List<MqttFilterRequest>();
         while (r.HasMore)
         {
             var topic = r.ReadBytes("topic filter");
             if (topic.IsEmpty)
             {
-                throw new MqttProtocolException("topic filter cannot be empty");
+                throw new MqttProtocolException("topic filter cannot be empty", reason: MqttReasonCodes.ProtocolError);
             }
             if (!System.Text.Unicode.Utf8.IsValid(topic))
             {
                 throw new MqttProtocolException($"invalid utf8 for topic filter {GoQuote.Quote(topic)}");
             }
-            var subject = MqttTopics.ToSubject(topic, wildcardsAllowed: true, out var error);
-            if (subject is null)
+            string? group = null;
+            var refusal = MqttPackets.SubAckFailure;
+            if (v5 && MqttSharedFilter.TryParse(topic, out group, out var filter))
             {
-                logger.LogError("{Connection} - invalid topic {Topic}: {Error}", connection, GoQuote.Quote(topic), error);
+                if (group is null)
+                {
+                    topic = default;
+                }
+                else
+                {
+                    topic = filter;
+                }
             }
-            else if (!SubjectRules.IsValid(subject))
+            string? subject = null;
+            if (topic.IsEmpty)
             {
-                logger.LogError("{Connection} - invalid subject {Subject}", connection, subject);
-                subject = null;
+                logger.LogError("{Connection} - invalid shared subscription filter", connection);
+                refusal = MqttReasonCodes.TopicFilterInvalid;
+            }
+            else
+            {
+                subject = MqttTopics.ToSubject(topic, wildcardsAllowed: true, out var error);
+                if (subject is null)
+                {
+                    logger.LogError("{Connection} - invalid topic {Topic}: {Error}", connection, GoQuote.Quote(topic), error);
+                    refusal = MqttReasonCodes.TopicFilterInvalid;
+                }
+                else if (!SubjectRules.IsValid(subject))
+                {
+                    logger.LogError("{Connection} - invalid subject {Subject}", connection, subject);
+                    subject = null;
+                    refusal = MqttReasonCodes.TopicFilterInvalid;
+                }
             }
             byte qos = 0;
+            var options = default(MqttFilterOptions);
+            byte retainHandling = 0;
             if (subscribe)
             {
-                qos = r.ReadByte("QoS");
+                var flags = r.ReadByte("QoS");
+                qos = (byte)(v5 ? flags & 0x03 : flags);
                 if (qos > 2)
                 {
                     throw new MqttProtocolException($"subscribe QoS value must be 0, 1 or 2, got {qos}");
                 }
+                if (v5)
+                {
+                    retainHandling = (byte)((flags >> 4) & 0x03);
+                    if ((flags & 0xc0) != 0 || retainHandling == 3)
+                    {
+                        throw new MqttProtocolException($"invalid subscription options 0x{flags:x2}");
+                    }
+                    var noLocal = (flags & 0x04) != 0;
+                    if (noLocal && group is not null)
+                    {
+                        throw new MqttProtocolException("no local on a shared subscription", reason: MqttReasonCodes.ProtocolError);
+                    }
+                    options = new MqttFilterOptions(noLocal, (flags & 0x08) != 0, subscriptionId, group);
+                }
             }
-            filters.Add((subject, qos));
+            else if (group is not null)
+            {
+                options = new MqttFilterOptions(false, false, 0, group);
+            }
+            filters.Add(new MqttFilterRequest(subject, qos, options, retainHandling, refusal));
         }
         if (filters.Count == 0)
         {
-            throw new MqttProtocolException($"{action}subscribe protocol must contain at least 1 topic filter");
+            throw new MqttProtocolException($"{action}subscribe protocol must contain at least 1 topic filter", reason: MqttReasonCodes.ProtocolError);
         }
         return filters;
     }
+}
+
+/// <summary>One filter of a SUBSCRIBE or UNSUBSCRIBE: a null subject is refused with <paramref name="Refusal"/>.</summary>
+internal readonly record struct MqttFilterRequest(string? Subject, byte Qos, MqttFilterOptions Options, byte RetainHandling, byte Refusal)
+{
+    /// <summary>The session's key for it: the subject, or "$share/&lt;group&gt;/&lt;subject&gt;" for a shared subscription.</summary>
+    public string Sid(string subject) => Options.Group is { } group ? MqttSharedFilter.Prefix + group + "/" + subject : subject;
 }

@@ -14,6 +14,12 @@ internal sealed class MqttFilterState
         Sid = sid;
         Qos = qos;
         Subject = subject ?? (sid.EndsWith(" fwc", StringComparison.Ordinal) ? sid[..^4] : sid);
+        if (subject is null && MqttSharedFilter.TryParse(Subject, out var group, out var shared))
+        {
+            // A restored shared subscription: its group is in its sid ("$share/<group>/<subject>").
+            Subject = shared;
+            Options = new MqttFilterOptions(false, false, 0, group);
+        }
         Reserved = SubjectTokens.IsWildcard(Subject) || Subject.StartsWith("*.", StringComparison.Ordinal);
         PlainReceiver = new MqttFilterReceiver(session, this, stored: false);
         DeliveryReceiver = new MqttFilterReceiver(session, this, stored: true);
@@ -28,6 +34,10 @@ internal sealed class MqttFilterState
     public bool Reserved { get; }
 
     public byte Qos;
+
+    /// <summary>MQTT 5 subscription options (3.8.3.1) and identifier; a shared subscription's group is its NATS queue.</summary>
+    public MqttFilterOptions Options;
+
     public Subscription? Plain;
     public ConsumerConfig? Consumer;
     public Subscription? Delivery;
@@ -51,3 +61,6 @@ internal sealed class MqttPubRelReceiver(MqttSession session) : MessageReceiver
 
     public override bool Deliver(Subscription subscription, in Message message) => session.DeliverPubRel(message);
 }
+
+/// <summary>An MQTT 5 subscription's options: none of them for 3.1.1.</summary>
+internal readonly record struct MqttFilterOptions(bool NoLocal, bool RetainAsPublished, int SubscriptionId, string? Group);

@@ -30,4 +30,21 @@ internal static class MqttHeaders
         var rest = headers[(index + 13)..].TrimStart((byte)' ');
         return System.Buffers.Text.Utf8Parser.TryParse(rest, out ushort pi, out _) ? pi : (ushort)0;
     }
+
+    /// <summary>The MQTT 5 header lines of a message held in $MQTT_qos2in (after its Nmqtt-Pub, Nmqtt-Subject and Nmqtt-Retain lines).</summary>
+    public static ReadOnlySpan<byte> LinesAfterQos2(ReadOnlySpan<byte> headers)
+    {
+        var index = headers.IndexOf("Nmqtt-Subject:"u8);
+        if (index < 0)
+        {
+            return default;
+        }
+        var rest = headers[index..];
+        rest = rest[(rest.IndexOf("\r\n"u8) + 2)..];
+        if (rest.StartsWith("Nmqtt-Retain:"u8))
+        {
+            rest = rest[(rest.IndexOf("\r\n"u8) + 2)..];
+        }
+        return rest.Length >= 2 ? rest[..^2] : default;
+    }
 }

@@ -12,6 +12,9 @@ internal sealed class MqttInflight(int maxPending)
     private readonly Dictionary<string, Dictionary<ulong, ushort>> _byConsumer = new(StringComparer.Ordinal);
     private ushort _last;
 
+    /// <summary>What <see cref="TrackPublish"/> stops at: max_ack_pending, or an MQTT 5 client's smaller receive maximum.</summary>
+    public int Limit { get; set; } = maxPending;
+
     public int Count => _publish.Count + _pubRel.Count;
 
     /// <summary>
@@ -33,7 +36,7 @@ internal sealed class MqttInflight(int maxPending)
             _publish[pi] = new Entry(durable, sseq, ackSubject);
             return pi;
         }
-        if (_publish.Count >= maxPending || (pi = Next()) == 0)
+        if (_publish.Count >= Limit || (pi = Next()) == 0)
         {
             return 0;
         }

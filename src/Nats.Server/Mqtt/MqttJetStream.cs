@@ -132,7 +132,7 @@ internal sealed class MqttJetStream
         }
     }
 
-    public void SaveRetained(Account account, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos)
+    public void SaveRetained(Account account, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ReadOnlySpan<byte> lines = default)
     {
         if (payload.IsEmpty)
         {
@@ -149,6 +149,7 @@ internal sealed class MqttJetStream
             Topic = Encoding.UTF8.GetString(topic),
             Message = payload.ToArray(),
             Flags = (byte)((qos << 1) | MqttPackets.PubFlagRetain),
+            Lines = lines.IsEmpty ? null : lines.ToArray(),
         };
         Store(account, RetainedPrefix + subject, default, JsonSerializer.SerializeToUtf8Bytes(record, MqttJsonContext.Default.MqttRetainedRecord));
     }

@@ -37,5 +37,10 @@ public sealed class MqttOptions
 
     public TimeSpan EffectiveAckWait => AckWait > TimeSpan.Zero ? AckWait : DefaultAckWait;
 
+    /// <summary>MQTT 5 Receive Maximum in CONNACK (ours; <c>receive_maximum</c>): QoS 1/2 PUBLISHes a client may have in flight.</summary>
+    internal ushort ReceiveMaximum { get; set; }
+
+    internal ushort EffectiveReceiveMaximum => ReceiveMaximum > 0 ? ReceiveMaximum : ushort.MaxValue;
+
     public int EffectiveMaxAckPending => MaxAckPending > 0 ? MaxAckPending : DefaultMaxAckPending;
 }

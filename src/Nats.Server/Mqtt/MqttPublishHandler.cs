@@ -17,29 +17,49 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
     private readonly ILogger _logger = logger;
     private byte[] _subjectScratch = new byte[256];
     private byte[] _storeScratch = new byte[256];
+    private byte[] _linesScratch = [];
+    private byte[] _headerScratch = [];
 
     public void HandlePublish(byte flags, ReadOnlySpan<byte> body)
     {
-        var publish = MqttDecoder.ParsePublish(flags, body, ref _subjectScratch);
+        var v5 = _connection.V5;
+        var publish = MqttDecoder.ParsePublish(flags, body, ref _subjectScratch, v5?.Aliases);
         var subject = publish.Subject;
         var topic = publish.Topic;
         var payload = publish.Payload;
         var (qos, retain, packetId) = (publish.Qos, publish.Retain, publish.PacketId);
+        ReadOnlySpan<byte> lines = default;
+        if (v5 is not null)
+        {
+            if (qos > 0)
+            {
+                v5.Received(qos, packetId);
+            }
+            if (publish.Properties.Travels)
+            {
+                var size = MqttV5Headers.MaxLinesSize(publish.Properties);
+                if (_linesScratch.Length < size)
+                {
+                    _linesScratch = new byte[size * 2];
+                }
+                lines = _linesScratch.AsSpan(0, MqttV5Headers.AppendLines(publish.Properties, _linesScratch, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()));
+            }
+        }
         if (qos == 2)
         {
             // Go 2.10: held in $MQTT_qos2in until PUBREL, once per packet id, so a resent PUBLISH is delivered once.
             // PUBREC once $MQTT_qos2in's PubAck says the message is durable (MqttStoreAcks).
-            StoreQos2(packetId, subject, payload, retain);
+            StoreQos2(packetId, subject, payload, retain, lines);
             return;
         }
-        Publish(_connection.Session!, subject, topic, payload, qos, retain, packetId);
+        Publish(_connection.Session!, subject, topic, payload, qos, retain, lines, packetId);
     }
 
     private string Qos2Subject(ushort packetId) =>
         MqttJetStream.Qos2InPrefix + _connection.ClientId + "." + packetId.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     /// <summary>Go's mqttStoreQoS2MsgOnce: the message with Nmqtt-Pub:2 and Nmqtt-Subject headers (and retain in ours), once per packet id.</summary>
-    private void StoreQos2(ushort packetId, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> payload, bool retain)
+    private void StoreQos2(ushort packetId, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> payload, bool retain, ReadOnlySpan<byte> lines)
     {
         var js = _owner.JetStream;
         var session = _connection.Session!;
@@ -53,7 +73,7 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
             acks.AfterDurable(MqttPackets.PubRec, packetId, js.WhenDurable(session.Account, MqttJetStream.Qos2InStream));
             return;
         }
-        var headers = $"NATS/1.0\r\nNmqtt-Pub:2\r\nNmqtt-Subject:{Encoding.UTF8.GetString(subject)}\r\n{(retain ? "Nmqtt-Retain:1\r\n" : "")}\r\n";
+        var headers = $"NATS/1.0\r\nNmqtt-Pub:2\r\nNmqtt-Subject:{Encoding.UTF8.GetString(subject)}\r\n{(retain ? "Nmqtt-Retain:1\r\n" : "")}{Encoding.UTF8.GetString(lines)}\r\n";
         var reply = acks.Expect(MqttPackets.PubRec, packetId);
         if (!js.Store(session.Account, storeSubject, Encoding.UTF8.GetBytes(headers), payload, reply))
         {
@@ -77,10 +97,11 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
                 var topic = new byte[subjectBytes.Length * 2 + 1];
                 var topicLength = MqttTopics.ToTopic(subjectBytes, topic);
                 var retain = Nats.Server.JetStream.NatsHeaders.Get(headers, "Nmqtt-Retain") == "1";
-                Publish(session, subjectBytes, topic.AsSpan(0, topicLength), stored.Data.Span, 2, retain);
+                Publish(session, subjectBytes, topic.AsSpan(0, topicLength), stored.Data.Span, 2, retain, MqttHeaders.LinesAfterQos2(headers));
             }
         }
         _connection.Outbound.Enqueue([MqttPackets.PubComp, 2, (byte)(packetId >> 8), (byte)packetId]);
+        _connection.V5?.PubCompSent(packetId);
     }
 
     /// <summary>Go's mqttProcessPubRec: the PUBREL is stored in $MQTT_out (delivered, and redelivered, by the PUBREL consumer), then the PUBLISH is acked.</summary>
@@ -96,11 +117,11 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
         }
     }
 
-    /// <summary>Publishes into the account (no allocation for QoS 0/1 without retain).</summary>
     /// <summary>Publishes into the account and, for QoS 1/2, stores a copy in $MQTT_msgs; with a <paramref name="pubAckId"/>
     /// the PUBACK follows the store's PubAck (MqttStoreAcks), so an acknowledged message is durable.</summary>
+    /// <remarks><paramref name="lines"/>: an MQTT 5 publish's properties as header lines (MqttV5Headers), empty for 3.1.1.</remarks>
     private void Publish(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, bool retain,
-        ushort pubAckId = 0)
+        ReadOnlySpan<byte> lines, ushort pubAckId = 0)
     {
         Interlocked.Increment(ref _connection.InMsgs);
         Interlocked.Add(ref _connection.InBytes, payload.Length);
@@ -119,16 +140,17 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
             var gate = _owner.Retained(session.Account).Gate;
             lock (gate)
             {
-                _owner.SetRetained(session.Account, Encoding.UTF8.GetString(subjectBytes), topic, payload, qos);
-                PublishLive(session, subjectBytes, payload, qos, retain, pubAckId);
+                _owner.SetRetained(session.Account, Encoding.UTF8.GetString(subjectBytes), topic, payload, qos, lines);
+                PublishLive(session, subjectBytes, payload, qos, retain, lines, pubAckId);
             }
             return;
         }
-        PublishLive(session, subjectBytes, payload, qos, retain, pubAckId);
+        PublishLive(session, subjectBytes, payload, qos, retain, lines, pubAckId);
     }
 
     /// <summary>The NATS fan-out and, for QoS 1/2, the copy in $MQTT_msgs (matched now, flushed per read buffer).</summary>
-    private void PublishLive(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> payload, byte qos, bool retain, ushort pubAckId)
+    private void PublishLive(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> payload, byte qos, bool retain,
+        ReadOnlySpan<byte> lines, ushort pubAckId)
     {
         ReadOnlySpan<byte> headers = qos switch
         {
@@ -136,12 +158,19 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
             1 => "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n"u8,
             _ => "NATS/1.0\r\nNmqtt-Pub:2\r\n\r\n"u8,
         };
+        ReadOnlySpan<byte> reply = default;
+        if (!lines.IsEmpty)
+        {
+            headers = WithLines(headers, lines);
+            // The response topic is the NATS reply too, so a NATS responder answers an MQTT 5 requester.
+            reply = MqttV5Headers.ReplyIn(lines);
+        }
         lock (session.Nats)
         {
             using (MqttPublishContext.Enter(qos, retain))
             {
                 // Flushed once per read buffer (FlushPublished), not once per message.
-                session.Publisher.PublishDeferred(session.Account, subjectBytes, default, headers, payload);
+                session.Publisher.PublishDeferred(session.Account, subjectBytes, reply, headers, payload);
             }
             if (qos > 0)
             {
@@ -153,20 +182,34 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
                 }
                 "$MQTT.msgs."u8.CopyTo(_storeScratch);
                 subjectBytes.CopyTo(_storeScratch.AsSpan(MqttJetStream.MessagesPrefix.Length));
-                var reply = pubAckId > 0 ? _connection.StoreAcks!.Expect(MqttPackets.PubAck, pubAckId) : default;
-                if (!session.Publisher.PublishDeferred(session.Account, _storeScratch.AsSpan(0, stored), reply, headers, payload) && pubAckId > 0)
+                var storeReply = pubAckId > 0 ? _connection.StoreAcks!.Expect(MqttPackets.PubAck, pubAckId) : default;
+                if (!session.Publisher.PublishDeferred(session.Account, _storeScratch.AsSpan(0, stored), storeReply, headers, payload) && pubAckId > 0)
                 {
-                    _connection.StoreAcks!.NotStored(reply);
+                    _connection.StoreAcks!.NotStored(storeReply);
                 }
             }
         }
+    }
+
+    /// <summary>The constant 3.1.1 header block with an MQTT 5 publish's lines inserted before its final CRLF.</summary>
+    private ReadOnlySpan<byte> WithLines(ReadOnlySpan<byte> headers, ReadOnlySpan<byte> lines)
+    {
+        var size = headers.Length + lines.Length;
+        if (_headerScratch.Length < size)
+        {
+            _headerScratch = new byte[size * 2];
+        }
+        headers[..^2].CopyTo(_headerScratch);
+        lines.CopyTo(_headerScratch.AsSpan(headers.Length - 2));
+        "\r\n"u8.CopyTo(_headerScratch.AsSpan(size - 2));
+        return _headerScratch.AsSpan(0, size);
     }
 
     public void PublishWill(MqttSession session, MqttWill will)
     {
         try
         {
-            Publish(session, Encoding.UTF8.GetBytes(will.Subject), will.Topic, will.Message, will.Qos, will.Retain);
+            Publish(session, Encoding.UTF8.GetBytes(will.Subject), will.Topic, will.Message, will.Qos, will.Retain, will.Lines);
         }
         catch (Exception e)
         {

@@ -12,6 +12,9 @@ internal static class MqttPublishWriter
     [ThreadStatic]
     private static byte[]? t_scratch;
 
+    [ThreadStatic]
+    private static byte[]? t_properties;
+
     /// <summary>A per-thread buffer for the topic converted from a subject.</summary>
     public static byte[] TopicScratch(int subjectLength)
     {
@@ -24,15 +27,48 @@ internal static class MqttPublishWriter
     }
 
     /// <summary>
-    /// Encodes one PUBLISH into the connection's outbound; a publisher (<paramref name="origin"/>) that
+    /// Encodes one PUBLISH into the connection's outbound (false when it was not sent: expired, or too large for an MQTT 5 client); a publisher (<paramref name="origin"/>) that
     /// takes it past the stall threshold waits for it to drain, as for a full NATS client.
     /// </summary>
-    public static void Send(MqttConnection connection, ClientConnection sessionNats, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, MessageOrigin? origin)
+    /// <remarks>
+    /// An MQTT 5 connection gets the message's <paramref name="headers"/> and <paramref name="reply"/> as properties
+    /// (MqttV5Headers) and the subscription identifier; a packet over its maximum packet size is not sent [MQTT-3.1.2-24].
+    /// </remarks>
+    public static bool Send(MqttConnection connection, ClientConnection sessionNats, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi,
+        bool dup, bool retain, MessageOrigin? origin, ReadOnlySpan<byte> headers = default, ReadOnlySpan<byte> reply = default, int subscriptionId = 0)
     {
         // Not the session's own publisher: its read loop would wait on the connection it feeds (NATS clients never stall on themselves either).
         var canStall = origin is not null && origin.Connection != sessionNats;
         var mayDrop = canStall && !origin!.WaitsForSubscribers;
         bool stall;
+        if (connection.V5 is { } v5)
+        {
+            var room = MqttV5Headers.MaxPropertiesSize(headers.Length, reply.Length);
+            var properties = t_properties ??= new byte[1024];
+            if (properties.Length < room)
+            {
+                properties = t_properties = new byte[room * 2];
+            }
+            if (!MqttV5Headers.EncodeProperties(headers, reply, subscriptionId, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), properties, out var propertiesLength))
+            {
+                return false;
+            }
+            var v5Size = MqttV5Packets.PublishSize(topic.Length, propertiesLength, payload.Length, qos);
+            if (!v5.Fits(v5Size))
+            {
+                return false;
+            }
+            var v5Packet = System.Buffers.ArrayPool<byte>.Shared.Rent(v5Size);
+            MqttV5Packets.WritePublish(v5Packet, topic, properties.AsSpan(0, propertiesLength), payload, qos, pi, dup, retain);
+            stall = connection.Outbound.Enqueue(v5Packet.AsSpan(0, v5Size), canStall, mayDrop);
+            System.Buffers.ArrayPool<byte>.Shared.Return(v5Packet);
+            connection.CountOut(payload.Length);
+            if (stall)
+            {
+                origin!.StallOn(connection.Outbound);
+            }
+            return true;
+        }
         var size = MqttPackets.PublishSize(topic.Length, payload.Length, qos);
         if (size <= 512)
         {
@@ -52,5 +88,6 @@ internal static class MqttPublishWriter
         {
             origin!.StallOn(connection.Outbound);
         }
+        return true;
     }
 }

@@ -45,6 +45,46 @@ internal ref struct MqttReader(ReadOnlySpan<byte> packet)
         return value;
     }
 
+    /// <summary>An MQTT 5 variable byte integer (at most four bytes).</summary>
+    public int ReadVarInt(string field)
+    {
+        var value = 0;
+        for (var i = 0; i < 4; i++)
+        {
+            var b = ReadByte(field);
+            value |= (b & 0x7f) << (7 * i);
+            if ((b & 0x80) == 0)
+            {
+                return value;
+            }
+        }
+        throw new MqttProtocolException($"malformed variable int in {field}");
+    }
+
+    public uint ReadUInt32(string field)
+    {
+        if (_buffer.Length - Position < 4)
+        {
+            throw new MqttProtocolException($"error reading {field}: unexpected EOF");
+        }
+        var value = BinaryPrimitives.ReadUInt32BigEndian(_buffer[Position..]);
+        Position += 4;
+        return value;
+    }
+
+    /// <summary>An MQTT 5 property section: its length, then that many bytes.</summary>
+    public ReadOnlySpan<byte> ReadProperties()
+    {
+        var length = ReadVarInt("properties length");
+        if (length > _buffer.Length - Position)
+        {
+            throw new MqttProtocolException("error reading properties: unexpected EOF");
+        }
+        var value = _buffer.Slice(Position, length);
+        Position += length;
+        return value;
+    }
+
     public ReadOnlySpan<byte> Rest()
     {
         var rest = _buffer[Position..];
@@ -54,10 +94,13 @@ internal ref struct MqttReader(ReadOnlySpan<byte> packet)
 }
 
 /// <summary>A protocol violation: the connection is closed and the text logged, as Go's mqttParse errors do.</summary>
-internal class MqttProtocolException(string message, byte connAckCode = 0) : Exception(message)
+internal class MqttProtocolException(string message, byte connAckCode = 0, byte reason = MqttReasonCodes.MalformedPacket) : Exception(message)
 {
     /// <summary>Non-zero when a CONNACK with this code goes out before the connection is closed.</summary>
     public byte ConnAckCode { get; } = connAckCode;
+
+    /// <summary>The MQTT 5 reason code of the DISCONNECT (or CONNACK) an MQTT 5 client gets for it.</summary>
+    public byte Reason { get; } = reason;
 }
 
 /// <summary>A client id that moved between connections within the jail time: the connection waits <see cref="Jail"/>, then closes.</summary>

@@ -35,6 +35,9 @@ internal sealed class MqttRetainedRecord
 
     [JsonPropertyName("source")] public string? Source { get; set; }
 
+    /// <summary>Ours: an MQTT 5 message's properties as NATS header lines (Go ignores the field).</summary>
+    [JsonPropertyName("nmqtt_lines")] public byte[]? Lines { get; set; }
+
     [JsonIgnore] public byte Qos => (byte)((Flags & MqttPackets.PubFlagQos) >> 1);
 }
 

@@ -6,7 +6,8 @@ using Nats.Subjects;
 namespace Nats.Server.Mqtt;
 
 /// <summary>A retained message: the last retained PUBLISH on its topic.</summary>
-internal sealed record MqttRetainedMessage(string Subject, byte[] Topic, byte[] Payload, byte Qos);
+/// <remarks><see cref="Headers"/>: the NATS header block of an MQTT 5 message's properties (MqttV5Headers), empty otherwise.</remarks>
+internal sealed record MqttRetainedMessage(string Subject, byte[] Topic, byte[] Payload, byte Qos, byte[] Headers);
 
 /// <summary>
 /// Retained messages of one account, keyed by subject (Go keeps them in <c>$MQTT_rmsgs</c> and an
@@ -27,15 +28,19 @@ internal sealed class MqttRetainedStore
     public Lock Gate { get; } = new();
 
     /// <summary>Sets or replaces; an empty payload clears the topic's retained message, as MQTT says.</summary>
-    public void Set(string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos)
+    public void Set(string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ReadOnlySpan<byte> lines = default)
     {
         if (payload.IsEmpty)
         {
             _messages.TryRemove(subject, out _);
             return;
         }
-        _messages[subject] = new MqttRetainedMessage(subject, topic.ToArray(), payload.ToArray(), qos);
+        byte[] headers = lines.IsEmpty ? [] : [.. "NATS/1.0\r\n"u8, .. lines, .. "\r\n"u8];
+        _messages[subject] = new MqttRetainedMessage(subject, topic.ToArray(), payload.ToArray(), qos, headers);
     }
+
+    /// <summary>Drops a retained message whose MQTT 5 message expiry has passed.</summary>
+    public void Expired(MqttRetainedMessage message) => _messages.TryRemove(KeyValuePair.Create(message.Subject, message));
 
     public IEnumerable<MqttRetainedMessage> Matching(string filter)
     {

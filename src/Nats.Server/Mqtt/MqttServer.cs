@@ -196,7 +196,7 @@ internal sealed class MqttServer : IAsyncDisposable
                     }
                 }
             }
-            session.Clean = connect.CleanSession;
+            session.Clean = connect.EndsWithConnection;
         }
         if (replaced is not null)
         {
@@ -204,11 +204,53 @@ internal sealed class MqttServer : IAsyncDisposable
             session.Detach(replaced);
             replaced.CloseReplaced();
         }
-        if (!connect.CleanSession || wasPersistent)
+        if (!session.Clean || wasPersistent)
         {
             SaveSession(session);
         }
         return (session, present);
+    }
+
+    /// <summary>
+    /// MQTT 5: a session left without its connection ends <paramref name="expiry"/> seconds later (never for
+    /// 0xFFFFFFFF) unless a client takes it up again; its will goes out after the will delay or when the session ends.
+    /// </summary>
+    public void ScheduleExpiry(MqttSession session, uint expiry, uint willDelay, Action? will)
+    {
+        var generation = session.Generation;
+        if (will is not null)
+        {
+            var delay = TimeSpan.FromSeconds(Math.Min(willDelay, expiry));
+            _ = Task.Delay(delay, _shutdown.Token).ContinueWith(t =>
+            {
+                if (!t.IsCanceled && session.Generation == generation && session.Connection is null)
+                {
+                    will();
+                }
+            }, TaskScheduler.Default);
+        }
+        if (expiry == uint.MaxValue)
+        {
+            return;
+        }
+        _ = Task.Delay(TimeSpan.FromSeconds(expiry), _shutdown.Token).ContinueWith(t =>
+        {
+            if (t.IsCanceled)
+            {
+                return;
+            }
+            lock (_sessionsLock)
+            {
+                if (session.Generation != generation || session.Connection is not null)
+                {
+                    return;
+                }
+                session.Clean = true;
+            }
+            session.Clear();
+            SaveSession(session);
+            RemoveSession(session);
+        }, TaskScheduler.Default);
     }
 
     /// <summary>Writes (or, for a clean session, deletes) the session's record in $MQTT_sess.</summary>
@@ -224,10 +266,10 @@ internal sealed class MqttServer : IAsyncDisposable
         }
     }
 
-    public void SetRetained(Account account, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos)
+    public void SetRetained(Account account, string subject, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ReadOnlySpan<byte> lines = default)
     {
-        Retained(account).Set(subject, topic, payload, qos);
-        JetStream.SaveRetained(account, subject, topic, payload, qos);
+        Retained(account).Set(subject, topic, payload, qos, lines);
+        JetStream.SaveRetained(account, subject, topic, payload, qos, lines);
     }
 
     /// <summary>Retained messages are read when the server starts (as Go loads them); sessions when their client connects.</summary>
@@ -242,7 +284,7 @@ internal sealed class MqttServer : IAsyncDisposable
             var retained = JetStream.LoadRetained(account);
             foreach (var record in retained)
             {
-                Retained(account).Set(record.Subject!, Encoding.UTF8.GetBytes(record.Topic ?? ""), record.Message ?? [], record.Qos);
+                Retained(account).Set(record.Subject!, Encoding.UTF8.GetBytes(record.Topic ?? ""), record.Message ?? [], record.Qos, record.Lines);
             }
             if (retained.Count > 0)
             {

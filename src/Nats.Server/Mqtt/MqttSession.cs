@@ -54,6 +54,9 @@ internal sealed class MqttSession
     /// <summary>The last CONNECT's clean session flag; a clean session ends with its connection.</summary>
     public bool Clean { get; set; }
 
+    /// <summary>Counts attaches: a pending MQTT 5 expiry or delayed will applies only to the generation it was set for.</summary>
+    public int Generation { get; private set; }
+
     /// <summary>Read without the lock on the QoS 0 path: a delivery racing a detach may still reach the closing socket.</summary>
     public MqttConnection? Connection => _connection;
 
@@ -125,7 +128,9 @@ internal sealed class MqttSession
     {
         lock (_lock)
         {
+            Generation++;
             _connection = connection;
+            _inflight.Limit = Math.Min(_options.EffectiveMaxAckPending, connection.V5?.Connect.ReceiveMaximum ?? ushort.MaxValue);
             foreach (var state in _subscriptions.Values)
             {
                 SubscribeLocked(state);
@@ -204,7 +209,7 @@ internal sealed class MqttSession
     /// Adds or updates (QoS) the subscription <paramref name="sid"/> on <paramref name="subject"/>, with a
     /// durable consumer for QoS 1/2 (Go's processJSConsumer); false when the subject or the consumer is refused.
     /// </summary>
-    public bool Subscribe(string subject, string sid, byte qos)
+    public bool Subscribe(string subject, string sid, byte qos, MqttFilterOptions options = default)
     {
         MqttFilterState? state;
         ConsumerConfig? dropConsumer = null;
@@ -213,6 +218,7 @@ internal sealed class MqttSession
             if (_subscriptions.TryGetValue(sid, out state))
             {
                 state.Qos = qos;
+                state.Options = options;
                 if (qos == 0 && state.Consumer is not null)
                 {
                     dropConsumer = state.Consumer;
@@ -222,7 +228,7 @@ internal sealed class MqttSession
             }
             else
             {
-                state = new MqttFilterState(this, sid, qos, subject);
+                state = new MqttFilterState(this, sid, qos, subject) { Options = options };
                 _subscriptions[sid] = state;
             }
         }
@@ -283,9 +289,22 @@ internal sealed class MqttSession
         }
     }
 
-    /// <summary>Delivers a retained message to a new subscription (retain flag set).</summary>
-    public void DeliverRetained(MqttRetainedMessage message, byte subscriptionQos)
+    /// <summary>Whether the filter <paramref name="sid"/> exists (MQTT 5 retain handling 1).</summary>
+    public bool HasFilter(string sid)
     {
+        lock (_lock)
+        {
+            return _subscriptions.ContainsKey(sid);
+        }
+    }
+
+    /// <summary>Delivers a retained message to a new subscription (retain flag set).</summary>
+    public void DeliverRetained(MqttRetainedMessage message, byte subscriptionQos, int subscriptionId = 0)
+    {
+        if (MqttV5Headers.IsExpired(message.Headers))
+        {
+            return;
+        }
         var qos = (byte)Math.Min(subscriptionQos, message.Qos);
         ushort pi = 0;
         if (qos > 0)
@@ -299,7 +318,10 @@ internal sealed class MqttSession
                 return;
             }
         }
-        Send(message.Topic, message.Payload, qos, pi, dup: false, retain: true);
+        if (!Send(message.Topic, message.Payload, qos, pi, dup: false, retain: true, null, message.Headers, default, subscriptionId) && pi != 0)
+        {
+            PubAck(pi);
+        }
     }
 
     /// <summary>PUBACK: the ack subject that settles the message in JetStream (null when nothing is to be acked).</summary>
@@ -390,7 +412,7 @@ internal sealed class MqttSession
     {
         if (state.Plain is null)
         {
-            var plain = NewSubscription(state.Subject, state.PlainReceiver);
+            var plain = NewSubscription(state.Subject, state.PlainReceiver, state.Options.Group);
             if (!Account.SubList.Insert(plain))
             {
                 return false;
@@ -441,11 +463,11 @@ internal sealed class MqttSession
         }
     }
 
-    private Subscription NewSubscription(string subject, MessageReceiver receiver)
+    private Subscription NewSubscription(string subject, MessageReceiver receiver, string? queue = null)
     {
         var sid = Encoding.ASCII.GetBytes(Interlocked.Increment(ref _nextSid).ToString(System.Globalization.CultureInfo.InvariantCulture));
-        // The receiver answers to the session's internal client (sid, /connz, removal).
-        return new Subscription(receiver, Encoding.UTF8.GetBytes(subject), null, sid);
+        // The receiver answers to the session's internal client (sid, /connz, removal); a shared subscription is a queue member.
+        return new Subscription(receiver, Encoding.UTF8.GetBytes(subject), queue is null ? null : Encoding.UTF8.GetBytes(queue), sid);
     }
 
     private static string Nuid() => Guid.NewGuid().ToString("N")[..22];
@@ -478,6 +500,18 @@ internal sealed class MqttSession
         {
             return true;
         }
+        if (connection.V5 is not null)
+        {
+            if (state.Options.NoLocal && message.Origin?.Connection == Nats)
+            {
+                return true;
+            }
+            retain &= state.Options.RetainAsPublished;
+        }
+        if (MqttV5Headers.IsExpired(message.Headers))
+        {
+            return true;
+        }
         // The delivery deny filter a NATS client's wildcard subscription gets when it overlaps a subscribe deny.
         if (connection.Permissions is { } permissions && !permissions.AllowDelivery(message.Subject, message.Reply))
         {
@@ -485,7 +519,7 @@ internal sealed class MqttSession
         }
         var scratch = MqttPublishWriter.TopicScratch(message.Subject.Length);
         var topicLength = MqttTopics.ToTopic(message.Subject, scratch);
-        Send(scratch.AsSpan(0, topicLength), message.Payload, 0, 0, dup: false, retain, message.Origin);
+        Send(scratch.AsSpan(0, topicLength), message.Payload, 0, 0, dup: false, retain, message.Origin, message.Headers, message.Reply, state.Options.SubscriptionId);
         return true;
     }
 
@@ -503,6 +537,12 @@ internal sealed class MqttSession
             return true;
         }
         var stripped = subject[MqttJetStream.MessagesPrefix.Length..];
+        if (MqttV5Headers.IsExpired(message.Headers))
+        {
+            // Expired while queued: settled without being sent.
+            Ack(message.Reply);
+            return true;
+        }
         ushort pi;
         lock (_lock)
         {
@@ -531,7 +571,12 @@ internal sealed class MqttSession
         }
         var scratch = MqttPublishWriter.TopicScratch(stripped.Length);
         var topicLength = MqttTopics.ToTopic(stripped, scratch);
-        Send(scratch.AsSpan(0, topicLength), message.Payload, (byte)qos, pi, dup: delivered > 1, retain: false, message.Origin);
+        if (!Send(scratch.AsSpan(0, topicLength), message.Payload, (byte)qos, pi, dup: delivered > 1, retain: false, message.Origin, message.Headers, default,
+            state.Options.SubscriptionId) && PubAck(pi) is { } ack)
+        {
+            // Too large for an MQTT 5 client: discarded as if delivered [MQTT-3.1.2-25].
+            Ack(ack);
+        }
         return true;
     }
 
@@ -559,12 +604,8 @@ internal sealed class MqttSession
 
 
     /// <summary>Encodes one PUBLISH for the bound connection (if any); see <see cref="MqttPublishWriter"/>.</summary>
-    private void Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, MessageOrigin? origin = null)
-    {
-        if (Connection is { } connection)
-        {
-            MqttPublishWriter.Send(connection, Nats, topic, payload, qos, pi, dup, retain, origin);
-        }
-    }
+    private bool Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, MessageOrigin? origin,
+        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> reply, int subscriptionId) =>
+        Connection is not { } connection || MqttPublishWriter.Send(connection, Nats, topic, payload, qos, pi, dup, retain, origin, headers, reply, subscriptionId);
 
 }

@@ -167,9 +167,16 @@ internal sealed class MqttStoreAcks
         }
     }
 
+    /// <summary>MQTT 5: told of every PUBACK sent, for the Receive Maximum count.</summary>
+    public MqttV5Link? Link { get; set; }
+
     private void Send(byte packet, ushort packetId)
     {
         Span<byte> answer = [packet, 2, (byte)(packetId >> 8), (byte)packetId];
         _outbound.Enqueue(answer);
+        if (packet == MqttPackets.PubAck)
+        {
+            Link?.PubAckSent();
+        }
     }
 }

@@ -5,7 +5,8 @@ namespace Nats.Server.Mqtt;
 /// <summary>
 /// SUBSCRIBE and UNSUBSCRIBE of one MQTT connection (Go's mqttProcessSubs/Unsubs): each filter checked
 /// by the permission code a NATS client's SUB goes through, added to the session, stored with it, and
-/// answered with its retained messages after the SUBACK.
+/// answered with its retained messages after the SUBACK. MQTT 5 adds subscription options, identifiers,
+/// shared subscriptions (granted QoS 0: a NATS queue member) and reason codes.
 /// </summary>
 internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer owner, ILogger logger)
 {
@@ -15,7 +16,7 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
 
     public void HandleSubscribe(byte header, ReadOnlySpan<byte> body)
     {
-        var filters = MqttDecoder.ParseFilters(header, body, subscribe: true, out var packetId, _logger, _connection);
+        var filters = MqttDecoder.ParseFilters(header, body, subscribe: true, out var packetId, _logger, _connection, _connection.V5 is not null);
         var session = _connection.Session!;
         var retained = _owner.Retained(session.Account);
         // See MqttRetainedStore.Gate: no retained publish lands between adding a filter and sending its retained messages.
@@ -25,52 +26,82 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
         }
     }
 
-    private void SubscribeLocked(MqttSession session, List<(string? Subject, byte Qos)> filters, ushort packetId, MqttRetainedStore retained)
+    private void SubscribeLocked(MqttSession session, List<MqttFilterRequest> filters, ushort packetId, MqttRetainedStore retained)
     {
+        var v5 = _connection.V5 is not null;
         var granted = new byte[filters.Count];
-        var added = new List<(string Subject, byte Qos)>();
+        var added = new List<(string Subject, byte Qos, int SubscriptionId)>();
         for (var i = 0; i < filters.Count; i++)
         {
-            var (subject, qos) = filters[i];
-            if (subject is null || subject.StartsWith("$MQTT.sub.", StringComparison.Ordinal) || !SubscribeAllowed(subject)
-                || !session.Subscribe(subject, subject, qos))
+            var request = filters[i];
+            if (request.Subject is not { } subject)
             {
-                granted[i] = MqttPackets.SubAckFailure;
+                granted[i] = v5 ? request.Refusal : MqttPackets.SubAckFailure;
                 continue;
             }
+            var options = request.Options;
+            var shared = options.Group is not null;
+            // A shared subscription is a plain NATS queue subscription: its members share QoS 0 deliveries.
+            var qos = shared ? (byte)0 : request.Qos;
+            var sid = request.Sid(subject);
+            if (subject.StartsWith("$MQTT.sub.", StringComparison.Ordinal) || !SubscribeAllowed(subject, options.Group))
+            {
+                granted[i] = v5 ? MqttReasonCodes.NotAuthorized : MqttPackets.SubAckFailure;
+                continue;
+            }
+            var existed = v5 && session.HasFilter(sid);
+            if (!session.Subscribe(subject, sid, qos, options))
+            {
+                granted[i] = v5 ? MqttReasonCodes.UnspecifiedError : MqttPackets.SubAckFailure;
+                continue;
+            }
+            var sendRetained = !shared && (request.RetainHandling == 0 || (request.RetainHandling == 1 && !existed));
             if (MqttTopics.NeedsLevelUp(subject))
             {
                 var parent = subject[..^2];
-                if (!session.Subscribe(parent, parent + " fwc", qos))
+                if (!session.Subscribe(parent, request.Sid(parent) + " fwc", qos, options))
                 {
-                    session.Unsubscribe(subject);
-                    granted[i] = MqttPackets.SubAckFailure;
+                    session.Unsubscribe(sid);
+                    granted[i] = v5 ? MqttReasonCodes.UnspecifiedError : MqttPackets.SubAckFailure;
                     continue;
                 }
-                added.Add((parent, qos));
+                if (sendRetained)
+                {
+                    added.Add((parent, qos, options.SubscriptionId));
+                }
             }
             granted[i] = qos;
-            added.Add((subject, qos));
+            if (sendRetained)
+            {
+                added.Add((subject, qos, options.SubscriptionId));
+            }
         }
-        var packet = new byte[2 + 2 + granted.Length + 4];
-        packet[0] = MqttPackets.SubAck;
-        var p = 1 + MqttPackets.WriteVarInt(packet.AsSpan(1), 2 + granted.Length);
-        packet[p++] = (byte)(packetId >> 8);
-        packet[p++] = (byte)packetId;
-        granted.CopyTo(packet.AsSpan(p));
         // Stored before SUBACK, so a client that got its SUBACK finds the subscription after a restart.
         if (!session.Clean)
         {
             _owner.SaveSession(session);
         }
-        _connection.Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
+        if (v5)
+        {
+            _connection.Outbound.Enqueue(MqttV5Packets.Acks(MqttPackets.SubAck, packetId, granted));
+        }
+        else
+        {
+            var packet = new byte[2 + 2 + granted.Length + 4];
+            packet[0] = MqttPackets.SubAck;
+            var p = 1 + MqttPackets.WriteVarInt(packet.AsSpan(1), 2 + granted.Length);
+            packet[p++] = (byte)(packetId >> 8);
+            packet[p++] = (byte)packetId;
+            granted.CopyTo(packet.AsSpan(p));
+            _connection.Outbound.Enqueue(packet.AsSpan(0, p + granted.Length));
+        }
         if (retained.Count > 0)
         {
-            foreach (var (subject, qos) in added)
+            foreach (var (subject, qos, subscriptionId) in added)
             {
                 foreach (var message in retained.Matching(subject))
                 {
-                    session.DeliverRetained(message, qos);
+                    session.DeliverRetained(message, qos, subscriptionId);
                 }
             }
         }
@@ -78,26 +109,38 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
 
     public void HandleUnsubscribe(byte header, ReadOnlySpan<byte> body)
     {
-        var filters = MqttDecoder.ParseFilters(header, body, subscribe: false, out var packetId, _logger, _connection);
-        foreach (var (subject, _) in filters)
+        var filters = MqttDecoder.ParseFilters(header, body, subscribe: false, out var packetId, _logger, _connection, _connection.V5 is not null);
+        var session = _connection.Session!;
+        var codes = new byte[filters.Count];
+        for (var i = 0; i < filters.Count; i++)
         {
-            if (subject is null)
+            if (filters[i].Subject is not { } subject)
             {
+                codes[i] = MqttReasonCodes.TopicFilterInvalid;
                 continue;
             }
-            _connection.Session!.Unsubscribe(subject);
+            var sid = filters[i].Sid(subject);
+            codes[i] = session.HasFilter(sid) ? MqttReasonCodes.Success : MqttReasonCodes.NoSubscriptionExisted;
+            session.Unsubscribe(sid);
             if (MqttTopics.NeedsLevelUp(subject))
             {
-                _connection.Session!.Unsubscribe(subject[..^2] + " fwc");
+                session.Unsubscribe(filters[i].Sid(subject[..^2]) + " fwc");
             }
         }
-        _connection.Outbound.Enqueue([MqttPackets.UnsubAck, 2, (byte)(packetId >> 8), (byte)packetId]);
-        if (!_connection.Session!.Clean)
+        if (_connection.V5 is not null)
         {
-            _owner.SaveSession(_connection.Session);
+            _connection.Outbound.Enqueue(MqttV5Packets.Acks(MqttPackets.UnsubAck, packetId, codes));
+        }
+        else
+        {
+            _connection.Outbound.Enqueue([MqttPackets.UnsubAck, 2, (byte)(packetId >> 8), (byte)packetId]);
+        }
+        if (!session.Clean)
+        {
+            _owner.SaveSession(session);
         }
     }
 
-    /// <summary>The check a NATS client's SUB gets (Go's canSubscribe, as mqttProcessSubs uses it).</summary>
-    private bool SubscribeAllowed(string subject) => _connection.Permissions?.CanSubscribe(subject, null) ?? true;
+    /// <summary>The check a NATS client's SUB (or queue SUB, for a shared subscription) gets (Go's canSubscribe, as mqttProcessSubs uses it).</summary>
+    private bool SubscribeAllowed(string subject, string? queue) => _connection.Permissions?.CanSubscribe(subject, queue) ?? true;
 }

@@ -44,16 +44,7 @@ internal static class BlockIndexFile
         for (var off = 0; off < block.Length;)
         {
             RecordCodec.TryRead(block[off..], out var rec);
-            var e = buf.AsSpan(pos);
-            BinaryPrimitives.WriteInt32LittleEndian(e, off);
-            BinaryPrimitives.WriteInt32LittleEndian(e[4..], rec.Length);
-            e[8] = (byte)rec.Kind;
-            BinaryPrimitives.WriteUInt16LittleEndian(e[10..], (ushort)rec.SubjectLength);
-            BinaryPrimitives.WriteInt32LittleEndian(e[12..], rec.HeaderLength);
-            BinaryPrimitives.WriteUInt64LittleEndian(e[16..], rec.Seq);
-            BinaryPrimitives.WriteInt64LittleEndian(e[24..], rec.Timestamp);
-            BinaryPrimitives.WriteInt64LittleEndian(e[32..], rec.TtlExpiry);
-            block.Slice(off + rec.SubjectOffset, rec.SubjectLength).CopyTo(e[EntrySize..]);
+            WriteEntry(buf.AsSpan(pos), off, rec, block.Slice(off + rec.SubjectOffset, rec.SubjectLength));
             pos += EntrySize + rec.SubjectLength;
             off += rec.Length;
         }
@@ -69,6 +60,156 @@ internal static class BlockIndexFile
 
         System.Buffers.ArrayPool<byte>.Shared.Return(buf);
         fs.Rename(tmp, idxPath);
+    }
+
+    /// <summary>Writes the index of a block whose records are all written to <paramref name="block"/> (a
+    /// sealed active block, whose bytes are no longer in memory), reading it in chunks from the page cache
+    /// and writing the index in chunks, so sealing costs no block-sized buffer.</summary>
+    public static void WriteFromFile(IStoreFileSystem fs, string blockPath, IStoreFile block, int length)
+    {
+        var reader = new ChunkedBlockReader(block, length);
+        var outBuf = BlockBufferPool.Rent(OutChunk);
+        var idxPath = PathFor(blockPath);
+        var tmp = idxPath + ".tmp";
+        try
+        {
+            var count = 0;
+            for (var off = 0; off < length;)
+            {
+                if (!reader.TryRead(off, out var rec, out _))
+                {
+                    return; // never index a block we cannot fully parse; recovery will scan it instead
+                }
+
+                count++;
+                off += rec.Length;
+            }
+            BinaryPrimitives.WriteUInt32LittleEndian(outBuf, Magic);
+            BinaryPrimitives.WriteInt32LittleEndian(outBuf.AsSpan(4), Version);
+            BinaryPrimitives.WriteInt32LittleEndian(outBuf.AsSpan(8), length);
+            BinaryPrimitives.WriteInt32LittleEndian(outBuf.AsSpan(12), count);
+            var pos = HeaderSize;
+            long written = 0;
+            var crc = Crc32C.Seed;
+            var complete = true;
+            // Not fsynced, as Write: only a verifying index whose block has its length is trusted.
+            using (var f = fs.Open(tmp, StoreFileMode.Create))
+            {
+                for (var off = 0; off < length;)
+                {
+                    if (!reader.TryRead(off, out var rec, out var bytes))
+                    {
+                        complete = false; // the file changed between the passes
+                        break;
+                    }
+
+                    if (pos + EntrySize + rec.SubjectLength + 4 > outBuf.Length)
+                    {
+                        crc = Crc32C.Update(crc, outBuf.AsSpan(0, pos));
+                        f.Write(outBuf.AsSpan(0, pos), written);
+                        written += pos;
+                        pos = 0;
+                    }
+                    WriteEntry(outBuf.AsSpan(pos), off, rec, bytes.Slice(rec.SubjectOffset, rec.SubjectLength));
+                    pos += EntrySize + rec.SubjectLength;
+                    off += rec.Length;
+                }
+                crc = Crc32C.Update(crc, outBuf.AsSpan(0, pos));
+                BinaryPrimitives.WriteUInt32LittleEndian(outBuf.AsSpan(pos), ~crc);
+                f.Write(outBuf.AsSpan(0, pos + 4), written);
+            }
+            if (complete)
+            {
+                fs.Rename(tmp, idxPath);
+            }
+            else
+            {
+                fs.Delete(tmp);
+            }
+        }
+        finally
+        {
+            BlockBufferPool.Return(outBuf);
+            reader.Dispose();
+        }
+    }
+
+    /// <summary>Entries are at most 40 bytes plus a 64 KB subject.</summary>
+    private const int OutChunk = 128 * 1024;
+
+    private static void WriteEntry(Span<byte> e, int offset, in RecordHeader rec, ReadOnlySpan<byte> subject)
+    {
+        BinaryPrimitives.WriteInt32LittleEndian(e, offset);
+        BinaryPrimitives.WriteInt32LittleEndian(e[4..], rec.Length);
+        e[8] = (byte)rec.Kind;
+        e[9] = 0;
+        BinaryPrimitives.WriteUInt16LittleEndian(e[10..], (ushort)rec.SubjectLength);
+        BinaryPrimitives.WriteInt32LittleEndian(e[12..], rec.HeaderLength);
+        BinaryPrimitives.WriteUInt64LittleEndian(e[16..], rec.Seq);
+        BinaryPrimitives.WriteInt64LittleEndian(e[24..], rec.Timestamp);
+        BinaryPrimitives.WriteInt64LittleEndian(e[32..], rec.TtlExpiry);
+        subject.CopyTo(e[EntrySize..]);
+    }
+
+    /// <summary>Records of a block file read through a pooled window of a few hundred KB.</summary>
+    private sealed class ChunkedBlockReader(IStoreFile file, int length) : IDisposable
+    {
+        private const int Chunk = 256 * 1024;
+        private byte[] _buf = BlockBufferPool.Rent(Chunk);
+        private int _start;
+        private int _count;
+
+        /// <summary>The verified record at <paramref name="offset"/> and its bytes.</summary>
+        public bool TryRead(int offset, out RecordHeader rec, out ReadOnlySpan<byte> bytes)
+        {
+            bytes = default;
+            rec = default;
+            if (!Holds(offset, RecordCodec.Overhead) && !Fill(offset, RecordCodec.Overhead))
+            {
+                return false;
+            }
+
+            var len = BinaryPrimitives.ReadInt32LittleEndian(_buf.AsSpan(offset - _start));
+            if (len < RecordCodec.Overhead || len > length - offset || len > RecordCodec.MaxRecord)
+            {
+                return false;
+            }
+
+            if (!Holds(offset, len) && !Fill(offset, len))
+            {
+                return false;
+            }
+
+            bytes = _buf.AsSpan(offset - _start, len);
+            return RecordCodec.TryRead(bytes, out rec) && rec.Length == len;
+        }
+
+        private bool Holds(int offset, int len) => offset >= _start && offset + (long)len <= _start + (long)_count;
+
+        private bool Fill(int offset, int need)
+        {
+            if (_buf.Length < need)
+            {
+                BlockBufferPool.Return(_buf);
+                _buf = BlockBufferPool.Rent(need);
+            }
+            var want = Math.Min(_buf.Length, length - offset);
+            var read = 0;
+            while (read < want)
+            {
+                var n = file.Read(_buf.AsSpan(read, want - read), offset + read);
+                if (n <= 0)
+                {
+                    break;
+                }
+
+                read += n;
+            }
+            (_start, _count) = (offset, read);
+            return read >= need;
+        }
+
+        public void Dispose() => BlockBufferPool.Return(_buf);
     }
 
     /// <summary>Replays a valid index; false (having called nothing) when it is missing, damaged or stale.</summary>

@@ -13,9 +13,12 @@ internal static class Crc32C
 {
     private static readonly uint[] Table = BuildTable();
 
-    public static uint Compute(ReadOnlySpan<byte> data) => ~Update(0xFFFFFFFFu, data);
+    /// <summary>The running value to start <see cref="Update"/> with; the checksum is its complement at the end.</summary>
+    public const uint Seed = 0xFFFFFFFFu;
 
-    private static uint Update(uint crc, ReadOnlySpan<byte> data)
+    public static uint Compute(ReadOnlySpan<byte> data) => ~Update(Seed, data);
+
+    public static uint Update(uint crc, ReadOnlySpan<byte> data)
     {
         if (Sse42.X64.IsSupported)
         {

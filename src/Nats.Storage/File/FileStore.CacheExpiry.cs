@@ -5,13 +5,15 @@ namespace Nats.Storage.File;
 /// block's loaded bytes and the active block's write buffer (once everything in it is written out), so
 /// a server with many quiet streams does not hold a buffer per stream. A cache used in one period is
 /// kept for the next; one unused for a whole period goes back to the pool (a later read of that block
-/// reads its record from the file; a later write reloads the active block's bytes first). The timer
-/// runs only while some cache is held.
+/// reads its record from the file). The active block's buffer holds only unwritten bytes unless the
+/// block is read; one still written but unread for a period goes back to that. The timer runs only
+/// while some cache is held; each tick also lets the shared pool release arrays idle for a period.
 /// </summary>
 internal sealed partial class FileStore
 {
     private ITimer? _cacheTimer;
     private bool _cacheTimerArmed;
+    private bool _windowsUsed;
 
     /// <summary>Under the lock: a cache exists (loaded or written); make sure it is looked at later.</summary>
     private void ArmCacheExpiry()
@@ -40,14 +42,33 @@ internal sealed partial class FileStore
             Slots.Trim();
             DropPageIndex();
             var held = false;
+            if (_windows.Held)
+            {
+                if (_windowsUsed)
+                {
+                    held = true;
+                }
+                else
+                {
+                    _windows.Release();
+                }
+                _windowsUsed = false;
+            }
             foreach (var b in _blocks)
             {
-                if (b.Cache is null)
+                if (!b.HoldsBuffer)
                 {
                     continue;
                 }
 
-                if (b.Used || b.HasPending)
+                if (b == _active && b.KeepWhole && !b.ReadSinceLook)
+                {
+                    // Still written but no longer read: keep only what is not written out yet.
+                    b.ReleaseReadInterest();
+                    _cached.Remove(b);
+                }
+                b.ReadSinceLook = false;
+                if (b.HoldsBuffer && (b.Used || b.HasPending))
                 {
                     b.Used = false;
                     held = true;
@@ -56,7 +77,9 @@ internal sealed partial class FileStore
                 b.DropCache();
                 _cached.Remove(b);
             }
-            if (!held)
+            // The last store to go idle keeps ticking until the pool has let go of what it returned.
+            var retained = BlockBufferPool.Trim(_opts.CacheExpiry);
+            if (!held && retained == 0)
             {
                 _cacheTimerArmed = false;
                 _cacheTimer?.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);

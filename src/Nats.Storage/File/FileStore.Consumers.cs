@@ -8,14 +8,38 @@ internal sealed partial class FileStore
     // stream's directory covers them.
     private string ConsumersDirectory => Path.Combine(_opts.Directory, "obs");
 
-    /// <summary>Blocks whose whole content is in memory (for tests of the read path).</summary>
+    /// <summary>Blocks holding a buffer: whole content or a write buffer (for tests of the read path).</summary>
     internal int CachedBlocks
     {
         get
         {
             lock (Sync)
             {
-                return _blocks.Count(b => b.Cache is not null);
+                return _blocks.Count(b => b.HoldsBuffer);
+            }
+        }
+    }
+
+    /// <summary>Bytes of the buffers the blocks hold (for tests of the write buffer).</summary>
+    internal long BufferBytes
+    {
+        get
+        {
+            lock (Sync)
+            {
+                return _blocks.Sum(b => (long)b.BufferLength);
+            }
+        }
+    }
+
+    /// <summary>Some read window holds a buffer (for tests of the read path).</summary>
+    internal bool ReadWindowsHeld
+    {
+        get
+        {
+            lock (Sync)
+            {
+                return _windows.Held;
             }
         }
     }

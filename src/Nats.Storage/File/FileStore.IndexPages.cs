@@ -131,7 +131,7 @@ internal sealed partial class FileStore : ISlotSource
         var buf = cached ?? MessageBlock.Rent(block.Length);
         try
         {
-            var len = cached is null ? ReadWhole(block, buf) : block.Length;
+            var len = cached is null ? block.CopyContent(buf) : block.Length;
             var found = 0;
             for (var off = 0; off < len;)
             {
@@ -156,22 +156,6 @@ internal sealed partial class FileStore : ISlotSource
                 MessageBlock.ReturnRented(buf);
             }
         }
-    }
-
-    private static int ReadWhole(MessageBlock block, byte[] buf)
-    {
-        var read = 0;
-        while (read < block.Flushed)
-        {
-            var n = block.File.Read(buf.AsSpan(read, block.Flushed - read), read);
-            if (n <= 0)
-            {
-                break;
-            }
-
-            read += n;
-        }
-        return read;
     }
 
     private int Place(MessageBlock block, int offset, in RecordHeader rec, ReadOnlySpan<byte> subject, ulong first, Span<Slot> chunk, ulong[]? live)

@@ -24,6 +24,7 @@ internal sealed partial class FileStore : StoreCore
     private bool _recovering;
     private long _useTick;
     private MessageBlock? _lastRead;
+    private readonly ReadWindows _windows = new();
 
     public FileStore(StoreConfig config, FileStoreOptions options)
         : base(config, options.Clock, indexShift: options.IndexPageShift)
@@ -151,29 +152,34 @@ internal sealed partial class FileStore : StoreCore
         var block = BlockOf(slot.A);
         block.LastUse = ++_useTick;
         block.Used = true;
+        block.ReadSinceLook = true;
         if (slot.B >= block.Length)
         {
             return false;
         }
 
-        byte[] buf;
-        int at;
-        if (block.Cache is { } cached)
+        int avail;
+        if (block.TryBuffered(slot.B, out var buf, out var at))
         {
-            (buf, at) = (cached, slot.B);
+            avail = block.Length - slot.B;
         }
-        else if (++block.ColdReads <= ColdReadsBeforeCaching && block.Flushed == block.Length
+        else if (++block.ColdReads <= ColdReadsBeforeCaching && slot.B < block.Flushed
                  && ReadRecord(block, slot.B) is { } record)
         {
-            // A cold read costs the record, not the block; a block read this often is being scanned
-            // and is cached whole from then on.
-            (buf, at) = (record, 0);
+            // A cold read costs the record, not the block (the active block's written bytes too); a
+            // block read this often is being scanned, through read windows from then on.
+            (buf, at, avail) = (record, 0, _readLength);
+        }
+        else if (slot.B < block.Flushed && _windows.TryRead(block, slot.B, out buf, out at, out avail))
+        {
+            _windowsUsed = true;
+            ArmCacheExpiry();
         }
         else
         {
             (buf, at) = (LoadCache(block), slot.B);
+            avail = block.Length - slot.B;
         }
-        var avail = buf == _readScratch ? _readLength : block.Length - slot.B;
         if (!RecordCodec.TryRead(buf.AsSpan(at, avail), out var rec)
             || rec.Kind != RecordKind.Message || rec.Seq != seq)
         {
@@ -284,6 +290,7 @@ internal sealed partial class FileStore : StoreCore
             b.Dispose();
         }
 
+        _windows.Dispose();
         _meta.Dispose();
     }
 
@@ -310,9 +317,24 @@ internal sealed partial class FileStore : StoreCore
         b.Sealed = true;
         // Not synced here (no fsync under the lock on the publish path): the next sync round syncs the
         // sealed block with the new one, before anything written into the new one is acknowledged.
-        BlockIndexFile.Write(_fs, b.Path, (b.Cache ?? b.LoadCache()).AsSpan(0, b.Length));
+        if (b.Cache is { } whole)
+        {
+            BlockIndexFile.Write(_fs, b.Path, whole.AsSpan(0, b.Length));
+        }
+        else
+        {
+            BlockIndexFile.WriteFromFile(_fs, b.Path, b.File, b.Length);
+        }
+
         _dirDirty = true;
-        Touch(b);
+        if (b.KeepWhole)
+        {
+            Touch(b); // being read: stays cached as a sealed block
+        }
+        else
+        {
+            b.DropCache();
+        }
     }
 
     private void AppendControl(RecordKind kind, ulong seq)
@@ -347,7 +369,6 @@ internal sealed partial class FileStore : StoreCore
         var path = Path.Combine(_dir, $"{id:D10}.blk");
         BlockIndexFile.Delete(_fs, path);
         var block = new MessageBlock(id, path, _fs.Open(path, StoreFileMode.Create), 0);
-        block.PrepareForWrites(_opts.BlockSize);
         _dirDirty = true; // a new file's directory entry is durable only once the directory is synced
         _blocks.Add(block);
         _byId[id] = block;
@@ -356,6 +377,7 @@ internal sealed partial class FileStore : StoreCore
 
     private byte[] LoadCache(MessageBlock block)
     {
+        block.ReadSinceLook = true;
         var cache = block.LoadCache();
         Touch(block);
         return cache;

@@ -3,14 +3,19 @@ using Nats.Storage.IO;
 namespace Nats.Storage.File;
 
 /// <summary>
-/// One append-only block file. While a block is active its whole content is also in <see cref="Cache"/>,
-/// which is where records are built; the unwritten tail [Flushed, Length) goes to the file in one write.
-/// A sealed block's cache is loaded on demand and may be dropped. Cache arrays come from a pool and go
-/// back to it (reads copy out of them), so rotating 8 MB blocks does not churn the large object heap.
+/// One append-only block file with an optional in-memory buffer. The active block builds records in a
+/// write buffer that holds only what is not yet written out, as Go's does while nobody reads the block:
+/// once written, the bytes go and a read of them costs a pread from the page cache. A block that is
+/// read a lot (<see cref="LoadCache"/>, a scan) holds its whole content instead, until the cache expiry
+/// finds it unread for a period. Buffers come from <see cref="BlockBufferPool"/> and go back to it
+/// (reads copy out of them).
 /// </summary>
 internal sealed class MessageBlock : IDisposable
 {
-    private static readonly System.Buffers.ArrayPool<byte> Pool = System.Buffers.ArrayPool<byte>.Create(256 << 20, 16);
+    private byte[]? _buf;
+
+    /// <summary>Block offset of <c>_buf[0]</c>: the buffer holds bytes [_bufStart, Length).</summary>
+    private int _bufStart;
 
     public MessageBlock(int id, string path, IStoreFile file, int length)
     {
@@ -19,6 +24,7 @@ internal sealed class MessageBlock : IDisposable
         File = file;
         Length = length;
         Flushed = length;
+        _bufStart = length;
     }
 
     public int Id { get; }
@@ -31,7 +37,23 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>Bytes already written to the file.</summary>
     public int Flushed { get; set; }
 
-    public byte[]? Cache { get; set; }
+    /// <summary>The block's whole content [0, Length), or null when only a tail (or nothing) is held.</summary>
+    public byte[]? Cache => _bufStart == 0 ? _buf : null;
+
+    /// <summary>Some buffer is held (whole content or the unwritten tail).</summary>
+    public bool HoldsBuffer => _buf is not null;
+
+    public int BufferLength => _buf?.Length ?? 0;
+
+    /// <summary>The whole content is kept while records are appended (the block is being read).</summary>
+    public bool KeepWhole { get; private set; }
+
+    /// <summary>Changes whenever bytes already written change (erase, rewrite, disposal): read windows
+    /// over the file of an older generation are stale.</summary>
+    public int Generation { get; private set; }
+
+    /// <summary>Read since the cache expiry last looked.</summary>
+    public bool ReadSinceLook { get; set; }
 
     public bool Sealed { get; set; }
 
@@ -58,10 +80,11 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>Read or written since the cache expiry last looked (see FileStore.CacheExpiry).</summary>
     public bool Used { get; set; }
 
-    /// <summary>The least an emptied active block's buffer is re-created with. Above the large object
-    /// threshold on purpose: a large array's pages come from the OS untouched and cost resident memory
-    /// only where records are written, while a small one is zeroed (touched) whole by the GC.</summary>
+    /// <summary>The least a write buffer is created with: a client's batch of small messages fits.</summary>
     private const int InitialBuffer = 128 * 1024;
+
+    /// <summary>A write buffer grown past this by a burst goes back to the pool once written out.</summary>
+    private const int MaxTailBuffer = 1 << 20;
 
     public void NoteMessage(ulong seq, int recordLength)
     {
@@ -79,35 +102,73 @@ internal sealed class MessageBlock : IDisposable
         LiveBytes += recordLength;
     }
 
-    /// <summary>Sizes the cache of a new active block for a whole block up front.</summary>
-    public void PrepareForWrites(int blockSize) => Cache ??= Pool.Rent(blockSize);
-
-    /// <summary>Room for <paramref name="extra"/> more bytes in the cache of an active block.</summary>
+    /// <summary>Room for <paramref name="extra"/> more bytes at the end of an active block.</summary>
     public Span<byte> Reserve(int extra)
     {
-        var need = Length + extra;
         Used = true;
-        // An idle active block's buffer may have been dropped: its written bytes come back first.
-        var cache = Cache ?? (Length > 0 ? LoadCache() : Cache = Pool.Rent(Math.Max(need, InitialBuffer)));
-        if (cache.Length < need)
+        if (_buf is null)
         {
-            var grown = Pool.Rent(Math.Max(need, cache.Length * 2));
-            cache.AsSpan(0, Length).CopyTo(grown);
-            Pool.Return(cache);
-            Cache = cache = grown;
+            // Dropped only once everything was written out, so nothing before Length is needed here.
+            _buf = BlockBufferPool.Rent(Math.Max(extra, InitialBuffer));
+            _bufStart = Length;
         }
-        return cache.AsSpan(Length, extra);
+        var held = Length - _bufStart;
+        var need = held + extra;
+        if (_buf.Length < need)
+        {
+            var grown = BlockBufferPool.Rent(Math.Max(need, _buf.Length * 2));
+            _buf.AsSpan(0, held).CopyTo(grown);
+            BlockBufferPool.Return(_buf);
+            _buf = grown;
+        }
+        return _buf.AsSpan(held, extra);
     }
 
-    /// <summary>Gives the cache back to the pool; the next read reloads it from the file.</summary>
+    /// <summary>Where the record at <paramref name="offset"/> is in the held buffer, if it is there.</summary>
+    public bool TryBuffered(int offset, out byte[] buffer, out int at)
+    {
+        if (_buf is { } b && offset >= _bufStart)
+        {
+            (buffer, at) = (b, offset - _bufStart);
+            return true;
+        }
+        (buffer, at) = (null!, 0);
+        return false;
+    }
+
+    /// <summary>Gives the buffer back to the pool; the next read reloads from the file.</summary>
     public void DropCache()
     {
         ColdReads = 0;
-        if (Cache is { } c)
+        KeepWhole = false;
+        if (_buf is { } c)
         {
-            Cache = null;
-            Pool.Return(c);
+            _buf = null;
+            _bufStart = Length;
+            BlockBufferPool.Return(c);
         }
+    }
+
+    /// <summary>Nobody read the block for a period: back to holding only the unwritten tail.</summary>
+    public void ReleaseReadInterest()
+    {
+        KeepWhole = false;
+        if (_buf is not { } whole || _bufStart > 0)
+        {
+            return;
+        }
+
+        var pending = Length - Flushed;
+        if (pending == 0)
+        {
+            DropCache();
+            return;
+        }
+        var tail = BlockBufferPool.Rent(Math.Max(pending, InitialBuffer));
+        whole.AsSpan(Flushed, pending).CopyTo(tail);
+        BlockBufferPool.Return(whole);
+        _buf = tail;
+        _bufStart = Flushed;
     }
 
     /// <summary>Hands the unwritten tail to the operating system (page cache; no fsync).</summary>
@@ -118,41 +179,91 @@ internal sealed class MessageBlock : IDisposable
             return;
         }
 
-        File.Write(Cache.AsSpan(Flushed, Length - Flushed), Flushed);
+        File.Write(_buf.AsSpan(Flushed - _bufStart, Length - Flushed), Flushed);
         Flushed = Length;
         NeedsSync = true;
+        if (KeepWhole)
+        {
+            return;
+        }
+        // Go's write buffer: written bytes are not kept for readers nobody has seen.
+        _bufStart = Length;
+        if (_buf!.Length > MaxTailBuffer)
+        {
+            BlockBufferPool.Return(_buf);
+            _buf = null;
+        }
     }
 
+    /// <summary>The whole content, loaded (and kept while the block is read) if not held.</summary>
     public byte[] LoadCache()
     {
-        if (Cache is { } c)
+        KeepWhole = true;
+        if (_buf is { } c && _bufStart == 0)
         {
             return c;
         }
 
-        var buf = Pool.Rent(Math.Max(Length, 1));
-        var read = 0;
-        while (read < Length)
+        var buf = BlockBufferPool.Rent(Math.Max(Length, 1));
+        var read = ReadFile(buf, _buf is null ? Length : _bufStart);
+        if (_buf is { } tail)
         {
-            var n = File.Read(buf.AsSpan(read, Length - read), read);
+            if (read == _bufStart)
+            {
+                tail.AsSpan(0, Length - _bufStart).CopyTo(buf.AsSpan(_bufStart));
+                read = Length;
+            }
+            BlockBufferPool.Return(tail);
+        }
+        // The file is shorter than recorded (truncated underneath us): zeros fail every checksum.
+        buf.AsSpan(read, Length - read).Clear();
+        _buf = buf;
+        _bufStart = 0;
+        return buf;
+    }
+
+    /// <summary>Copies the whole content into <paramref name="dest"/> without keeping it; returns the bytes
+    /// copied (fewer when the file was cut short underneath us).</summary>
+    public int CopyContent(byte[] dest)
+    {
+        if (_buf is null)
+        {
+            return ReadFile(dest, Length);
+        }
+
+        var read = ReadFile(dest, _bufStart);
+        if (read < _bufStart)
+        {
+            return read;
+        }
+
+        _buf.AsSpan(0, Length - _bufStart).CopyTo(dest.AsSpan(_bufStart));
+        return Length;
+    }
+
+    private int ReadFile(byte[] dest, int length)
+    {
+        var read = 0;
+        while (read < length)
+        {
+            var n = File.Read(dest.AsSpan(read, length - read), read);
             if (n <= 0)
             {
-                // The file is shorter than recorded (truncated underneath us): zeros fail every checksum.
-                buf.AsSpan(read).Clear();
                 break;
             }
+
             read += n;
         }
-        Cache = buf;
-        return buf;
+        return read;
     }
 
     /// <summary>Overwrites bytes already in the file (secure erase) in both cache and file.</summary>
     public void Overwrite(int offset, ReadOnlySpan<byte> bytes)
     {
-        if (Cache is { } c)
+        Generation++;
+        if (TryBuffered(offset, out var c, out var at))
         {
-            bytes.CopyTo(c.AsSpan(offset));
+            bytes.CopyTo(c.AsSpan(at));
         }
 
         if (offset < Flushed)
@@ -179,21 +290,25 @@ internal sealed class MessageBlock : IDisposable
     /// <summary>Switches to a rewritten file whose whole content is <paramref name="content"/>.</summary>
     public void Reopen(IStoreFile file, byte[] content, int length)
     {
+        Generation++;
         File.Dispose();
         DropCache();
         File = file;
-        Cache = content;
+        _buf = content;
+        _bufStart = 0;
+        KeepWhole = true;
         Length = length;
         Flushed = length;
         NeedsSync = false;
     }
 
-    public static byte[] Rent(int size) => Pool.Rent(Math.Max(size, 1));
+    public static byte[] Rent(int size) => BlockBufferPool.Rent(Math.Max(size, 1));
 
-    public static void ReturnRented(byte[] buffer) => Pool.Return(buffer);
+    public static void ReturnRented(byte[] buffer) => BlockBufferPool.Return(buffer);
 
     public void Dispose()
     {
+        Generation++;
         File.Dispose();
         DropCache();
     }

@@ -156,7 +156,7 @@ public sealed class MqttProtocolDifferentialTests
         await using var server = await MqttTestServer.StartAsync(kind);
         await using (var level = await MqttRawClient.ConnectAsync(server.MqttPort))
         {
-            await level.SendAsync(MqttRawClient.Connect("x", level: 5));
+            await level.SendAsync(MqttRawClient.Connect("x", level: 6));
             Assert.Equal(new byte[] { 0x20, 2, 0, 1 }, await level.ReadAsync(4));
             Assert.True(await level.WaitClosedAsync());
         }

@@ -41,6 +41,10 @@ internal sealed class AccountClaims : JwtClaims
                 result.AddError("Tiered JetStream Limits can not contain a blank \"\" tier name");
             }
         }
+        foreach (var import in Nats.Imports ?? [])
+        {
+            ActivationValidation.ValidateImport(import, Subject, result);
+        }
         foreach (var (key, scope) in Nats.SigningKeys)
         {
             if (!NKeys.IsValidPublicAccountKey(key))

@@ -167,6 +167,8 @@ internal sealed class AccountClaimsUpdates
         account.Options = AccountFromClaims.Options(claims);
         account.Mappings = Mappings.SubjectMapper.Create(account.Options.Mappings);
         account.Jwt = updated;
+        _accounts.RefreshImports(account);
+        _server.JetStream?.UpdateAccount(account);
 
         var clients = _server.Clients.Where(c => ReferenceEquals(c.Account, account) && c.ConnectReceived && !c.IsClosed).ToList();
         var maxConnections = account.Options.Limits.MaxConnections;

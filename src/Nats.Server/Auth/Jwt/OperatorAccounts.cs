@@ -19,13 +19,25 @@ internal sealed class OperatorAccounts
         _trustedKeys = new HashSet<string>(OperatorValidation.TrustedKeys(options), StringComparer.Ordinal);
         _strictSigners = new HashSet<string>(options.TrustedOperators.Where(o => o.Nats.StrictSigningKeyUsage).SelectMany(o => o.Nats.SigningKeys ?? []), StringComparer.Ordinal);
         Resolver = Create(options.Resolver);
+        if (Resolver is UrlAccountResolver url)
+        {
+            if (options.Preload.Count > 0)
+            {
+                throw new InvalidOperationException("resolver preloads only available for writeable resolver types MEM/DIR/CACHE_DIR");
+            }
+            // Go's start-up check that the account server is there: the base URL must answer 200.
+            if (url.Fetch("") is null)
+            {
+                throw new InvalidOperationException(url.LastError);
+            }
+        }
         foreach (var (key, jwt) in options.Preload)
         {
             Resolver?.Store(key, jwt);
         }
     }
 
-    /// <summary>Null only for a URL resolver, which this server does not implement yet.</summary>
+    /// <summary>Null only when no resolver is configured.</summary>
     public IAccountResolver? Resolver { get; }
 
     /// <summary>Go's isTrustedIssuer.</summary>
@@ -95,6 +107,7 @@ internal sealed class OperatorAccounts
         ResolverKind.Memory => new MemoryAccountResolver(),
         ResolverKind.Full => new DirectoryAccountResolver(options.Directory, full: true, options.AllowDelete),
         ResolverKind.Cache => new DirectoryAccountResolver(options.Directory, full: false, allowDelete: false),
+        ResolverKind.Url => new UrlAccountResolver(options.Url!),
         _ => null,
     };
 

@@ -66,6 +66,11 @@ internal sealed class StreamApi(JetStreamService service)
         {
             return JsErrors.StreamInvalidConfigF.WithErr("stream has no mirror but does have mirror direct");
         }
+        if (js.Limits.TierNames is { } tiers && !tiers.Contains("R" + config.Replicas.ToString(System.Globalization.CultureInfo.InvariantCulture)))
+        {
+            // Go's jsNonClusteredStreamLimitsCheck: the tier of the config as sent.
+            return JsErrors.NoLimits;
+        }
         try
         {
             var (stream, created) = js.AddStream(config, clustered: service.Meta is not null);

@@ -56,4 +56,11 @@ public sealed record JetStreamAccountLimits
     [JsonPropertyName("memory_max_stream_bytes")] public long MemoryMaxStreamBytes { get; init; } = -1;
     [JsonPropertyName("storage_max_stream_bytes")] public long StoreMaxStreamBytes { get; init; } = -1;
     [JsonPropertyName("max_bytes_required")] public bool MaxBytesRequired { get; init; }
+
+    /// <summary>
+    /// Operator mode with tiered limits: the tier names ("R1", "R3"); these limits are the R1 tier's.
+    /// Go picks the tier from the replicas as requested, so a create without num_replicas ("R0") or
+    /// for a missing tier has no limits.
+    /// </summary>
+    [JsonIgnore] internal IReadOnlySet<string>? TierNames { get; init; }
 }

@@ -1,0 +1,166 @@
+// MQTT 5 scenarios with the real MQTT.js client (npm `mqtt` 5.16.0, protocolVersion 5), nats.js v3 on the NATS side.
+// Usage: node mqtt5.mjs <mqtt-port | ws://host:port/mqtt> <nats-url> <scenario>   (node mqtt5.mjs --list prints the names)
+// Exit code 0 = passed; otherwise a message on stderr says what went wrong. Every wait is on an event with a
+// generous timeout, never a sleep.
+import mqtt from "mqtt";
+import { connect as natsConnect, headers as natsHeaders } from "@nats-io/transport-node";
+
+const TIMEOUT_MS = 30_000;
+
+function equal(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
+}
+
+function withTimeout(promise, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${TIMEOUT_MS} ms waiting for ${what}`)), TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+class Inbox {
+  #queued = [];
+  #waiters = [];
+
+  push(message) {
+    const waiter = this.#waiters.shift();
+    if (waiter) waiter(message);
+    else this.#queued.push(message);
+  }
+
+  next(what) {
+    if (this.#queued.length > 0) return Promise.resolve(this.#queued.shift());
+    return withTimeout(new Promise((resolve) => this.#waiters.push(resolve)), what);
+  }
+}
+
+async function open(port, clientId, options = {}) {
+  const where = typeof port === "number" ? { host: "127.0.0.1", port, protocol: "mqtt" } : {};
+  const client = mqtt.connect(typeof port === "string" ? port : undefined, {
+    ...where,
+    protocolVersion: 5,
+    clientId,
+    clean: true,
+    reconnectPeriod: 0,
+    connectTimeout: TIMEOUT_MS,
+    ...options,
+  });
+  const inbox = new Inbox();
+  client.on("message", (topic, payload, packet) =>
+    inbox.push({ topic, payload: payload.toString(), qos: packet.qos, properties: packet.properties ?? {} }));
+  const connack = await withTimeout(
+    new Promise((resolve, reject) => {
+      client.once("connect", resolve);
+      client.once("error", reject);
+    }),
+    `CONNACK for ${clientId}`,
+  );
+  client.removeAllListeners("error");
+  client.on("error", (err) => console.error(`${clientId}: ${err?.message ?? err}`));
+  return { client, connack, inbox };
+}
+
+const close = (client) => withTimeout(client.endAsync(), "DISCONNECT");
+
+const scenarios = {
+  // User properties, content type, response topic and correlation data between MQTT.js 5 clients, and
+  // user properties / content type as headers to a nats.js subscriber.
+  async properties(port, url) {
+    const nc = await natsConnect({ servers: url, timeout: 20_000 });
+    const natsSub = nc.subscribe("props.>");
+    await nc.flush();
+    const sub = await open(port, "js5-props-sub");
+    const pub = await open(port, "js5-props-pub");
+    equal(sub.connack.properties?.topicAliasMaximum, 64, "topic alias maximum in CONNACK");
+    await withTimeout(sub.client.subscribeAsync("props/#", { qos: 1 }), "SUBACK");
+    await withTimeout(pub.client.publishAsync("props/a", "hello", {
+      qos: 1,
+      properties: {
+        userProperties: { unit: "C" },
+        contentType: "text/plain",
+        responseTopic: "props/reply",
+        correlationData: Buffer.from([9, 8, 7]),
+      },
+    }), "QoS 1 publish");
+    const m = await sub.inbox.next("message with properties");
+    equal([m.topic, m.payload, m.qos, m.properties.contentType, m.properties.responseTopic, [...m.properties.correlationData],
+      m.properties.userProperties], ["props/a", "hello", 1, "text/plain", "props/reply", [9, 8, 7], { unit: "C" }], "MQTT 5 subscriber");
+    const n = await withTimeout((async () => { for await (const msg of natsSub) return msg; })(), "NATS message");
+    equal([n.subject, n.string(), n.headers?.get("unit"), n.headers?.get("Content-Type"), n.reply], ["props.a", "hello", "C", "text/plain", "props.reply"],
+      "NATS subscriber");
+    // NATS headers back to MQTT 5 user properties.
+    const h = natsHeaders();
+    h.set("origin", "nats");
+    nc.publish("props.b", "from-nats", { headers: h });
+    const back = await sub.inbox.next("message from NATS");
+    equal([back.topic, back.payload, back.properties.userProperties], ["props/b", "from-nats", { origin: "nats" }], "from NATS");
+    await close(pub.client);
+    await close(sub.client);
+    await nc.drain();
+  },
+
+  // A topic alias set then used by MQTT.js.
+  async alias(port) {
+    const sub = await open(port, "js5-alias-sub");
+    const pub = await open(port, "js5-alias-pub");
+    await withTimeout(sub.client.subscribeAsync("alias/+", { qos: 0 }), "SUBACK");
+    await withTimeout(pub.client.publishAsync("alias/x", "1", { properties: { topicAlias: 5 } }), "publish with alias");
+    await withTimeout(pub.client.publishAsync("", "2", { properties: { topicAlias: 5 } }), "publish by alias");
+    const a = await sub.inbox.next("first");
+    const b = await sub.inbox.next("second");
+    equal([[a.topic, a.payload], [b.topic, b.payload]], [["alias/x", "1"], ["alias/x", "2"]], "aliased publishes");
+    await close(pub.client);
+    await close(sub.client);
+  },
+
+  // Two MQTT.js members of $share/g/work/+ and a NATS queue subscriber in group g share the messages.
+  async shared(port, url) {
+    const nc = await natsConnect({ servers: url, timeout: 20_000 });
+    let nats = 0;
+    const queue = nc.subscribe("work.*", { queue: "g" });
+    await nc.flush();
+    const a = await open(port, "js5-share-a");
+    const b = await open(port, "js5-share-b");
+    let mqttCount = 0;
+    let total = 0;
+    let done;
+    const all = new Promise((resolve) => { done = resolve; });
+    const count = 60;
+    const bump = () => { if (++total === count) done(); };
+    for (const m of [a, b]) {
+      m.client.on("message", () => { mqttCount++; bump(); });
+      await withTimeout(m.client.subscribeAsync("$share/g/work/+", { qos: 0 }), "shared SUBACK");
+    }
+    const pub = await open(port, "js5-share-pub");
+    const natsDone = (async () => { for await (const _ of queue) { nats++; bump(); } })();
+    for (let i = 0; i < count; i++) await withTimeout(pub.client.publishAsync("work/item", `${i}`), "publish");
+    await withTimeout(all, `${count} messages across the group`);
+    if (mqttCount === 0 || nats === 0) throw new Error(`every member type should get a share: mqtt ${mqttCount}, nats ${nats}`);
+    await close(pub.client);
+    await close(a.client);
+    await close(b.client);
+    await nc.drain();
+    await natsDone;
+  },
+};
+
+const [, , port, url, name] = process.argv;
+if (port === "--list") {
+  console.log(Object.keys(scenarios).join("\n"));
+  process.exit(0);
+}
+const scenario = scenarios[name];
+if (!scenario) {
+  console.error(`unknown scenario ${name}; usage: node mqtt5.mjs <mqtt-port> <nats-url> <scenario>`);
+  process.exit(2);
+}
+try {
+  await scenario(/^\d+$/.test(port) ? Number(port) : port, url);
+  process.exit(0);
+} catch (err) {
+  console.error(err?.stack ?? err);
+  process.exit(1);
+}
