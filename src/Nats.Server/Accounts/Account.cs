@@ -14,6 +14,9 @@ internal sealed class Account
     public const string GlobalAccountName = "$G";
 
     private int _clientCount;
+
+    /// <summary>Replies of requests that came over a gateway (<c>_GR_.</c>), created with the first one.</summary>
+    internal Gateways.GatewayReplyMap? GatewayReplies;
     private long _internalSid;
     private ServiceResponses? _responses;
 

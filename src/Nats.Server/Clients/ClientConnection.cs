@@ -85,6 +85,8 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
 
     /// <summary>This client as the origin of what it publishes (receivers see it as <see cref="Nats.Server.Delivery.Message.Origin"/>).</summary>
     internal Nats.Server.Delivery.MessageOrigin Origin => _origin;
+
+    internal Nats.Server.Gateways.GatewayService? Gateways => _server.Gateways;
     internal FlushBatch FlushBatch => _origin.FlushBatch;
     internal ClientSubscriptions Subscriptions => _subscriptions;
 

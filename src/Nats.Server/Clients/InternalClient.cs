@@ -47,9 +47,13 @@ internal static class InternalClient
     /// Adds a handler subscription to another account's index (Go gives each account an internal
     /// client for its system service imports); not tracked by sid, since sids repeat per account.
     /// </summary>
-    public static Subscription SubscribeInAccount(ClientConnection client, Account account, string subject, string sid, InternalMessageHandler handler)
+    public static Subscription SubscribeInAccount(ClientConnection client, Account account, string subject, string sid, InternalMessageHandler handler,
+        bool serviceImport = false)
     {
-        var subscription = HandlerSubscription(client, subject, sid, handler);
+        var subscription = new Subscription(new Delivery.HandlerReceiver(handler, client), Encoding.UTF8.GetBytes(subject), null, Encoding.UTF8.GetBytes(sid))
+        {
+            IsServiceImport = serviceImport,
+        };
         if (!account.SubList.Insert(subscription))
         {
             throw new ArgumentException($"invalid internal subscription subject {subject}", nameof(subject));

@@ -82,6 +82,13 @@ internal sealed class PublishHandler
             _protocol.Enqueue("+OK\r\n"u8);
         }
 
+        // The answer to a request that came over a gateway goes straight back to the cluster that asked (Go's handleGWReplyMap).
+        if (account.GatewayReplies is { IsEmpty: false } replies && replies.Find(subject) is { } routed && _client.Gateways is { } gateways)
+        {
+            gateways.SendDirect(account.NameUtf8, routed, reply, command.HeaderSize, buffer.Slice(command.PayloadStart, command.PayloadSize + 2), client.Origin);
+            return;
+        }
+
         var result = _matches.Lookup(account.SubList, subject);
         var delivered = false;
         if (!result.IsEmpty)

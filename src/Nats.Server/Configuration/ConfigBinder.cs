@@ -13,7 +13,6 @@ internal sealed class ConfigBinder
     internal static readonly HashSet<string> KnownUnsupportedKeys = new(StringComparer.Ordinal)
     {
         "disable_sublist_cache", "no_sublist_cache",
-        "gateway",
         "syslog", "remote_syslog", "prof_port", "max_sub_tokens", "max_subscription_tokens", "ocsp",
         "resolver_tls", "connect_error_reports",
         "reconnect_error_reports", "server_tags", "default_js_domain",
@@ -234,6 +233,9 @@ internal sealed class ConfigBinder
                 break;
             case "cluster":
                 _options.Cluster = Routes.ClusterConfigBinder.Bind(v, _errors, _warnings);
+                break;
+            case "gateway":
+                _options.Gateway = Gateways.GatewayConfigBinder.Bind(v, _errors);
                 break;
             case "leaf":
             case "leafnodes":

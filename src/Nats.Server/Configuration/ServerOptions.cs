@@ -25,6 +25,9 @@ public sealed class ServerOptions
     /// <summary>The cluster {} block and the cluster flags: routes to other servers.</summary>
     public Routes.ClusterOptions Cluster { get; set; } = new();
 
+    /// <summary>The <c>gateway {}</c> block.</summary>
+    internal Gateways.GatewayOptions Gateway { get; set; } = new();
+
     /// <summary>The <c>leafnodes {}</c> block.</summary>
     internal LeafNodes.LeafNodeOptions LeafNodes { get; set; } = new();
 

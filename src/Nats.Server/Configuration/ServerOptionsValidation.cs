@@ -26,6 +26,10 @@ internal static class ServerOptionsValidation
         {
             return webSocketError;
         }
+        if (Gateways.GatewayValidation.Validate(options) is { } gatewayError)
+        {
+            return gatewayError;
+        }
         // Go's validateJetStreamOptions: a JetStream cluster names its servers and itself.
         if (options.JetStream.Enabled && options.Cluster.Enabled)
         {

@@ -136,6 +136,8 @@ internal sealed class MessageRouter
             // Go prefers a local member over a leaf connection's (and, for a message from a route, over any
             // peer's); the first leaf member seen is where the message goes when no local member takes it.
             Subscription? fallback = null;
+            // A gateway serves a group only when nobody in this cluster can (Go sends the unserved groups on).
+            Subscription? gatewayFallback = null;
             var served = false;
             for (var i = 0; i < members.Length; i++)
             {
@@ -147,6 +149,14 @@ internal sealed class MessageRouter
                         continue;
                     }
                     var peer = Unsafe.As<RemotePeer>(member.Receiver);
+                    if (peer.Role == PeerRole.Gateway)
+                    {
+                        if (gatewayFallback is null && MayForwardTo(peer))
+                        {
+                            gatewayFallback = member;
+                        }
+                        continue;
+                    }
                     if (peer.IsLeaf || fromRoute)
                     {
                         if (fallback is null && peer.IsLeaf && MayForwardTo(peer))
@@ -166,6 +176,10 @@ internal sealed class MessageRouter
             {
                 served = DeliverTo(fallback, account, prefix, suffix, message, headerSize, subject, reply);
             }
+            if (!served && gatewayFallback is not null)
+            {
+                served = DeliverTo(gatewayFallback, account, prefix, suffix, message, headerSize, subject, reply);
+            }
             delivered |= served;
         }
         return delivered;
@@ -180,8 +194,18 @@ internal sealed class MessageRouter
     private bool MayForwardTo(RemotePeer peer)
     {
         var source = _source;
+        if (peer.Role == PeerRole.Gateway)
+        {
+            // Only what originates in this cluster (clients, the server itself, leaf connections) crosses a gateway.
+            return source is null || source.IsLeaf;
+        }
         if (source is null)
         {
+            return true;
+        }
+        if (source.Role == PeerRole.Gateway)
+        {
+            // From another cluster: to our routes and leaf connections, the gateway itself was excluded above.
             return true;
         }
         if (source.Role == PeerRole.Route)

@@ -12,10 +12,13 @@ internal enum PeerRole : byte
 
     /// <summary>A leaf connection on which this server is the spoke (dialled to a hub, Go's isSpokeLeafNode).</summary>
     SpokeLeaf,
+
+    /// <summary>A gateway connection to another cluster: outbound ones hold the remote cluster's interest.</summary>
+    Gateway,
 }
 
 /// <summary>
-/// A peer server's connection seen from the delivery seam: a route or a leaf connection. The interest it
+/// A peer server's connection seen from the delivery seam: a route, a leaf or a gateway connection. The interest it
 /// announced is subscriptions of kind <see cref="ReceiverKind.Remote"/> whose receiver is this peer; a publish
 /// that matches some collects the peer once (<see cref="Routes.RouteTargets"/>) and ends in one
 /// <see cref="SendMessage"/>, the only virtual call, once per peer and publish.
@@ -27,7 +30,7 @@ internal abstract class RemotePeer : Receiver
 
     public PeerRole Role { get; private protected set; }
 
-    public bool IsLeaf => Role != PeerRole.Route;
+    public bool IsLeaf => Role is PeerRole.HubLeaf or PeerRole.SpokeLeaf;
 
     /// <summary>The cluster the peer belongs to as it told us (leaf connections), for Go's cluster-wide no echo.</summary>
     public virtual string RemoteCluster => "";

@@ -133,6 +133,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// <summary>Leaf node connections (both roles), when <c>leafnodes {}</c> is configured.</summary>
     internal LeafNodes.LeafNodeService? LeafNodes { get; private set; }
 
+    internal Gateways.GatewayService? Gateways { get; private set; }
+
     /// <summary>The bound leaf node port (0 when not listening).</summary>
     public int LeafNodePort => LeafNodes?.Port ?? 0;
 
@@ -278,6 +280,14 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
         _logger.LogInformation("Server is ready");
 
+        if (Options.Gateway.Enabled)
+        {
+            // Before routing, as Go: the route INFO carries our gateway URL.
+            var gateways = new Gateways.GatewayService(this, Options.Gateway, _loggerFactory.CreateLogger("nats-server.gateway"));
+            gateways.Start();
+            Gateways = gateways;
+        }
+
         if (Options.Cluster.Enabled)
         {
             // Like Go's StartRouting, after the client listener is ready.
@@ -342,6 +352,10 @@ internal sealed partial class NatsServer : IAsyncDisposable
         if (LeafNodes is { } leafNodes)
         {
             await leafNodes.ShutdownAsync().ConfigureAwait(false);
+        }
+        if (Gateways is { } gateways)
+        {
+            await gateways.ShutdownAsync().ConfigureAwait(false);
         }
         if (Cluster is { } cluster)
         {

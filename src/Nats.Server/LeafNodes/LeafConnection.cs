@@ -1,4 +1,3 @@
-using System.Net;
 using System.Net.Sockets;
 using System.Text;
 using Microsoft.Extensions.Logging;
@@ -17,105 +16,72 @@ namespace Nats.Server.LeafNodes;
 /// <see cref="RemoteInterest"/> as subscriptions of the bound account; what we tell the peer is
 /// <see cref="LeafSubjectMap"/>; messages go out on the same <see cref="RouteOutbound"/> a route has (LMSG, no account).
 /// </summary>
-internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDrainable
+internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLinkOwner
 {
-    private const int MaxArgs = 256;
-    private const int MaxBuffer = 64 * 1024 * 1024;
-    private const long StallThresholdCap = 4 * 1024 * 1024;
-
     // Go's DEFAULT_LEAFNODE_INFO_WAIT and connectProcessTimeout.
     private static readonly TimeSpan InfoWait = TimeSpan.FromSeconds(1);
     private static readonly TimeSpan ConnectProcessTimeout = TimeSpan.FromSeconds(2);
 
     private readonly LeafNodeService _service;
-    private readonly Socket _socket;
     private readonly ILogger _logger;
     private readonly RemoteInterest _interest;
-    private readonly Delivery.MessageOrigin _proxy;
-    private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly string _remoteAddress;
-    private int _closing;
     private bool _connectReceived;
     private bool _infoReceived;
     private bool _peerHeaders;
     private long _deadline;
-    private long _nextPing;
-    private int _pingsOut;
-    private long _pingSentTicks;
     private string? _nonce;
-    private Task? _writer;
     private string _remoteCluster = "";
     private byte[] _remoteClusterUtf8 = [];
     private readonly LeafSolicitor? _solicitor;
-
-    // Where the control line being handled sits in the read buffer (Go's parse error quotes the input from there).
-    private byte[] _buffer = [];
-    private int _lineStart;
-    private int _bufferEnd;
 
     public LeafConnection(LeafNodeService service, Socket socket, ulong id, LeafSolicitor? solicitor, Uri? url, ILogger logger)
         : base(solicitor is { Remote.Hub: false } ? Delivery.PeerRole.SpokeLeaf : Delivery.PeerRole.HubLeaf)
     {
         _service = service;
-        _socket = socket;
         _logger = logger;
-        Id = id;
         _solicitor = solicitor;
         Url = url;
-        Outbound = new RouteOutbound(new OutboundQueue(this, new Transport.SocketTransport(socket)));
+        Link = new Transport.RemoteLink(this, service.Server, socket, id, "leafnode", "lid", logger);
         _interest = new RemoteInterest(this);
         Sent = new LeafSubjectMap(this);
-        // As on a route: a local subscriber that is reading but behind pauses this reader (TCP pushes back on the
-        // peer) instead of being cut for max_pending.
-        _proxy = new Delivery.MessageOrigin(service.Server, id, canStall: true);
-        var endpoint = socket.RemoteEndPoint as IPEndPoint;
-        var address = endpoint?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : endpoint?.Address;
-        RemoteIp = address?.ToString() ?? "";
-        RemotePort = endpoint?.Port ?? 0;
-        _remoteAddress = endpoint is null ? "?" : $"{RemoteIp}:{RemotePort}";
-        Start = DateTime.UtcNow;
-        LastActivityTicks = Environment.TickCount64;
     }
 
-    public ulong Id { get; }
+    /// <summary>The connection lifecycle shared with route and gateway connections.</summary>
+    public Transport.RemoteLink Link { get; }
+    public ulong Id => Link.Id;
 
     /// <summary>The remote this connection was dialled for; null for an accepted one.</summary>
     public LeafRemote? Remote => _solicitor?.Remote;
     public Uri? Url { get; }
     public bool Solicited => Remote is not null;
-    public RouteOutbound Outbound { get; }
+    public RouteOutbound Outbound => Link.Outbound;
     public LeafSubjectMap Sent { get; }
-    public string RemoteIp { get; }
-    public int RemotePort { get; }
-    public DateTime Start { get; }
+    public string RemoteIp => Link.RemoteIp;
+    public int RemotePort => Link.RemotePort;
+    public DateTime Start => Link.Start;
 
     /// <summary>The account the connection is bound to (after CONNECT on the hub, at creation on the spoke).</summary>
     public Account? Account { get; private set; }
     public string RemoteServerName { get; private set; } = "";
     public override string RemoteCluster => _remoteCluster;
     public override byte[] RemoteClusterUtf8 => _remoteClusterUtf8;
-    public string? ClosedReason { get; private set; }
+    public string? ClosedReason => Link.ClosedReason;
     public bool IsRegistered { get; private set; }
 
     /// <summary>Subjects this connection may not carry out (publish deny) and may not ask for (subscribe deny):
     /// the remote's deny lists, the hub's <c>deny_pub</c> and Go's JetStream denies.</summary>
     public LeafPermissions Permissions { get; } = new();
 
-    public long InMsgs;
-    public long InBytes;
-    public long LastActivityTicks;
-    public TimeSpan Rtt { get; private set; }
-
-    public Task Closed => _closed.Task;
-    public bool IsClosed => Volatile.Read(ref _closing) == 1;
+    public TimeSpan Rtt => Link.Rtt;
+    public Task Closed => Link.Closed;
+    public bool IsClosed => Link.IsClosed;
     public int SubscriptionCount => _interest.Count;
     internal RemoteInterest Interest => _interest;
 
-    public override string ToString() => $"{_remoteAddress} - lid:{Id}";
+    public override string ToString() => Link.ToString();
 
-    public async Task RunAsync()
+    public Task RunAsync() => Link.RunAsync(() =>
     {
-        var writer = _writer = Task.Run(Outbound.RunWriteLoopAsync);
         var now = Environment.TickCount64;
         if (Remote is not null)
         {
@@ -130,131 +96,33 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             Outbound.Append(_service.BuildInfo(_nonce, Id, connectInfo: false, remoteAccount: null));
             _deadline = now + (long)_service.Options.AuthTimeout.TotalMilliseconds;
         }
-        try
+    });
+
+    bool Transport.IRemoteLinkOwner.Admit(ReadOnlySpan<byte> op)
+    {
+        if (!_connectReceived && !Solicited && !Is(op, "CONNECT"u8))
         {
-            await ReadLoopAsync().ConfigureAwait(false);
+            // Go's expectConnect: a leaf must bind its account before anything else.
+            AuthViolation();
+            return false;
         }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException or OperationCanceledException)
-        {
-            Close("Read Error");
-        }
-        catch (Exception e)
-        {
-            _logger.LogError(e, "{Leaf} - Unexpected error in leafnode read loop", this);
-            Close("Read Error");
-        }
-        await writer.ConfigureAwait(false);
+        return true;
     }
 
-    private async Task ReadLoopAsync()
+    int Transport.IRemoteLinkOwner.OnCommand(ReadOnlySpan<byte> span, int lf, ReadOnlySpan<byte> op, ReadOnlySpan<byte> rest, Span<Range> args)
     {
-        var buffer = new byte[32 * 1024];
-        int start = 0, end = 0;
-        while (!IsClosed)
+        if (Is(op, "LMSG"u8) || Is(op, "HMSG"u8) || Is(op, "RMSG"u8))
         {
-            if (end == buffer.Length)
-            {
-                if (start > 0)
-                {
-                    Buffer.BlockCopy(buffer, start, buffer, 0, end - start);
-                    end -= start;
-                    start = 0;
-                }
-                else if (buffer.Length >= MaxBuffer)
-                {
-                    ProtocolError("Maximum Control Line Exceeded");
-                    return;
-                }
-                else
-                {
-                    Array.Resize(ref buffer, buffer.Length * 2);
-                }
-            }
-            var n = await _socket.ReceiveAsync(buffer.AsMemory(end), SocketFlags.None).ConfigureAwait(false);
-            if (n == 0)
-            {
-                Close("Client Closed");
-                return;
-            }
-            end += n;
-            Volatile.Write(ref LastActivityTicks, Environment.TickCount64);
-            start = Process(buffer, start, end);
-            _proxy.FlushBatch.FlushAll();
-            while (_proxy.StalledOn.MustStall && !IsClosed)
-            {
-                await _proxy.StalledOn.WaitAllAsync().ConfigureAwait(false);
-            }
-            if (start == end)
-            {
-                start = end = 0;
-            }
-            else if (start > buffer.Length / 2)
-            {
-                Buffer.BlockCopy(buffer, start, buffer, 0, end - start);
-                end -= start;
-                start = 0;
-            }
+            return HandleMessage(span, lf, rest, Is(op, "HMSG"u8), args);
         }
-    }
-
-    private int Process(byte[] buffer, int start, int end)
-    {
-        Span<Range> args = stackalloc Range[MaxArgs];
-        while (start < end && !IsClosed)
-        {
-            var span = buffer.AsSpan(start, end - start);
-            var lf = span.IndexOf((byte)'\n');
-            if (lf < 0)
-            {
-                return start;
-            }
-            var line = span[..lf];
-            if (!line.IsEmpty && line[^1] == (byte)'\r')
-            {
-                line = line[..^1];
-            }
-            var opEnd = line.IndexOfAny((byte)' ', (byte)'\t');
-            var op = opEnd < 0 ? line : line[..opEnd];
-            var rest = opEnd < 0 ? default : line[(opEnd + 1)..];
-            if (!_connectReceived && !Solicited && !Is(op, "CONNECT"u8))
-            {
-                // Go's expectConnect: a leaf must bind its account before anything else.
-                AuthViolation();
-                return end;
-            }
-            if (Is(op, "LMSG"u8) || Is(op, "HMSG"u8) || Is(op, "RMSG"u8))
-            {
-                var consumed = HandleMessage(span, lf, rest, Is(op, "HMSG"u8), args);
-                if (consumed == 0)
-                {
-                    return start;
-                }
-                start += consumed;
-                continue;
-            }
-            (_buffer, _lineStart, _bufferEnd) = (buffer, start, end);
-            start += lf + 1;
-            HandleControl(op, rest, args);
-        }
-        return start;
+        HandleControl(op, rest, args);
+        return lf + 1;
     }
 
     private void HandleControl(ReadOnlySpan<byte> op, ReadOnlySpan<byte> rest, Span<Range> args)
     {
-        if (Is(op, "PING"u8))
-        {
-            Outbound.Append("PONG\r\n"u8);
-        }
-        else if (Is(op, "PONG"u8))
-        {
-            _pingsOut = 0;
-            if (_pingSentTicks != 0)
-            {
-                Rtt = TimeSpan.FromMilliseconds(Environment.TickCount64 - _pingSentTicks);
-                _pingSentTicks = 0;
-            }
-        }
-        else if (Is(op, "LS+"u8) || Is(op, "RS+"u8))
+        if (Is(op, "LS+"u8) || Is(op, "RS+"u8))
+
         {
             HandleSub(rest, args);
         }
@@ -288,9 +156,10 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
     {
         SendError("Unknown Protocol Operation");
         // Go's protoSnippet: up to 32 bytes from the verb, never the buffer's last byte.
-        var stop = Math.Min(_lineStart + 32, _bufferEnd - 1);
-        var snippet = Encoding.UTF8.GetString(_buffer, _lineStart, Math.Max(0, stop - _lineStart));
-        _logger.LogError("{Leaf} - Leafnode parser ERROR, state=0, i={Offset}: proto='{Snippet}...'", this, _lineStart, GoQuote(snippet));
+        var lineStart = Link.LineStart;
+        var stop = Math.Min(lineStart + 32, Link.BufferEnd - 1);
+        var snippet = Encoding.UTF8.GetString(Link.Buffer, lineStart, Math.Max(0, stop - lineStart));
+        _logger.LogError("{Leaf} - Leafnode parser ERROR, state=0, i={Offset}: proto='{Snippet}...'", this, lineStart, GoQuote(snippet));
         Close("Protocol Violation");
     }
 
@@ -317,7 +186,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
     {
         var count = Split(rest, args);
         var sizeArgs = headers ? 2 : 1;
-        if (count < 1 + sizeArgs || count > MaxArgs || !TryParseSize(rest[args[count - 1]], out var size))
+        if (count < 1 + sizeArgs || count > args.Length || !TryParseSize(rest[args[count - 1]], out var size))
         {
             ProtocolError("Processing Leaf Message Args");
             return span.Length;
@@ -365,11 +234,11 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             }
         }
         var message = span.Slice(lf + 1, size + 2);
-        InMsgs++;
-        InBytes += size;
+        Link.InMsgs++;
+        Link.InBytes += size;
         if (Account is { } account && IsRegistered)
         {
-            _proxy.Router.RouteFromPeer(account, rest[args[0]], reply, queues, headerSize, message, this);
+            Link.Proxy.Router.RouteFromPeer(account, rest[args[0]], reply, queues, headerSize, message, this);
         }
         return needed;
     }
@@ -502,7 +371,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         }
         else if (_remoteClusterUtf8.Length > 0)
         {
-            _proxy.LeafOrigin = _remoteClusterUtf8;
+            Link.Proxy.LeafOrigin = _remoteClusterUtf8;
         }
         if (connect.DenyPub is { Count: > 0 } denyPub)
         {
@@ -599,7 +468,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             Permissions.AddSubscribeDeny(LeafPermissions.JetStreamDenies);
         }
         var first = Math.Min(1000, (long)_service.Server.Options.PingInterval.TotalMilliseconds);
-        _nextPing = Environment.TickCount64 + first;
+        Link.SchedulePing(Environment.TickCount64 + first);
         IsRegistered = true;
         _service.OnRegistered(this);
         if (IsClosed)
@@ -616,39 +485,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         {
             return;
         }
-        var threshold = Math.Min(_service.Server.Options.MaxPending / 2, StallThresholdCap);
-        if (!Outbound.AppendMessage(default, subject, reply, queues, headerSize, message, _peerHeaders, threshold, publisher.CanStall, out var stall))
-        {
-            return;
-        }
-        if (stall)
-        {
-            publisher.StalledOn.Add(this);
-        }
-        publisher.FlushBatch.Add(Outbound.Queue);
-    }
-
-    public async ValueTask WaitUntilDrainedAsync()
-    {
-        var deadline = _service.Server.Options.WriteDeadline;
-        if (await Outbound.Queue.WaitUntilDrainedAsync(deadline).ConfigureAwait(false) || IsClosed)
-        {
-            return;
-        }
-        _logger.LogInformation("{Leaf} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, GoDuration.Format(deadline));
-        Close("Slow Consumer (Write Deadline)", flush: false);
-    }
-
-    void IOutboundOwner.OnWriteError() => Close("Write Error", flush: false);
-
-    void IOutboundOwner.NoteWriteActivity()
-    {
-    }
-
-    void IOutboundOwner.OnWriteLoopFailed(Exception exception)
-    {
-        _logger.LogError(exception, "{Leaf} - Unexpected error in leafnode write loop", this);
-        Close("Write Error", flush: false);
+        Link.SendMessage(default, subject, reply, queues, headerSize, message, _peerHeaders, publisher);
     }
 
     /// <summary>The service's periodic check: handshake deadlines, write deadline, PINGs and stale detection.</summary>
@@ -679,28 +516,8 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
             }
             return;
         }
-        var options = _service.Server.Options;
-        var writeStarted = Outbound.WriteStartedTicks;
-        if (writeStarted != 0 && now - writeStarted > (long)options.WriteDeadline.TotalMilliseconds)
-        {
-            _logger.LogInformation("{Leaf} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, GoDuration.Format(options.WriteDeadline));
-            Close("Slow Consumer (Write Deadline)", flush: false);
-            return;
-        }
-        if (IsRegistered && now >= _nextPing)
-        {
-            _nextPing = now + (long)options.PingInterval.TotalMilliseconds;
-            if (_pingsOut + 1 > options.MaxPingsOut)
-            {
-                _logger.LogDebug("{Leaf} - Stale Client Connection - Closing", this);
-                SendError("Stale Connection");
-                Close("Stale Connection");
-                return;
-            }
-            _pingsOut++;
-            _pingSentTicks = now;
-            Outbound.Append("PING\r\n"u8);
-        }
+        // PINGs start at registration (SchedulePing); the write deadline applies from the start.
+        Link.OnTick(now);
     }
 
     private void AuthViolation()
@@ -711,7 +528,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         Close("Authentication Failure");
     }
 
-    private void ProtocolError(string text)
+    public void ProtocolError(string text)
     {
         _logger.LogError("{Leaf} - Leafnode Error {Error}", this, text);
         SendError(text);
@@ -724,47 +541,19 @@ internal sealed class LeafConnection : Delivery.RemotePeer, IOutboundOwner, IDra
         SendError(text);
     }
 
-    private void SendError(string text) => Outbound.Append(Encoding.UTF8.GetBytes($"-ERR '{text}'\r\n"));
+    private void SendError(string text) => Link.SendError(text);
 
-    /// <summary>Ends the connection once: the peer's interest leaves the account, the service forgets it.</summary>
-    public void Close(string reason, bool flush = true)
+    public void Close(string reason, bool flush = true) => Link.Close(reason, flush);
+
+    /// <summary>The connection ended: the peer's interest leaves the account, the service forgets it.</summary>
+    void Transport.IRemoteLinkOwner.OnClosed(string reason)
     {
-        if (Interlocked.Exchange(ref _closing, 1) == 1)
-        {
-            return;
-        }
-        ClosedReason = reason;
         _logger.LogInformation("{Leaf} - Leafnode connection closed: {Reason} account: {Account}", this, reason, Account?.Name ?? "");
-        Outbound.Close();
-        _ = CloseSocketAfterFlushAsync(flush);
         _interest.RemoveAll();
         if (IsRegistered)
         {
             Account?.RemoveLeaf();
         }
         _service.OnClosed(this);
-        _closed.TrySetResult();
-    }
-
-    private async Task CloseSocketAfterFlushAsync(bool flush)
-    {
-        if (flush && _writer is { } writer)
-        {
-            try
-            {
-                await writer.WaitAsync(_service.Server.Options.WriteDeadline).ConfigureAwait(false);
-            }
-            catch (TimeoutException)
-            {
-            }
-        }
-        try
-        {
-            _socket.Shutdown(SocketShutdown.Both);
-        }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
-        {
-        }
-        _socket.Close();
     }
 }

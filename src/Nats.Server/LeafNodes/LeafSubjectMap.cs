@@ -89,6 +89,11 @@ internal sealed class LeafSubjectMap
         {
             return false;
         }
+        // Interest of another cluster is not this account's (Go keeps it out of the account's sublist).
+        if (subscription.Kind == Delivery.ReceiverKind.Remote && ((Delivery.RemotePeer)subscription.Receiver).Role == Delivery.PeerRole.Gateway)
+        {
+            return false;
+        }
         if (subscription.Kind == Delivery.ReceiverKind.Remote && _connection.Role == Delivery.PeerRole.SpokeLeaf &&
             ((Delivery.RemotePeer)subscription.Receiver).Role != Delivery.PeerRole.HubLeaf)
         {

@@ -17,6 +17,7 @@ namespace Nats.Server.Monitoring;
 [JsonSerializable(typeof(SubListStatsModel))]
 [JsonSerializable(typeof(Routez))]
 [JsonSerializable(typeof(Gatewayz))]
+[JsonSerializable(typeof(GatewayConnInfo))]
 [JsonSerializable(typeof(Leafz))]
 [JsonSerializable(typeof(Accountz))]
 [JsonSerializable(typeof(AccountInfo))]

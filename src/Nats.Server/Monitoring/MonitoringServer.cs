@@ -132,7 +132,9 @@ internal sealed class MonitoringServer : IAsyncDisposable
             return Json(_documents.Routez(subs, detail), MonitorJsonContext.Indented.Routez);
         }));
         app.Map(Path("/gatewayz"), context => Handle(context, "/gatewayz", query =>
-            query.TryBool("accs", out _, out var error) ? Json(_documents.Gatewayz(), MonitorJsonContext.Indented.Gatewayz) : BadRequest(error)));
+            query.TryBool("accs", out var accs, out var error)
+                ? Json(_documents.Gatewayz(accs, query.Get("gw_name"), query.Get("acc_name")), MonitorJsonContext.Indented.Gatewayz)
+                : BadRequest(error)));
         app.Map(Path("/leafz"), context => Handle(context, "/leafz", query =>
             query.TryBool("subs", out var subs, out var error) ? Json(_documents.Leafz(subs, query.Get("acc")), MonitorJsonContext.Indented.Leafz) : BadRequest(error)));
         app.Map(Path("/accountz"), context => Handle(context, "/accountz", query =>

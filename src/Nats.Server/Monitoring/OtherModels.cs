@@ -35,14 +35,6 @@ internal sealed class RoutezRoute
     [JsonPropertyName("subscriptions_list_detail"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<SubDetail>? SubsDetail { get; set; }
 }
 
-/// <summary>/gatewayz with gateways disabled: empty outbound and inbound maps.</summary>
-internal sealed class Gatewayz
-{
-    [JsonPropertyName("server_id")] public string ServerId { get; set; } = "";
-    [JsonPropertyName("now")] public DateTime Now { get; set; }
-    [JsonPropertyName("outbound_gateways")] public Dictionary<string, EmptyObject> OutboundGateways { get; set; } = [];
-    [JsonPropertyName("inbound_gateways")] public Dictionary<string, List<EmptyObject>> InboundGateways { get; set; } = [];
-}
 
 /// <summary>/leafz (Go's Leafz): with no leaf connections Go leaves the list nil, so it is written as null.</summary>
 internal sealed class Leafz

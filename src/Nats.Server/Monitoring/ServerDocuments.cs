@@ -84,6 +84,9 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 Urls = options.Cluster.Routes.Count == 0 ? null : options.Cluster.Routes.Select(u => u.Authority).ToList(),
             } : new ClusterVarz(),
             Leaf = LeafVarz(options.LeafNodes, server.LeafNodePort),
+            Gateway = GatewayzBuilder.Varz(server),
+            OutboundGateways = server.Gateways?.Outbound.Length ?? 0,
+            InboundGateways = server.Gateways?.Inbound.Length ?? 0,
             Routes = server.RouteCount,
             LeafNodes = server.LeafNodeCount,
             WriteDeadline = Nanoseconds(options.WriteDeadline),
@@ -289,7 +292,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         }
         foreach (var route in cluster.Table.Registered)
         {
-            var idle = TimeSpan.FromMilliseconds(Math.Max(0, Environment.TickCount64 - Volatile.Read(ref route.LastActivityTicks)));
+            var idle = TimeSpan.FromMilliseconds(Math.Max(0, Environment.TickCount64 - Volatile.Read(ref route.Link.LastActivityTicks)));
             var entry = new RoutezRoute
             {
                 Rid = route.Id,
@@ -304,9 +307,9 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 Uptime = GoFormat.Uptime(now - route.Start),
                 Idle = GoFormat.Uptime(idle),
                 Pending = (int)Math.Min(route.Outbound.Pending, int.MaxValue),
-                InMsgs = Volatile.Read(ref route.InMsgs),
+                InMsgs = Volatile.Read(ref route.Link.InMsgs),
                 OutMsgs = Volatile.Read(ref route.Outbound.OutMsgs),
-                InBytes = Volatile.Read(ref route.InBytes),
+                InBytes = Volatile.Read(ref route.Link.InBytes),
                 OutBytes = Volatile.Read(ref route.Outbound.OutBytes),
                 NumSubs = route.SubscriptionCount,
             };
@@ -328,7 +331,8 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
         return routez;
     }
 
-    public Gatewayz Gatewayz() => new() { ServerId = server.ServerId, Now = DateTime.UtcNow };
+    public Gatewayz Gatewayz(bool accounts = false, string? gatewayName = null, string? accountName = null) =>
+        GatewayzBuilder.Build(server, accounts, gatewayName, accountName);
 
     /// <summary>Go's Leafz: every leaf connection past its handshake, optionally of one account, with its interest list.</summary>
     public Leafz Leafz(bool subs = false, string? account = null)
@@ -350,9 +354,9 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
                 Ip = leaf.RemoteIp,
                 Port = leaf.RemotePort,
                 Rtt = GoFormat.Duration(leaf.Rtt),
-                InMsgs = Volatile.Read(ref leaf.InMsgs),
+                InMsgs = Volatile.Read(ref leaf.Link.InMsgs),
                 OutMsgs = Volatile.Read(ref leaf.Outbound.OutMsgs),
-                InBytes = Volatile.Read(ref leaf.InBytes),
+                InBytes = Volatile.Read(ref leaf.Link.InBytes),
                 OutBytes = Volatile.Read(ref leaf.Outbound.OutBytes),
                 NumSubs = leaf.SubscriptionCount,
             };

@@ -34,7 +34,7 @@ internal sealed class Varz
     [JsonPropertyName("max_payload")] public int MaxPayload { get; set; }
     [JsonPropertyName("max_pending")] public long MaxPending { get; set; }
     [JsonPropertyName("cluster")] public ClusterVarz Cluster { get; set; } = new();
-    [JsonPropertyName("gateway")] public EmptyObject Gateway { get; set; } = new();
+    [JsonPropertyName("gateway")] public GatewayVarz Gateway { get; set; } = new();
     [JsonPropertyName("leaf")] public LeafVarz Leaf { get; set; } = new();
     [JsonPropertyName("mqtt")] public MqttVarz Mqtt { get; set; } = new();
     [JsonPropertyName("websocket")] public WebsocketVarz Websocket { get; set; } = new();
@@ -53,6 +53,10 @@ internal sealed class Varz
     [JsonPropertyName("routes")] public int Routes { get; set; }
     [JsonPropertyName("remotes")] public int Remotes { get; set; }
     [JsonPropertyName("leafnodes")] public int LeafNodes { get; set; }
+
+    /// <summary>Gateway connections, for /metrics only (Go's /varz has no such count; /gatewayz lists them).</summary>
+    [JsonIgnore] public int OutboundGateways { get; set; }
+    [JsonIgnore] public int InboundGateways { get; set; }
     [JsonPropertyName("in_msgs")] public long InMsgs { get; set; }
     [JsonPropertyName("out_msgs")] public long OutMsgs { get; set; }
     [JsonPropertyName("in_bytes")] public long InBytes { get; set; }
@@ -83,6 +87,27 @@ internal sealed class MqttVarz
 /// so with none of those features configured each one is written as {}.
 /// </summary>
 internal sealed class EmptyObject;
+
+/// <summary>Go's GatewayOptsVarz: every field omitempty, so no gateway block shows as {}.</summary>
+internal sealed class GatewayVarz
+{
+    [JsonPropertyName("name"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Name { get; set; }
+    [JsonPropertyName("host"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Host { get; set; }
+    [JsonPropertyName("port"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int Port { get; set; }
+    [JsonPropertyName("auth_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double AuthTimeout { get; set; }
+    [JsonPropertyName("tls_timeout"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public double TlsTimeout { get; set; }
+    [JsonPropertyName("advertise"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Advertise { get; set; }
+    [JsonPropertyName("connect_retries"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int ConnectRetries { get; set; }
+    [JsonPropertyName("gateways"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<GatewayRemoteVarz>? Gateways { get; set; }
+    [JsonPropertyName("reject_unknown"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool RejectUnknown { get; set; }
+}
+
+/// <summary>Go's RemoteGatewayOptsVarz.</summary>
+internal sealed class GatewayRemoteVarz
+{
+    [JsonPropertyName("name")] public string Name { get; set; } = "";
+    [JsonPropertyName("urls"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public List<string>? Urls { get; set; }
+}
 
 /// <summary>Go's LeafNodeOptsVarz: every field omitempty, so no leafnodes block shows as {}.</summary>
 internal sealed class LeafVarz

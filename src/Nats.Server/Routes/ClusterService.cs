@@ -122,6 +122,7 @@ internal sealed class ClusterService
             ConnectUrls = Options.NoAdvertise || _ownClientUrls.Length == 0 ? null : [.. _ownClientUrls],
             LameDuckMode = _server.IsLameDuckMode,
             Lnoc = true,
+            GatewayUrl = _server.Gateways?.Url,
         };
     }
 

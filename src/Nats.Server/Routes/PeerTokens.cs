@@ -69,4 +69,57 @@ internal static class PeerTokens
 
     public static bool TryParseSize(ReadOnlySpan<byte> text, out int value) =>
         Utf8Parser.TryParse(text, out value, out var consumed) && consumed == text.Length && value >= 0;
+
+    /// <summary>
+    /// The arguments of an account-carrying message (RMSG/HMSG on routes and gateways) after the verb:
+    /// <c>acc subject [reply | + reply q… | | q…] [hdr] size</c>. Null on success, else Go's error text.
+    /// <paramref name="reply"/> and <paramref name="queues"/> are ranges of <paramref name="rest"/> (empty when absent).
+    /// </summary>
+    public static string? ParseRoutedArgs(ReadOnlySpan<byte> rest, Span<Range> args, bool headers, out int size, out int headerSize,
+        out Range reply, out Range queues)
+    {
+        reply = default;
+        queues = default;
+        headerSize = -1;
+        size = 0;
+        var count = Split(rest, args);
+        var sizeArgs = headers ? 2 : 1;
+        if (count < 2 + sizeArgs || count > args.Length || !TryParseSize(rest[args[count - 1]], out size))
+        {
+            return "Processing Routed Message Args";
+        }
+        if (headers && (!TryParseSize(rest[args[count - 2]], out headerSize) || headerSize > size))
+        {
+            return "Processing Routed Message Args";
+        }
+        var middle = count - 2 - sizeArgs;
+        if (middle == 1)
+        {
+            reply = args[2];
+        }
+        else if (middle > 1)
+        {
+            var indicator = rest[args[2]];
+            int firstQueue;
+            if (indicator is [(byte)'+'])
+            {
+                reply = args[3];
+                firstQueue = 4;
+            }
+            else if (indicator is [(byte)'|'])
+            {
+                firstQueue = 3;
+            }
+            else
+            {
+                return "Bad or Missing Reply Indicator";
+            }
+            var lastQueue = count - 1 - sizeArgs;
+            if (firstQueue <= lastQueue)
+            {
+                queues = args[firstQueue].Start..args[lastQueue].End;
+            }
+        }
+        return null;
+    }
 }

@@ -4,7 +4,7 @@ using System.Text.Json;
 
 namespace Nats.Server.Routes;
 
-/// <summary>A route CONNECT (Go's connectInfo in route.go): written in Go's field order, read leniently.</summary>
+/// <summary>A route or gateway CONNECT (Go's connectInfo in route.go, shared by both): written in Go's field order, read leniently.</summary>
 internal sealed class RouteConnect
 {
     private static readonly JsonWriterOptions WriterOptions = new()
@@ -13,6 +13,8 @@ internal sealed class RouteConnect
         SkipValidation = true,
     };
 
+    /// <summary>Routes say true, gateways false.</summary>
+    public bool Echo { get; set; } = true;
     public string? User { get; set; }
     public string? Pass { get; set; }
     public bool TlsRequired { get; set; }
@@ -35,7 +37,7 @@ internal sealed class RouteConnect
         using (var json = new Utf8JsonWriter(buffer, WriterOptions))
         {
             json.WriteStartObject();
-            json.WriteBoolean("echo", true);
+            json.WriteBoolean("echo", Echo);
             json.WriteBoolean("verbose", false);
             json.WriteBoolean("pedantic", false);
             if (!string.IsNullOrEmpty(User))
@@ -57,6 +59,10 @@ internal sealed class RouteConnect
             if (Lnoc)
             {
                 json.WriteBoolean("lnoc", true);
+            }
+            if (!string.IsNullOrEmpty(Gateway))
+            {
+                json.WriteString("gateway", Gateway);
             }
             json.WriteEndObject();
         }

@@ -1,5 +1,3 @@
-using System.Buffers.Text;
-using System.Net;
 using System.Net.Sockets;
 using System.Text;
 using Microsoft.Extensions.Logging;
@@ -18,241 +16,110 @@ namespace Nats.Server.Routes;
 /// router sends back here as RMSG (<see cref="SendMessage"/>); what the peer sends is delivered to
 /// local subscribers only, through the route's own <see cref="Delivery.MessageOrigin"/> (never to another route).
 /// </summary>
-internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDrainable
+internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLinkOwner
 {
-    private const int MaxArgs = 256;
-    private const int MaxBuffer = 64 * 1024 * 1024;
-
-    // Chunk memory past which a local publisher waits for the route to drain: larger than a client's
-    // (every publisher shares the route), still small enough that many routes hold little.
-    private const long StallThresholdCap = 4 * 1024 * 1024;
-
     private readonly ClusterService _cluster;
-    private readonly Socket _socket;
     private readonly ILogger _logger;
     private readonly RemoteInterest _interest;
-    // Publishes what the peer sends to local subscribers; never paused by a slow one.
-    private readonly Delivery.MessageOrigin _proxy;
-    private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly string _remoteAddress;
-    private int _closing;
     private bool _connectReceived;
     private bool _registered;
     private bool _peerHeaders;
     private Account? _lastAccount;
     private long _authDeadline;
-    private long _nextPing;
-    private int _pingsOut;
     private string? _nonce;
 
     public RouteConnection(ClusterService cluster, Socket socket, ulong id, bool solicited, Uri? url, bool configured, ILogger logger)
         : base(Delivery.PeerRole.Route)
     {
         _cluster = cluster;
-        _socket = socket;
         _logger = logger;
-        Id = id;
         Solicited = solicited;
         Url = url;
         IsConfigured = configured;
-        Outbound = new RouteOutbound(new OutboundQueue(this, new Transport.SocketTransport(socket)));
+        Link = new Transport.RemoteLink(this, cluster.Server, socket, id, "route", "rid", logger);
         _interest = new RemoteInterest(this);
-        // A local subscriber that is reading but behind pauses this route's reader (TCP then pushes back on
-        // the peer's publishers) instead of being cut for max_pending; one that stops reading is cut after
-        // the stuck bound, so the route is held up at most that long for everyone else.
-        _proxy = new Delivery.MessageOrigin(cluster.Server, id, canStall: true);
-        var remote = socket.RemoteEndPoint as IPEndPoint;
-        // A dialled socket is dual-mode: show an IPv4 peer as Go does, not as ::ffff:a.b.c.d.
-        var address = remote?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : remote?.Address;
-        RemoteIp = address?.ToString() ?? "";
-        RemotePort = remote?.Port ?? 0;
-        _remoteAddress = remote is null ? "?" : $"{RemoteIp}:{RemotePort}";
-        Start = DateTime.UtcNow;
-        LastActivityTicks = Environment.TickCount64;
         // Go's first route PING: min(ping_interval, 1 s) plus up to 20 % jitter.
         var first = Math.Min(1000, (long)cluster.Server.Options.PingInterval.TotalMilliseconds);
-        _nextPing = LastActivityTicks + first + Random.Shared.Next(0, (int)(first / 5) + 1);
+        Link.SchedulePing(Link.LastActivityTicks + first + Random.Shared.Next(0, (int)(first / 5) + 1));
     }
 
-    public ulong Id { get; }
+    /// <summary>The connection lifecycle shared with leaf and gateway connections.</summary>
+    public Transport.RemoteLink Link { get; }
+    public ulong Id => Link.Id;
     public bool Solicited { get; }
     public Uri? Url { get; }
 
     /// <summary>An explicit route from the configuration (as opposed to one learned by gossip or accepted).</summary>
     public bool IsConfigured { get; }
-    public RouteOutbound Outbound { get; }
-    public string RemoteIp { get; }
-    public int RemotePort { get; }
-    public DateTime Start { get; }
+    public RouteOutbound Outbound => Link.Outbound;
+    public string RemoteIp => Link.RemoteIp;
+    public int RemotePort => Link.RemotePort;
+    public DateTime Start => Link.Start;
 
     /// <summary>The peer's server id: from its CONNECT (accepting side) or its INFO.</summary>
     public string RemoteId { get; private set; } = "";
     public string RemoteName { get; private set; } = "";
     public RouteInfo? RemoteInfo { get; private set; }
-    public string? ClosedReason { get; private set; }
-
-    public long InMsgs;
-    public long InBytes;
-    public long LastActivityTicks;
-    public TimeSpan Rtt { get; private set; }
-    private long _pingSentTicks;
-
-    public Task Closed => _closed.Task;
-    public bool IsClosed => Volatile.Read(ref _closing) == 1;
+    public string? ClosedReason => Link.ClosedReason;
+    public TimeSpan Rtt => Link.Rtt;
+    public Task Closed => Link.Closed;
+    public bool IsClosed => Link.IsClosed;
     public int SubscriptionCount => _interest.Count;
 
     internal RemoteInterest Interest => _interest;
 
-    public override string ToString() => $"{_remoteAddress} - rid:{Id}";
+    public override string ToString() => Link.ToString();
 
     /// <summary>Sends this side's opening (the accepting side its INFO; the soliciting side CONNECT then INFO) and runs both loops.</summary>
-    public async Task RunAsync()
+    public Task RunAsync()
     {
         _logger.LogInformation("{Route} - Route connection created", this);
-        var writer = _writer = Task.Run(Outbound.RunWriteLoopAsync);
-        var now = Environment.TickCount64;
-        if (Solicited)
+        return Link.RunAsync(() =>
         {
-            Outbound.Append(_cluster.RenderConnect(Url));
-            Outbound.Append(_cluster.RenderInfo(null));
-        }
-        else
-        {
-            _nonce = Auth.NonceGenerator.Create();
-            Outbound.Append(_cluster.RenderInfo(_nonce));
-            if (_cluster.Options.AuthRequired)
+            if (Solicited)
             {
-                _authDeadline = now + (long)_cluster.Options.AuthTimeout.TotalMilliseconds;
+                Outbound.Append(_cluster.RenderConnect(Url));
+                Outbound.Append(_cluster.RenderInfo(null));
             }
-        }
-        try
-        {
-            await ReadLoopAsync().ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException or OperationCanceledException)
-        {
-            Close("Read Error");
-        }
-        catch (Exception e)
-        {
-            _logger.LogError(e, "{Route} - Unexpected error in route read loop", this);
-            Close("Read Error");
-        }
-        await writer.ConfigureAwait(false);
+            else
+            {
+                _nonce = Auth.NonceGenerator.Create();
+                Outbound.Append(_cluster.RenderInfo(_nonce));
+                if (_cluster.Options.AuthRequired)
+                {
+                    _authDeadline = Environment.TickCount64 + (long)_cluster.Options.AuthTimeout.TotalMilliseconds;
+                }
+            }
+        });
     }
 
-    private async Task ReadLoopAsync()
+    bool Transport.IRemoteLinkOwner.Admit(ReadOnlySpan<byte> op)
     {
-        var buffer = new byte[32 * 1024];
-        int start = 0, end = 0;
-        while (!IsClosed)
+        if (!_connectReceived && !Solicited && _cluster.Options.AuthRequired && !Is(op, "CONNECT"u8))
         {
-            if (end == buffer.Length)
-            {
-                if (start > 0)
-                {
-                    Buffer.BlockCopy(buffer, start, buffer, 0, end - start);
-                    end -= start;
-                    start = 0;
-                }
-                else if (buffer.Length >= MaxBuffer)
-                {
-                    ProtocolError("Maximum Control Line Exceeded");
-                    return;
-                }
-                else
-                {
-                    Array.Resize(ref buffer, buffer.Length * 2);
-                }
-            }
-            var n = await _socket.ReceiveAsync(buffer.AsMemory(end), SocketFlags.None).ConfigureAwait(false);
-            if (n == 0)
-            {
-                Close("Client Closed");
-                return;
-            }
-            end += n;
-            Volatile.Write(ref LastActivityTicks, Environment.TickCount64);
-            start = Process(buffer, start, end);
-            _proxy.FlushBatch.FlushAll();
-            while (_proxy.StalledOn.MustStall && !IsClosed)
-            {
-                await _proxy.StalledOn.WaitAllAsync().ConfigureAwait(false);
-            }
-            if (start == end)
-            {
-                start = end = 0;
-            }
-            else if (start > buffer.Length / 2)
-            {
-                Buffer.BlockCopy(buffer, start, buffer, 0, end - start);
-                end -= start;
-                start = 0;
-            }
+            SendError("Authorization Violation");
+            Close("Authorization Violation");
+            return false;
         }
+        return true;
     }
 
-    /// <summary>Handles every complete command in buffer[start..end]; returns where the first incomplete one starts.</summary>
-    private int Process(byte[] buffer, int start, int end)
+    int Transport.IRemoteLinkOwner.OnCommand(ReadOnlySpan<byte> span, int lf, ReadOnlySpan<byte> op, ReadOnlySpan<byte> rest, Span<Range> args)
     {
-        Span<Range> args = stackalloc Range[MaxArgs];
-        while (start < end && !IsClosed)
+        var leafOrigin = Is(op, "LMSG"u8);
+        if (Is(op, "RMSG"u8) || Is(op, "HMSG"u8) || leafOrigin)
         {
-            var span = buffer.AsSpan(start, end - start);
-            var lf = span.IndexOf((byte)'\n');
-            if (lf < 0)
-            {
-                return start;
-            }
-            var line = span[..lf];
-            if (!line.IsEmpty && line[^1] == (byte)'\r')
-            {
-                line = line[..^1];
-            }
-            var opEnd = line.IndexOfAny((byte)' ', (byte)'\t');
-            var op = opEnd < 0 ? line : line[..opEnd];
-            var rest = opEnd < 0 ? default : line[(opEnd + 1)..];
-            if (!_connectReceived && !Solicited && _cluster.Options.AuthRequired && !Is(op, "CONNECT"u8))
-            {
-                SendError("Authorization Violation");
-                Close("Authorization Violation");
-                return end;
-            }
-            var leafOrigin = Is(op, "LMSG"u8);
-            if (Is(op, "RMSG"u8) || Is(op, "HMSG"u8) || leafOrigin)
-            {
-                // LMSG is HMSG with the origin cluster first (sent for leaf-origin messages to lnoc peers).
-                var consumed = HandleMessage(span, lf, leafOrigin ? SkipToken(rest) : rest, !Is(op, "RMSG"u8), args,
-                    leafOrigin ? FirstToken(rest) : default);
-                if (consumed == 0)
-                {
-                    return start;
-                }
-                start += consumed;
-                continue;
-            }
-            start += lf + 1;
-            HandleControl(op, rest, args);
+            // LMSG is HMSG with the origin cluster first (sent for leaf-origin messages to lnoc peers).
+            return HandleMessage(span, lf, leafOrigin ? SkipToken(rest) : rest, !Is(op, "RMSG"u8), args,
+                leafOrigin ? FirstToken(rest) : default);
         }
-        return start;
+        HandleControl(op, rest, args);
+        return lf + 1;
     }
 
     private void HandleControl(ReadOnlySpan<byte> op, ReadOnlySpan<byte> rest, Span<Range> args)
     {
-        if (Is(op, "PING"u8))
-        {
-            Outbound.Append("PONG\r\n"u8);
-        }
-        else if (Is(op, "PONG"u8))
-        {
-            _pingsOut = 0;
-            if (_pingSentTicks != 0)
-            {
-                Rtt = TimeSpan.FromMilliseconds(Environment.TickCount64 - _pingSentTicks);
-                _pingSentTicks = 0;
-            }
-        }
-        else if (Is(op, "RS+"u8))
+        if (Is(op, "RS+"u8))
         {
             HandleRemoteSub(rest, args);
         }
@@ -293,71 +160,29 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
     private int HandleMessage(ReadOnlySpan<byte> span, int lf, ReadOnlySpan<byte> rest, bool headers, Span<Range> args,
         ReadOnlySpan<byte> origin)
     {
-        var count = Split(rest, args);
-        var sizeArgs = headers ? 2 : 1;
-        if (count < 2 + sizeArgs || count > MaxArgs)
+        if (ParseRoutedArgs(rest, args, headers, out var size, out var headerSize, out var reply, out var queues) is { } error)
         {
-            ProtocolError("Processing Routed Message Args");
+            ProtocolError(error);
             return span.Length;
-        }
-        if (!TryParseSize(rest[args[count - 1]], out var size) || (headers && !TryParseSize(rest[args[count - 2]], out _)))
-        {
-            ProtocolError("Processing Routed Message Args");
-            return span.Length;
-        }
-        var headerSize = -1;
-        if (headers)
-        {
-            TryParseSize(rest[args[count - 2]], out headerSize);
-            if (headerSize > size)
-            {
-                ProtocolError("Processing Routed Message Args");
-                return span.Length;
-            }
         }
         var needed = lf + 1 + size + 2;
         if (span.Length < needed)
         {
             return 0;
         }
-        ReadOnlySpan<byte> reply = default;
-        ReadOnlySpan<byte> queues = default;
-        var middle = count - 2 - sizeArgs;
-        if (middle == 1)
-        {
-            reply = rest[args[2]];
-        }
-        else if (middle > 1)
-        {
-            var indicator = rest[args[2]];
-            int firstQueue;
-            if (indicator.Length == 1 && indicator[0] == (byte)'+')
-            {
-                reply = rest[args[3]];
-                firstQueue = 4;
-            }
-            else if (indicator.Length == 1 && indicator[0] == (byte)'|')
-            {
-                firstQueue = 3;
-            }
-            else
-            {
-                ProtocolError("Bad or Missing Reply Indicator");
-                return span.Length;
-            }
-            var lastQueue = count - 1 - sizeArgs;
-            if (firstQueue <= lastQueue)
-            {
-                queues = rest[args[firstQueue].Start.Value..args[lastQueue].End.Value];
-            }
-        }
         var message = span.Slice(lf + 1, size + 2);
-        InMsgs++;
-        InBytes += size;
+        Link.InMsgs++;
+        Link.InBytes += size;
         var account = FindAccount(rest[args[0]]);
         if (account is not null)
         {
-            _proxy.Router.RouteFromPeer(account, rest[args[1]], reply, queues, headerSize, message, this, origin);
+            var subject = rest[args[1]];
+            // A reply a gateway sent to its origin server through this route (Go's handleGatewayReply).
+            if (_cluster.Server.Gateways is { } gateways && gateways.TryStripRoutedReply(subject, out var bare))
+            {
+                subject = bare;
+            }
+            Link.Proxy.Router.RouteFromPeer(account, subject, rest[reply], rest[queues], headerSize, message, this, origin);
         }
         return needed;
     }
@@ -464,6 +289,19 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
             ProtocolError("Processing Route Info");
             return;
         }
+        if (_registered && info.GatewayCmd == 1 && !string.IsNullOrEmpty(info.Gateway))
+        {
+            // Go's processGatewayInfoFromRoute: a cluster peer met a gateway; every server keeps its own outbound to it.
+            if (_cluster.Server.Gateways is { } gateways)
+            {
+                gateways.OnGossip(info.Gateway, info.GatewayUrls);
+            }
+            else
+            {
+                _logger.LogError("{Route} - Received information about gateway \"{Name}\" from {Id}, but gateway is not configured", this, info.Gateway, RemoteId);
+            }
+            return;
+        }
         if (!_registered)
         {
             HandleFirstInfo(info);
@@ -516,57 +354,16 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
         _cluster.OnRouteRegistered(this);
     }
 
-    /// <summary>
-    /// A local publish matched this peer's interest: one RMSG/HMSG (see <see cref="RouteOutbound.AppendMessage"/>),
-    /// written at the end of <paramref name="publisher"/>'s batch. A client publisher that fills the
-    /// route past its threshold waits for it to drain, as for a full client (memory stays bounded).
-    /// </summary>
+    /// <summary>A local publish matched this peer's interest: one RMSG/HMSG (see <see cref="RouteOutbound.AppendMessage"/>).</summary>
     public override void SendMessage(ReadOnlySpan<byte> account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
         int headerSize, ReadOnlySpan<byte> message, Delivery.MessageOrigin publisher)
     {
-        var threshold = Math.Min(_cluster.Server.Options.MaxPending / 2, StallThresholdCap);
         // A message a leaf of another cluster sent goes on as LMSG with that cluster, so no hub hands it back to it.
         var origin = RemoteInfo is { Lnoc: true } ? publisher.LeafOrigin : null;
-        if (!Outbound.AppendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, threshold, publisher.CanStall,
-                out var stall, origin))
-        {
-            return;
-        }
-        if (stall)
-        {
-            publisher.StalledOn.Add(this);
-        }
-        publisher.FlushBatch.Add(Outbound.Queue);
+        Link.SendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, publisher, origin);
     }
 
-    /// <summary>
-    /// A publisher waits for this route to drain. Go never cuts a route for being behind, only when a
-    /// write makes no progress for the write deadline: so does this wait.
-    /// </summary>
-    public async ValueTask WaitUntilDrainedAsync()
-    {
-        var deadline = _cluster.Server.Options.WriteDeadline;
-        if (await Outbound.Queue.WaitUntilDrainedAsync(deadline).ConfigureAwait(false) || IsClosed)
-        {
-            return;
-        }
-        _logger.LogInformation("{Route} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, deadline);
-        Close("Slow Consumer (Write Deadline)", flush: false);
-    }
-
-    void IOutboundOwner.OnWriteError() => Close("Write Error", flush: false);
-
-    void IOutboundOwner.NoteWriteActivity()
-    {
-    }
-
-    void IOutboundOwner.OnWriteLoopFailed(Exception exception)
-    {
-        _logger.LogError(exception, "{Route} - Unexpected error in route write loop", this);
-        Close("Write Error", flush: false);
-    }
-
-    /// <summary>The cluster's periodic check: auth timeout, write deadline, PINGs and stale detection.</summary>
+    /// <summary>The cluster's periodic check: auth timeout, then the link's write deadline, PINGs and stale detection.</summary>
     internal void OnTick(long now)
     {
         if (IsClosed)
@@ -580,78 +377,25 @@ internal sealed class RouteConnection : Delivery.RemotePeer, IOutboundOwner, IDr
             Close("Authentication Timeout");
             return;
         }
-        var writeStarted = Outbound.WriteStartedTicks;
-        var options = _cluster.Server.Options;
-        if (writeStarted != 0 && now - writeStarted > (long)options.WriteDeadline.TotalMilliseconds)
-        {
-            _logger.LogInformation("{Route} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded", this, GoDuration.Format(options.WriteDeadline));
-            Close("Slow Consumer (Write Deadline)", flush: false);
-            return;
-        }
-        if (now >= _nextPing)
-        {
-            _nextPing = now + (long)options.PingInterval.TotalMilliseconds;
-            if (_pingsOut + 1 > options.MaxPingsOut)
-            {
-                _logger.LogDebug("{Route} - Stale Client Connection - Closing", this);
-                SendError("Stale Connection");
-                Close("Stale Connection");
-                return;
-            }
-            _pingsOut++;
-            _pingSentTicks = now;
-            Outbound.Append("PING\r\n"u8);
-        }
+        Link.OnTick(now);
     }
 
-    private void ProtocolError(string text)
+    public void ProtocolError(string text)
     {
         _logger.LogError("{Route} - Route Error {Error}", this, text);
         SendError(text);
         Close("Protocol Violation");
     }
 
-    /// <summary>Queues <c>-ERR 'text'</c> behind what is already queued (the INFO); the close writes it before the socket goes.</summary>
-    private void SendError(string text) => Outbound.Append(Encoding.UTF8.GetBytes($"-ERR '{text}'\r\n"));
+    private void SendError(string text) => Link.SendError(text);
 
-    /// <summary>Ends the route once: the peer's interest leaves the indexes and the cluster forgets it.</summary>
-    public void Close(string reason, bool flush = true)
+    public void Close(string reason, bool flush = true) => Link.Close(reason, flush);
+
+    /// <summary>The route ended: the peer's interest leaves the indexes and the cluster forgets it.</summary>
+    void Transport.IRemoteLinkOwner.OnClosed(string reason)
     {
-        if (Interlocked.Exchange(ref _closing, 1) == 1)
-        {
-            return;
-        }
-        ClosedReason = reason;
         _logger.LogInformation("{Route} - Router connection closed: {Reason}", this, reason);
-        Outbound.Close();
-        _ = CloseSocketAfterFlushAsync(flush);
         _interest.RemoveAll();
         _cluster.OnRouteClosed(this, _registered);
-        _closed.TrySetResult();
-    }
-
-    private Task? _writer;
-
-    /// <summary>Lets the write loop put out what was queued before the close (bounded by the write deadline), then drops the socket.</summary>
-    private async Task CloseSocketAfterFlushAsync(bool flush)
-    {
-        if (flush && _writer is { } writer)
-        {
-            try
-            {
-                await writer.WaitAsync(_cluster.Server.Options.WriteDeadline).ConfigureAwait(false);
-            }
-            catch (TimeoutException)
-            {
-            }
-        }
-        try
-        {
-            _socket.Shutdown(SocketShutdown.Both);
-        }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
-        {
-        }
-        _socket.Close();
     }
 }

@@ -41,6 +41,11 @@ internal sealed class RouteInfo
     public string? GatewayUrl { get; set; }
     public List<string>? LeafNodeUrls { get; set; }
 
+    /// <summary>Gateway gossip over a route (Go's forwardNewGatewayToLocalCluster): read, never written by a route.</summary>
+    public string? Gateway { get; set; }
+    public List<string>? GatewayUrls { get; set; }
+    public int GatewayCmd { get; set; }
+
     public RouteInfo Clone() => (RouteInfo)MemberwiseClone();
 
     /// <summary>The line: <c>INFO {json} \r\n</c>, as Go writes it.</summary>
@@ -120,6 +125,9 @@ internal sealed class RouteInfo
                     case "ldm": info.LameDuckMode = v.ValueKind == JsonValueKind.True; break;
                     case "lnoc": info.Lnoc = v.ValueKind == JsonValueKind.True; break;
                     case "gateway_url": info.GatewayUrl = String(v); break;
+                    case "gateway": info.Gateway = String(v); break;
+                    case "gateway_urls": info.GatewayUrls = List(v); break;
+                    case "gateway_cmd": info.GatewayCmd = Int(v); break;
                     case "leafnode_urls": info.LeafNodeUrls = List(v); break;
                 }
             }

@@ -57,6 +57,9 @@ internal sealed class Subscription
     /// (Go's sub.origin), so it is never offered back to that cluster.</summary>
     public string? Origin { get; init; }
 
+    /// <summary>Stands in for a service import (Go's sub.si): not interest to announce to other clusters.</summary>
+    public bool IsServiceImport { get; init; }
+
     /// <summary>Messages delivered so far; only counted when an auto-unsubscribe limit is set.</summary>
     public long Delivered;
 

@@ -64,7 +64,7 @@ internal sealed class TestCluster : IAsyncDisposable
         var self = _servers[index];
         var routes = Spec.RoutesOf(index, _servers.Count).Select(j => $"\"nats-route://127.0.0.1:{_servers[j].Proxy.Port}\"");
         var sb = new StringBuilder();
-        sb.Append("server_name: ").Append(self.Name).Append('\n');
+        sb.Append("server_name: ").Append(Spec.ServerNamePrefix).Append(self.Name).Append('\n');
         if (Spec.ExtraConfig is { } extra)
         {
             sb.Append(extra(self)).Append('\n');
@@ -201,6 +201,9 @@ internal sealed class TestCluster : IAsyncDisposable
 internal sealed record ClusterSpec(IReadOnlyList<string> Kinds)
 {
     public string ClusterName { get; init; } = "T";
+
+    /// <summary>Prepended to every server_name (A, B ...): clusters joined by gateways need distinct names.</summary>
+    public string ServerNamePrefix { get; init; } = "";
 
     /// <summary>Which servers each one lists in its routes; default every other one (a full explicit mesh).</summary>
     public Func<int, int, IEnumerable<int>> RoutesOf { get; init; } = (self, count) => Enumerable.Range(0, count).Where(j => j != self);

@@ -217,11 +217,14 @@ public class ConfigBinderTests
             cluster { port: 6222 }
             leafnodes { port: 7422 }
             mqtt { port: 1883 }
-            gateway { name: x }
+            gateway { name: x, port: 7222 }
+            server_tags: [ "a" ]
             authorization { users: [ { user: a, password: b } ] }
             """);
         Assert.Empty(result.Errors);
-        Assert.Equal(["gateway"], options.UnsupportedConfig.Keys);
+        Assert.Equal(["server_tags"], options.UnsupportedConfig.Keys);
+        Assert.Equal("x", options.Gateway.Name);
+        Assert.Equal(7222, options.Gateway.Port);
         Assert.Equal(7422, options.LeafNodes.Port);
         Assert.Equal(6222, options.Cluster.Port);
         Assert.True(options.Cluster.Enabled);

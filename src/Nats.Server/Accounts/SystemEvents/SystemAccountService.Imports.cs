@@ -21,9 +21,9 @@ internal sealed partial class SystemAccountService
                 o => Connz(o, name), account));
             var statz = ImportHandler((reply, body) => ZRequest(reply, body, "AccountStatzEventOptions", AccountStatzFields,
                 o => AccountStatz(o, [name]), account));
-            Clients.InternalClient.SubscribeInAccount(_client!, account, "$SYS.REQ.ACCOUNT.PING.CONNZ", "1", connz);
-            Clients.InternalClient.SubscribeInAccount(_client!, account, "$SYS.REQ.SERVER.PING.CONNZ", "2", connz);
-            Clients.InternalClient.SubscribeInAccount(_client!, account, "$SYS.REQ.ACCOUNT.PING.STATZ", "3", statz);
+            Clients.InternalClient.SubscribeInAccount(_client!, account, "$SYS.REQ.ACCOUNT.PING.CONNZ", "1", connz, serviceImport: true);
+            Clients.InternalClient.SubscribeInAccount(_client!, account, "$SYS.REQ.SERVER.PING.CONNZ", "2", connz, serviceImport: true);
+            Clients.InternalClient.SubscribeInAccount(_client!, account, "$SYS.REQ.ACCOUNT.PING.STATZ", "3", statz, serviceImport: true);
         }
     }
 

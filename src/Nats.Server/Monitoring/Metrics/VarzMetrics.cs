@@ -40,6 +40,8 @@ internal sealed class VarzMetrics : IMetricsSet
             Field(factory, "routes", "Cluster routes", v => v.Routes),
             Field(factory, "remotes", "Remote servers in the cluster", v => v.Remotes),
             Field(factory, "leafnodes", "Leaf node connections", v => v.LeafNodes),
+            Field(factory, "outbound_gateways", "Outbound gateway connections (one per remote cluster)", v => v.OutboundGateways),
+            Field(factory, "inbound_gateways", "Inbound gateway connections", v => v.InboundGateways),
             Field(factory, "max_connections", "Configured max_connections", v => v.MaxConnections),
             Field(factory, "max_subscriptions", "Configured max_subscriptions (0: unlimited)", v => v.MaxSubscriptions),
             Field(factory, "max_payload", "Configured max_payload in bytes", v => v.MaxPayload),
