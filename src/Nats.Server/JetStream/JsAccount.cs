@@ -78,11 +78,12 @@ internal sealed class JsAccount
         stream.Consumers.OnStored(subject, seq);
     }
 
-    /// <summary>Go's addStream for a standalone server: returns the stream and whether it was created.</summary>
-    public (JsStream Stream, bool Created) AddStream(StreamConfig request)
+    /// <summary>Go's addStream: returns the stream and whether it was created. Replicas above 1 only in a cluster,
+    /// where the stream is one member's replica.</summary>
+    public (JsStream Stream, bool Created) AddStream(StreamConfig request, bool clustered = false)
     {
         var cfg = StreamConfigValidator.Check(request, this, Service.Options);
-        if (cfg.Replicas > 1)
+        if (cfg.Replicas > 1 && !clustered)
         {
             throw new JsApiException(JsErrors.StreamReplicasNotSupported);
         }

@@ -43,6 +43,9 @@ internal sealed class JsStream : IDisposable
 
     public StreamIngest Ingest { get; }
 
+    /// <summary>The stream's RAFT group when it is replicated (set once the meta group assigns it here).</summary>
+    public Cluster.StreamGroup? Group { get; set; }
+
     /// <summary>Serialises the publish path, purges and deletes of this stream.</summary>
     public Lock Gate { get; } = new();
 
@@ -106,6 +109,7 @@ internal sealed class JsStream : IDisposable
             Created = Created,
             State = State(deletedDetails),
             Domain = string.IsNullOrEmpty(Account.Service.Options.Domain) ? null : Account.Service.Options.Domain,
+            Cluster = Group?.ClusterInfo(),
         };
     }
 

@@ -47,9 +47,17 @@ internal static class JszAccountDetail
         json.WriteStartObject();
         json.WriteString("name", stream.Name);
         json.WriteString("created", stream.Created.ToString());
-        json.WriteStartObject("cluster");
-        json.WriteString("leader", serverName);
-        json.WriteEndObject();
+        if (stream.Group is { } group)
+        {
+            json.WritePropertyName("cluster");
+            json.WriteRawValue(JsonSerializer.SerializeToUtf8Bytes(group.ClusterInfo(), JsJson.Context.StreamClusterInfo), skipInputValidation: true);
+        }
+        else
+        {
+            json.WriteStartObject("cluster");
+            json.WriteString("leader", serverName);
+            json.WriteEndObject();
+        }
         if (config)
         {
             json.WritePropertyName("config");

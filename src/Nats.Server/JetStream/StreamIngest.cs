@@ -76,6 +76,13 @@ internal sealed class StreamIngest
         bool rollupSub = false, rollupAll = false;
         var republish = _republish is { } rp && rp.Matches(subject);
         ulong lastSubjectSeq = 0;
+        var group = stream.Group;
+        if (group is null ? config.Replicas > 1 : !group.IsActiveLeader)
+        {
+            // A replicated stream takes publishes on its group's leader only; while there is none (an
+            // election) the publisher gets no answer, as from a Go cluster.
+            return 0;
+        }
         lock (stream.Gate)
         {
             EnsureDedupLoaded(config);
@@ -161,6 +168,10 @@ internal sealed class StreamIngest
             if (stream.Account.Service.Resources.ServerExceeded(config.Storage))
             {
                 return Refuse(reply, canRespond, JsErrors.InsufficientResources, batch);
+            }
+            if (group is not null)
+            {
+                return Propose(group, subject, canRespond ? reply : default, headers, payload, msgId);
             }
             // Interest retention keeps nothing while no consumer is interested (Go skips the sequence).
             if (config.Retention == RetentionPolicy.Interest && stream.Account.ConsumerCount(stream) == 0)
@@ -248,7 +259,122 @@ internal sealed class StreamIngest
     {
         lock (stream.Gate)
         {
-            _lastSeqKnown = false;
+            // A replicated stream's leader counts the sequences it proposed, ahead of its store.
+            _lastSeqKnown = stream.Group is not null && _lastSeqKnown;
+        }
+    }
+
+    /// <summary>
+    /// The replicated publish on the group's leader (under the gate, so entries enter the log in sequence order):
+    /// the sequence is decided here, the message goes into the log as a streamMsgOp entry, and the store and the
+    /// PubAck wait for the entry to be committed (fsynced on a quorum) and applied (<see cref="ApplyReplicated"/>).
+    /// </summary>
+    private ulong Propose(Cluster.StreamGroup group, string subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headers,
+        ReadOnlySpan<byte> payload, string msgId)
+    {
+        var lastSeq = _lastSeq;
+        var timestamp = NowNanos();
+        var seq = lastSeq + 1;
+        group.Propose(Cluster.StreamMsgEntry.Encode(lastSeq, timestamp, subject, reply, headers, payload));
+        _lastSeq = seq;
+        _lastMsgId = msgId;
+        if (msgId.Length > 0)
+        {
+            _dedup.Add(msgId, seq, timestamp);
+        }
+        return seq;
+    }
+
+    /// <summary>
+    /// This member became its group's leader with every earlier entry applied: sequences continue from its store,
+    /// and the duplicate window is rebuilt from it (followers keep none).
+    /// </summary>
+    public void BecomeReplicatedLeader()
+    {
+        lock (stream.Gate)
+        {
+            _lastSeq = stream.Store.State().LastSeq;
+            _lastSeqKnown = true;
+            _dedup.Clear();
+            _dedupLoaded = false;
+            _lastMsgId = "";
+        }
+    }
+
+    /// <summary>
+    /// A committed stream entry, on every replica in log order: stored at the sequence the leader gave it. An entry
+    /// at or below the store's last sequence was applied before (the log is replayed after a restart) and is
+    /// skipped; a gap (an entry the store refused) is skipped over so that every replica numbers alike.
+    /// Returns the sequence, 0 when skipped, or the error to answer.
+    /// </summary>
+    public (ulong Seq, JsApiError? Error) ApplyReplicated(in Cluster.StreamMsgEntry entry)
+    {
+        var store = stream.Store;
+        var subject = Encoding.UTF8.GetString(entry.Subject);
+        ulong seq;
+        lock (stream.Gate)
+        {
+            var last = store.State().LastSeq;
+            if (entry.LastSeq < last)
+            {
+                return (0, null);
+            }
+            if (entry.LastSeq > last)
+            {
+                stream.Account.Service.Logger.LogWarning("JetStream stream {Stream} replicated entry after {LastSeq} skips from {Last}", stream.LogName, entry.LastSeq, last);
+                store.SkipMsgs(last + 1, entry.LastSeq - last);
+            }
+            seq = entry.LastSeq + 1;
+            try
+            {
+                store.StoreRawMsg(subject, entry.Header, entry.Body, seq, entry.Timestamp);
+            }
+            catch (Exception e) when (e is StoreException or IOException)
+            {
+                stream.Account.Service.Logger.LogWarning("JetStream stream {Stream} replicated entry {Seq} not stored: {Error}", stream.LogName, seq, e.Message);
+                if (store.State().LastSeq < seq)
+                {
+                    store.SkipMsg();
+                }
+                return (0, JsErrors.StreamStoreFailedF.WithErr(e.Message));
+            }
+        }
+        if (!entry.Header.IsEmpty && NatsHeaders.Get(entry.Header, NatsHeaders.Rollup) is { Length: > 0 } rollup)
+        {
+            if (rollup == "sub")
+            {
+                stream.Purge(subject, 0, 1);
+            }
+            else if (rollup == "all")
+            {
+                stream.Purge("", 0, 1);
+            }
+        }
+        stream.Account.OnStored(stream, subject, seq);
+        return (seq, null);
+    }
+
+    /// <summary>The PubAcks of applied replicated entries (on the leader), one publish batch.</summary>
+    public void SendReplicatedAcks(List<(byte[] Reply, ulong Seq, JsApiError? Error)> acks)
+    {
+        foreach (var (reply, _, error) in acks)
+        {
+            if (error is not null)
+            {
+                Refuse(reply, true, error, null);
+            }
+        }
+        var prefix = AckPrefix();
+        var buffer = prefix.Length + MaxAckTail <= 256 ? stackalloc byte[256] : new byte[prefix.Length + MaxAckTail];
+        var account = stream.Account.Account;
+        using var publish = stream.Account.Service.Transport.BeginBatch();
+        foreach (var (reply, seq, error) in acks)
+        {
+            if (error is not null)
+            {
+                continue;
+            }
+            publish.Publish(account, reply, buffer[..FormatAck(buffer, prefix, seq, duplicate: false)]);
         }
     }
 

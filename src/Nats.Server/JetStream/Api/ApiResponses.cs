@@ -60,6 +60,7 @@ internal sealed class StreamInfo
     [JsonPropertyName("created")] public GoTime Created { get; set; }
     [JsonPropertyName("state")] public ApiStreamState State { get; set; } = new();
     [JsonPropertyName("domain")] public string? Domain { get; set; }
+    [JsonPropertyName("cluster")] public StreamClusterInfo? Cluster { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
 }
@@ -72,6 +73,7 @@ internal sealed class StreamCreateResponse
     [JsonPropertyName("created")] public GoTime? Created { get; set; }
     [JsonPropertyName("state")] public ApiStreamState? State { get; set; }
     [JsonPropertyName("domain")] public string? Domain { get; set; }
+    [JsonPropertyName("cluster")] public StreamClusterInfo? Cluster { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
 
@@ -85,6 +87,7 @@ internal sealed class StreamCreateResponse
         Created = info.Created;
         State = info.State;
         Domain = info.Domain;
+        Cluster = info.Cluster;
         Mirror = info.Mirror;
         Sources = info.Sources;
     }
@@ -101,6 +104,7 @@ internal sealed class StreamInfoResponse
     [JsonPropertyName("created")] public GoTime? Created { get; set; }
     [JsonPropertyName("state")] public ApiStreamState? State { get; set; }
     [JsonPropertyName("domain")] public string? Domain { get; set; }
+    [JsonPropertyName("cluster")] public StreamClusterInfo? Cluster { get; set; }
     [JsonPropertyName("mirror")] public StreamSourceInfo? Mirror { get; set; }
     [JsonPropertyName("sources")] public List<StreamSourceInfo>? Sources { get; set; }
 
@@ -110,6 +114,7 @@ internal sealed class StreamInfoResponse
         Created = info.Created;
         State = info.State;
         Domain = info.Domain;
+        Cluster = info.Cluster;
         Mirror = info.Mirror;
         Sources = info.Sources;
     }

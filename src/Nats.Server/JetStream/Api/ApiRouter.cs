@@ -93,6 +93,10 @@ internal sealed class ApiRouter(JetStreamService service)
                     return;
                 }
             }
+            else if (kind == "STREAM" && tokens.Length == 5 && tokens[3] == "DELETE" && Cluster.ClusteredApi.TryDelete(meta, request, tokens[4]))
+            {
+                return;
+            }
             else if (!Cluster.ClusteredApi.ShouldHandle(meta, request, tokens))
             {
                 return;
@@ -126,6 +130,9 @@ internal sealed class ApiRouter(JetStreamService service)
                         return;
                     case "PURGE" when tokens.Length == 5:
                         _streams.Purge(request, tokens[4]);
+                        return;
+                    case "LEADER" when tokens.Length == 6 && tokens[4] == "STEPDOWN":
+                        _streams.LeaderStepDown(request, tokens[5]);
                         return;
                     case "MSG" when tokens.Length == 6 && tokens[4] == "GET":
                         _messages.Get(request, tokens[5]);

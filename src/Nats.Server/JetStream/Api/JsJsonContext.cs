@@ -25,6 +25,7 @@ namespace Nats.Server.JetStream.Api;
 [JsonSerializable(typeof(MsgDeleteRequest))]
 [JsonSerializable(typeof(MsgGetRequest))]
 [JsonSerializable(typeof(StreamMetaFile))]
+[JsonSerializable(typeof(StreamClusterInfo))]
 internal sealed partial class JsJsonContext : JsonSerializerContext;
 
 /// <summary>The context the API uses: Go escapes no more than &lt;, &gt; and &amp; in JSON, so neither do we beyond what is needed.</summary>

@@ -73,7 +73,7 @@ internal sealed class StreamApi(JetStreamService service)
         }
         try
         {
-            var (stream, created) = js.AddStream(config);
+            var (stream, created) = js.AddStream(config, clustered: service.Meta is not null);
             response.Fill(stream.Info());
             // Go's create answer fills only config, created and state.
             response.Domain = null;
@@ -184,6 +184,35 @@ internal sealed class StreamApi(JetStreamService service)
         }
         service.Advisories.StreamAction(js, name, "delete");
         return null;
+    }
+
+    /// <summary>Go's jsStreamLeaderStepDownRequest: the stream's leader hands leadership to another replica.</summary>
+    public void LeaderStepDown(ApiRequest request, string name)
+    {
+        var response = new SuccessResponse { Type = Prefix + "stream_leader_stepdown_response" };
+        if (request.JsAccount is not { } js)
+        {
+            response.Error = JsErrors.NotEnabledForAccount;
+        }
+        else if (service.Meta is null)
+        {
+            response.Error = JsErrors.ClusterRequired;
+        }
+        else if (js.FindStream(name)?.Group is not { } group)
+        {
+            response.Error = JsErrors.StreamNotFound;
+        }
+        else
+        {
+            _ = group.StepDownAsync().ContinueWith(stepped =>
+            {
+                response.Success = stepped.IsCompletedSuccessfully && stepped.Result;
+                response.Error = response.Success ? null : JsErrors.ClusterNotLeader;
+                ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, response.Error);
+            }, TaskScheduler.Default);
+            return;
+        }
+        ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, response.Error);
     }
 
     public void Info(ApiRequest request, string name)

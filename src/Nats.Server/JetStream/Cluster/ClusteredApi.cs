@@ -1,4 +1,3 @@
-using System.Text.Json;
 using Nats.Server.JetStream.Api;
 
 namespace Nats.Server.JetStream.Cluster;
@@ -9,7 +8,10 @@ namespace Nats.Server.JetStream.Cluster;
 /// create and everything about a stream nobody holds by the meta leader. A create becomes an assignStream meta
 /// entry; the server it places the stream on creates it when the entry is applied and answers the client.
 /// </summary>
-/// <remarks>R1 only: every stream is placed on one server (the member holding the fewest assignments).</remarks>
+/// <remarks>
+/// Placement takes the members holding the fewest stream replicas. A replicated stream (num_replicas 2-5) is answered
+/// by its group's leader only, and deleted through the meta group.
+/// </remarks>
 internal static class ClusteredApi
 {
     private const string Prefix = "io.nats.jetstream.api.v1.";
@@ -21,6 +23,11 @@ internal static class ClusteredApi
         {
             // Account-wide requests (INFO, STREAM.NAMES/LIST, unknown subjects): the meta leader's.
             return meta.IsLeader;
+        }
+        if (meta.Assigned(request.Account.Name, stream) is { Replicated: true })
+        {
+            // A replicated stream's requests are its leader's (its consumers live there too).
+            return meta.Replicated?.Find(request.Account.Name, stream) is { IsActiveLeader: true };
         }
         if (request.JsAccount?.FindStream(stream) is not null)
         {
@@ -36,9 +43,11 @@ internal static class ClusteredApi
     /// </summary>
     public static bool TryCreate(MetaGroup meta, JetStreamService service, ApiRequest request, string name)
     {
-        if (meta.AssignedPeer(request.Account.Name, name) is { } existing)
+        if (meta.Assigned(request.Account.Name, name) is { } existing)
         {
-            return existing != meta.PeerId;
+            return existing.Replicated
+                ? meta.Replicated?.Find(request.Account.Name, name) is not { IsActiveLeader: true }
+                : existing.Peer != meta.PeerId;
         }
         if (!meta.IsLeader)
         {
@@ -57,13 +66,14 @@ internal static class ClusteredApi
         {
             error = JsErrors.StreamMismatch;
         }
-        else if (config.Replicas > 1)
+        else if (config.Placement?.Cluster is { Length: > 0 } cluster && cluster != meta.ClusterName)
         {
-            error = JsErrors.ClusterUnSupportFeature;
+            error = JsErrors.ClusterNoPeers.WithErr("no suitable peers for placement");
         }
-        else if (meta.PlaceOne() is { } peer)
+        else if (meta.Place(Math.Max(1, config.Replicas)) is { } peers)
         {
-            var assignment = new StreamAssignment(request.Account.Name, name, peer, request.Subject,
+            var group = StreamAssignment.GroupName(request.Account.Name, name, peers.Count, config.Storage == StorageKind.Memory);
+            var assignment = new StreamAssignment(request.Account.Name, name, peers, group, request.Subject,
                 System.Text.Encoding.UTF8.GetString(request.Reply), request.Body);
             meta.Propose(StreamAssignment.Op, assignment.Encode());
             return true;
@@ -74,6 +84,24 @@ internal static class ClusteredApi
         }
         var response = new StreamCreateResponse { Type = Prefix + "stream_create_response", Error = error };
         ApiRouter.Respond(service, request, response, JsJson.Context.StreamCreateResponse, error);
+        return true;
+    }
+
+    /// <summary>
+    /// A replicated stream's delete goes through the meta group, as in Go: its leader proposes the removal, every
+    /// member drops its replica and group when applying it, and the meta leader answers. False for other streams.
+    /// </summary>
+    public static bool TryDelete(MetaGroup meta, ApiRequest request, string name)
+    {
+        if (meta.Assigned(request.Account.Name, name) is not { Replicated: true } assignment)
+        {
+            return false;
+        }
+        if (meta.IsLeader)
+        {
+            var removal = assignment with { Subject = request.Subject, Reply = System.Text.Encoding.UTF8.GetString(request.Reply) };
+            meta.Propose(StreamAssignment.RemoveOp, removal.Encode());
+        }
         return true;
     }
 
@@ -88,6 +116,7 @@ internal static class ClusteredApi
         {
             "STREAM" when tokens[3] == "MSG" => tokens.Length >= 6 ? tokens[5] : null,
             "STREAM" when tokens[3] is "NAMES" or "LIST" => null,
+            "STREAM" when tokens[3] == "LEADER" => tokens.Length >= 6 ? tokens[5] : null,
             "STREAM" => tokens[4],
             "CONSUMER" when tokens[3] == "MSG" => tokens.Length >= 6 ? tokens[5] : null,
             "CONSUMER" when tokens[3] == "DURABLE" => tokens.Length >= 6 ? tokens[5] : null,
@@ -95,61 +124,5 @@ internal static class ClusteredApi
             "DIRECT" => tokens[4],
             _ => null,
         };
-    }
-}
-
-/// <summary>
-/// Go's streamAssignment in the meta log (op assignStream 0, then JSON) with the fields this slice uses: the
-/// account (<c>client.acc</c>), the config (<c>stream</c>, kept as the request's JSON), the group's peers, and the
-/// request's subject and reply so that the placed server answers the client.
-/// </summary>
-internal sealed record StreamAssignment(string Account, string Stream, string Peer, string Subject, string Reply, byte[] Config)
-{
-    public const byte Op = 0;
-
-    public byte[] Encode()
-    {
-        using var buffer = new MemoryStream();
-        using (var json = new Utf8JsonWriter(buffer))
-        {
-            json.WriteStartObject();
-            json.WriteStartObject("client");
-            json.WriteString("acc", Account);
-            json.WriteEndObject();
-            json.WritePropertyName("stream");
-            using (var config = JsonDocument.Parse(Config))
-            {
-                config.RootElement.WriteTo(json);
-            }
-            json.WriteStartObject("group");
-            json.WriteString("name", "S-R1F-" + Hosting.NameHash.Of(Account + " " + Stream));
-            json.WriteStartArray("peers");
-            json.WriteStringValue(Peer);
-            json.WriteEndArray();
-            json.WriteString("store", "file");
-            json.WriteEndObject();
-            json.WriteString("subject", Subject);
-            json.WriteString("reply", Reply);
-            json.WriteEndObject();
-        }
-        buffer.WriteByte((byte)'\n');
-        return buffer.ToArray();
-    }
-
-    public static StreamAssignment? Decode(ReadOnlySpan<byte> json)
-    {
-        try
-        {
-            using var document = JsonDocument.Parse(json.ToArray());
-            var root = document.RootElement;
-            var config = root.GetProperty("stream");
-            return new StreamAssignment(root.GetProperty("client").GetProperty("acc").GetString()!, config.GetProperty("name").GetString()!,
-                root.GetProperty("group").GetProperty("peers")[0].GetString()!, root.GetProperty("subject").GetString() ?? "",
-                root.GetProperty("reply").GetString() ?? "", System.Text.Encoding.UTF8.GetBytes(config.GetRawText()));
-        }
-        catch (Exception e) when (e is JsonException or KeyNotFoundException or InvalidOperationException or IndexOutOfRangeException)
-        {
-            return null;
-        }
     }
 }

@@ -36,4 +36,9 @@ internal interface IRaftStateMachine
 
     /// <summary>Leadership changed (leader is null while none is known).</summary>
     void LeaderChanged(string? leader, ulong term);
+
+    /// <summary>The end of a batch of applied entries (answers collected while applying go out together).</summary>
+    void AfterApply()
+    {
+    }
 }

@@ -19,8 +19,9 @@ internal sealed class MetaGroup : IAsyncDisposable
     private readonly NatsServer _server;
     private readonly ILogger _logger;
     private readonly MetaState _state;
-    private readonly Dictionary<(string Account, string Stream), string> _assignments = [];
+    private readonly Dictionary<(string Account, string Stream), StreamAssignment> _assignments = [];
     private JetStreamService? _service;
+    private ReplicatedStreams? _replicated;
     private RaftRunner? _runner;
     private FileRaftStore? _store;
 
@@ -33,6 +34,13 @@ internal sealed class MetaGroup : IAsyncDisposable
     }
 
     public string PeerId { get; }
+
+    public NatsServer Server => _server;
+
+    public string StoreDirectory { get; private set; } = "";
+
+    /// <summary>The replicated streams this server holds replicas of (null until started).</summary>
+    public ReplicatedStreams? Replicated => _replicated;
 
     public string ClusterName => _server.Options.Cluster.Name;
 
@@ -49,6 +57,8 @@ internal sealed class MetaGroup : IAsyncDisposable
     public void Start(JetStreamService service, string storeDirectory, Account system)
     {
         _service = service;
+        StoreDirectory = storeDirectory;
+        _replicated = new ReplicatedStreams(this, service, system, _logger);
         var directory = Path.Combine(storeDirectory, "$SYS", "_js_", GroupName);
         _store = new FileRaftStore(directory, warning => _logger.LogWarning("{Warning}", warning));
         var transport = new NrgTransport(_server, system, GroupName, PeerId);
@@ -163,6 +173,10 @@ internal sealed class MetaGroup : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        if (_replicated is { } replicated)
+        {
+            await replicated.DisposeAsync().ConfigureAwait(false);
+        }
         if (_runner is { } runner)
         {
             await runner.DisposeAsync().ConfigureAwait(false);
@@ -181,8 +195,10 @@ internal sealed class MetaGroup : IAsyncDisposable
         _runner?.Post((node, _) => node.Propose(entry));
     }
 
-    /// <summary>The peer a stream is placed on, or null when it is not assigned.</summary>
-    public string? AssignedPeer(string account, string stream)
+    /// <summary>The peer a stream is placed on (an R1 stream's only one), or null when it is not assigned.</summary>
+    public string? AssignedPeer(string account, string stream) => Assigned(account, stream)?.Peer;
+
+    public StreamAssignment? Assigned(string account, string stream)
     {
         lock (_assignments)
         {
@@ -191,23 +207,46 @@ internal sealed class MetaGroup : IAsyncDisposable
     }
 
     /// <summary>R1 placement: the member heard from lately that holds the fewest streams (ties at random).</summary>
-    public string? PlaceOne()
+    public string? PlaceOne() => Place(1)?[0];
+
+    /// <summary>
+    /// Placement of <paramref name="replicas"/> members: the members heard from lately (and this one) that hold the
+    /// fewest stream replicas, ties at random; null when fewer are available.
+    /// </summary>
+    public List<string>? Place(int replicas)
     {
         var candidates = new List<string> { PeerId };
         candidates.AddRange(Status.Peers.Where(p => p.LastSeenMs is >= 0 and < 10_000).Select(p => p.Peer));
+        if (replicas > 1 && _server.Cluster is { } cluster)
+        {
+            // A JetStream server routed to us is a candidate before the meta group has heard from it (as Go learns
+            // peers from route INFO): right after an election the leader may know only a quorum.
+            foreach (var route in cluster.Table.Registered)
+            {
+                if (route.RemoteInfo is { JetStream: true, ServerName.Length: > 0 } info && NameHash.Of(info.ServerName) is var peer && !candidates.Contains(peer))
+                {
+                    candidates.Add(peer);
+                }
+            }
+        }
+        if (candidates.Count < replicas)
+        {
+            return null;
+        }
         lock (_assignments)
         {
             var load = candidates.ToDictionary(c => c, _ => 0);
-            foreach (var peer in _assignments.Values)
+            foreach (var assignment in _assignments.Values)
             {
-                if (load.ContainsKey(peer))
+                foreach (var peer in assignment.Peers)
                 {
-                    load[peer]++;
+                    if (load.ContainsKey(peer))
+                    {
+                        load[peer]++;
+                    }
                 }
             }
-            var least = load.Values.Min();
-            var best = load.Where(kv => kv.Value == least).Select(kv => kv.Key).ToList();
-            return best[Random.Shared.Next(best.Count)];
+            return [.. load.OrderBy(kv => kv.Value).ThenBy(_ => Random.Shared.Next()).Take(replicas).Select(kv => kv.Key)];
         }
     }
 
@@ -219,16 +258,37 @@ internal sealed class MetaGroup : IAsyncDisposable
         }
     }
 
-    /// <summary>A committed meta entry: records an assignment and, for a stream placed here, creates it and answers.</summary>
+    /// <summary>
+    /// A committed meta entry: records or removes an assignment; a stream placed here is created (an R1 one answers
+    /// the client at once, a replicated one starts its group).
+    /// </summary>
     internal void OnApplied(byte[] entry, bool replay)
     {
-        if (entry.Length < 2 || entry[0] != StreamAssignment.Op || StreamAssignment.Decode(entry.AsSpan(1)) is not { } assignment)
+        if (entry.Length < 2 || entry[0] is not (StreamAssignment.Op or StreamAssignment.RemoveOp)
+            || StreamAssignment.Decode(entry.AsSpan(1)) is not { } assignment)
         {
+            return;
+        }
+        if (entry[0] == StreamAssignment.RemoveOp)
+        {
+            lock (_assignments)
+            {
+                _assignments.Remove((assignment.Account, assignment.Stream));
+            }
+            _replicated?.Remove(assignment, answer: !replay && IsLeader);
             return;
         }
         lock (_assignments)
         {
-            _assignments[(assignment.Account, assignment.Stream)] = assignment.Peer;
+            _assignments[(assignment.Account, assignment.Stream)] = assignment;
+        }
+        if (assignment.Replicated)
+        {
+            if (assignment.Peers.Contains(PeerId))
+            {
+                _replicated?.Assign(assignment, replay);
+            }
+            return;
         }
         if (replay || assignment.Peer != PeerId || _service is not { } service || _server.FindAccount(assignment.Account) is not { } account)
         {

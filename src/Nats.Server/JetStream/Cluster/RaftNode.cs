@@ -91,6 +91,9 @@ internal sealed class RaftNode
     /// <summary>The leader's view of a follower (null on followers or for an unknown peer).</summary>
     public PeerProgress? ProgressOf(string peer) => Role == RaftRole.Leader && _progress.TryGetValue(peer, out var p) ? p : null;
 
+    /// <summary>Campaigns at the next tick (the first member of a new group, so that it has a leader at once).</summary>
+    public void CampaignNow(long now) => _electionDeadline = Role == RaftRole.Leader ? _electionDeadline : now;
+
     /// <summary>Appends an entry on the leader; returns its index, or 0 when this node is not the leader.</summary>
     public ulong Propose(byte[] data) => Role == RaftRole.Leader ? AppendLocal(RaftEntryType.Normal, data) : 0;
 
@@ -171,7 +174,12 @@ internal sealed class RaftNode
         }
         _afterSync.Clear();
         MaybeCommit();
+        var applied = AppliedIndex;
         ApplyCommitted();
+        if (AppliedIndex != applied)
+        {
+            _fsm.AfterApply();
+        }
         if (_options.SnapshotAfterEntries > 0 && _sinceSnapshot >= (ulong)_options.SnapshotAfterEntries)
         {
             Compact();

@@ -90,6 +90,11 @@ internal sealed class RaftRunner : IAsyncDisposable
                 _logger.LogError(ex, "RAFT [{Id}] storage failed; the node stops", node.Id);
                 return;
             }
+            catch (Exception ex)
+            {
+                _logger.LogError(ex, "RAFT [{Id}] failed; the node stops", node.Id);
+                throw;
+            }
             if (reader.Completion.IsCompleted)
             {
                 return;

@@ -107,12 +107,12 @@ public class MetaGroupTests
         }
         Assert.Equal(1, held);
 
-        // An unknown stream is answered once, by the meta leader; R3 is refused for now.
+        // An unknown stream is answered once, by the meta leader; more replicas than servers are refused.
         var missing = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.GetStreamAsync("NOPE", cancellationToken: cts.Token));
         Assert.Equal(10059, missing.Error.ErrCode);
-        var r3 = await Assert.ThrowsAsync<NatsJSApiException>(async () =>
-            await js.CreateStreamAsync(new StreamConfig("R3", ["r3"]) { NumReplicas = 3 }, cts.Token));
-        Assert.Equal(10036, r3.Error.ErrCode);
+        var r5 = await Assert.ThrowsAsync<NatsJSApiException>(async () =>
+            await js.CreateStreamAsync(new StreamConfig("R5", ["r5"]) { NumReplicas = 5 }, cts.Token));
+        Assert.Equal(10005, r5.Error.ErrCode);
     }
 
     /// <summary>Waits until every server in <paramref name="servers"/> names the same meta leader, one of them.</summary>

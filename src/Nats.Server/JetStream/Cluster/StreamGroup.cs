@@ -1,0 +1,192 @@
+using Microsoft.Extensions.Logging;
+using Nats.Server.Accounts;
+using Nats.Server.JetStream.Api;
+
+namespace Nats.Server.JetStream.Cluster;
+
+/// <summary>
+/// A replicated stream's RAFT group as one member runs it: the log in <c>&lt;store&gt;/&lt;account&gt;/_js_/&lt;group&gt;/</c>,
+/// the stream's own store as the state machine. The leader alone takes publishes (<see cref="StreamIngest"/>
+/// proposes them); every member stores an entry once it is committed, i.e. fsynced on a quorum, and the leader
+/// then sends its PubAck.
+/// </summary>
+/// <remarks>
+/// The log is never compacted: after a restart it is replayed into the store (entries the store holds are
+/// skipped), which also repairs a store that lost writes it had not synced. A new leader takes publishes only
+/// once it has applied every entry of earlier terms, so sequences continue from a complete store.
+/// </remarks>
+internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
+{
+    private readonly MetaGroup _meta;
+    private readonly JsStream _stream;
+    private readonly ILogger _logger;
+    private readonly List<(byte[] Reply, ulong Seq, JsApiError? Error)> _acks = [];
+    private RaftRunner? _runner;
+    private FileRaftStore? _store;
+    private RaftNode? _node;
+    private ulong _readyAt;
+    private volatile bool _activeLeader;
+    private Action<StreamGroup>? _onFirstLeader;
+
+    public StreamGroup(MetaGroup meta, JsStream stream, StreamAssignment assignment, ILogger logger)
+    {
+        _meta = meta;
+        _stream = stream;
+        _logger = logger;
+        Assignment = assignment;
+    }
+
+    public StreamAssignment Assignment { get; }
+
+    public string Name => Assignment.Group;
+
+    /// <summary>This member leads the group and has applied everything before its term: it takes publishes.</summary>
+    public bool IsActiveLeader => _activeLeader;
+
+    public RaftStatus Status => _runner?.Status ?? RaftStatus.Initial;
+
+    /// <param name="onFirstLeader">Called once, on this member, if it is the first to lead with the group known to be
+    /// new here (it answers the create request).</param>
+    public void Start(string storeDirectory, Account system, bool campaign, Action<StreamGroup>? onFirstLeader)
+    {
+        _onFirstLeader = onFirstLeader;
+        var directory = Path.Combine(storeDirectory, Assignment.Account, "_js_", Name);
+        _store = new FileRaftStore(directory, warning => _logger.LogWarning("{Warning}", warning));
+        var transport = new NrgTransport(_meta.Server, system, Name, _meta.PeerId);
+        var options = new RaftOptions { SnapshotAfterEntries = 0 };
+        var peers = Assignment.Peers.Where(p => p != _meta.PeerId).ToList();
+        var runner = new RaftRunner(now =>
+        {
+            var node = new RaftNode(_meta.PeerId, peers, Assignment.Peers.Count, options, _store, transport, this, new Random(), now,
+                message => _logger.LogDebug("{Group} {Message}", Name, message));
+            _node = node;
+            if (campaign)
+            {
+                node.CampaignNow(now);
+            }
+            return node;
+        }, _logger);
+        _runner = runner;
+        transport.Start(runner, _logger);
+        _logger.LogDebug("JetStream cluster stream '{Account} > {Stream}' group {Group} started (log at index {Index})",
+            Assignment.Account, Assignment.Stream, Name, _store.LastIndex);
+    }
+
+    public void Propose(byte[] entry) => _runner?.Post((node, _) => node.Propose(entry));
+
+    /// <summary>Hands leadership to another member; false when this member does not lead.</summary>
+    public Task<bool> StepDownAsync() => _runner is { } runner ? runner.Ask((node, now) => node.StepDown(now)) : Task.FromResult(false);
+
+    public void Apply(ulong index, byte[] data)
+    {
+        if (!StreamMsgEntry.TryDecode(data, out var entry))
+        {
+            return;
+        }
+        var (seq, error) = _stream.Ingest.ApplyReplicated(entry);
+        if (_activeLeader && !entry.Reply.IsEmpty && (seq > 0 || error is not null) && !_stream.Config.NoAck)
+        {
+            _acks.Add((entry.Reply.ToArray(), seq, error));
+        }
+    }
+
+    public void AfterApply()
+    {
+        // What this batch stored reaches the operating system before anything is answered, so a killed process
+        // never comes back with a store that claims sequences it lost.
+        _stream.Store.FlushAllPending();
+        if (!_activeLeader && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt)
+        {
+            _stream.Ingest.BecomeReplicatedLeader();
+            _activeLeader = true;
+            _logger.LogInformation("JetStream cluster new stream leader for '{Account} > {Stream}'", Assignment.Account, Assignment.Stream);
+            if (Interlocked.Exchange(ref _onFirstLeader, null) is { } first)
+            {
+                first(this);
+            }
+        }
+        if (_acks.Count > 0)
+        {
+            _stream.Ingest.SendReplicatedAcks(_acks);
+            _acks.Clear();
+        }
+    }
+
+    // The store is the state: nothing to snapshot while the log is kept whole.
+    public byte[] CreateSnapshot() => [];
+
+    public void Restore(byte[] data)
+    {
+    }
+
+    public void LeaderChanged(string? leader, ulong term)
+    {
+        _activeLeader = false;
+        _acks.Clear();
+        if (leader == _meta.PeerId && _node is { } node)
+        {
+            // The leader's first entry (its peer state) follows: once that is applied, so is every earlier entry.
+            _readyAt = node.LastIndex + 1;
+        }
+        else if (leader is not null)
+        {
+            // Another member leads: it answers the create, if anyone still has to.
+            _onFirstLeader = null;
+        }
+    }
+
+    /// <summary>Go's ClusterInfo for the stream's info: the leader and, on the leader, the other replicas as it sees them.</summary>
+    public StreamClusterInfo ClusterInfo()
+    {
+        var status = Status;
+        var info = new StreamClusterInfo
+        {
+            Name = _meta.ClusterName,
+            Leader = _activeLeader ? _meta.Server.ServerName : status.Leader is { } leader ? _meta.NameOf(leader) : null,
+        };
+        var replicas = new List<Monitoring.PeerInfo>();
+        foreach (var peer in Assignment.Peers)
+        {
+            if (peer == _meta.PeerId)
+            {
+                continue;
+            }
+            var name = _meta.NameOf(peer);
+            var seen = status.Peers.FirstOrDefault(p => p.Peer == peer);
+            var lastSeen = seen is null || seen.LastSeenMs < 0 ? 0 : seen.LastSeenMs;
+            replicas.Add(new Monitoring.PeerInfo
+            {
+                Name = name ?? $"Server name unknown at this time (peerID: {peer})",
+                Current = seen is not null && seen.Current && lastSeen <= 10_000,
+                Offline = name is null,
+                Active = lastSeen * 1_000_000,
+                Lag = seen?.Lag ?? 0,
+                Peer = peer,
+            });
+        }
+        info.Replicas = replicas.Count > 0 ? replicas : null;
+        return info;
+    }
+
+    public string LeaderName => Status.Leader is { } leader ? _meta.NameOf(leader) ?? "" : "";
+
+    public async ValueTask DisposeAsync()
+    {
+        _activeLeader = false;
+        if (_runner is { } runner)
+        {
+            await runner.DisposeAsync().ConfigureAwait(false);
+        }
+        _store?.Dispose();
+    }
+
+    /// <summary>Removes the group's log (the stream was deleted).</summary>
+    public void DeleteLog()
+    {
+        var directory = Path.Combine(_meta.StoreDirectory, Assignment.Account, "_js_", Name);
+        if (Directory.Exists(directory))
+        {
+            Directory.Delete(directory, recursive: true);
+        }
+    }
+}
