@@ -257,6 +257,7 @@ internal sealed class JsAccount
             // Bit rot in sealed blocks nobody reads is found by a background re-read (outside the store
             // lock), often enough to matter, rarely enough that a large store's reads stay cheap.
             ScrubInterval = ScrubInterval,
+            ResumeAtLastStored = cfg.Replicas > 1,
         };
         var store = StreamStores.OpenFile(storeConfig, options);
         return new JsStream(this, cfg, created, store, directory);

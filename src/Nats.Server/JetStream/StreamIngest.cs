@@ -37,6 +37,9 @@ internal sealed class StreamIngest
     private ulong _lastSeq;
     private bool _lastSeqKnown;
 
+    // The leadership (of the stream's group) that _lastSeq counts for: a proposal made for an earlier one is dropped.
+    private int _leaderEpoch;
+
     // The store keys messages by string subject; a stream sees few distinct subjects, so their strings are
     // kept instead of decoded for every message (bounded: cleared when full).
     private const int MaxCachedSubjects = 4096;
@@ -105,7 +108,9 @@ internal sealed class StreamIngest
                 msgId = NatsHeaders.Get(headers, NatsHeaders.MsgId) ?? "";
                 if (msgId.Length > 0 && _dedup.TryGet(msgId, config.DuplicateWindow, NowNanos(), out var duplicateOf, out var originalDurable))
                 {
-                    if (canRespond)
+                    // A replicated original still waiting for its quorum may yet be lost with this leader: saying
+                    // "duplicate" now would acknowledge it early. The publisher retries after its timeout instead.
+                    if (canRespond && (group is null || duplicateOf <= store.State().LastSeq))
                     {
                         // The answer says the original is stored: like the original's own ack, it waits for the
                         // sync round that covers the original (same batch when both wait for the same round).
@@ -275,7 +280,7 @@ internal sealed class StreamIngest
         var lastSeq = _lastSeq;
         var timestamp = NowNanos();
         var seq = lastSeq + 1;
-        group.Propose(Cluster.StreamMsgEntry.Encode(lastSeq, timestamp, subject, reply, headers, payload));
+        group.Propose(Cluster.StreamMsgEntry.Encode(lastSeq, timestamp, subject, reply, headers, payload), _leaderEpoch);
         _lastSeq = seq;
         _lastMsgId = msgId;
         if (msgId.Length > 0)
@@ -289,10 +294,11 @@ internal sealed class StreamIngest
     /// This member became its group's leader with every earlier entry applied: sequences continue from its store,
     /// and the duplicate window is rebuilt from it (followers keep none).
     /// </summary>
-    public void BecomeReplicatedLeader()
+    public void BecomeReplicatedLeader(int epoch)
     {
         lock (stream.Gate)
         {
+            _leaderEpoch = epoch;
             _lastSeq = stream.Store.State().LastSeq;
             _lastSeqKnown = true;
             _dedup.Clear();
@@ -317,7 +323,18 @@ internal sealed class StreamIngest
             var last = store.State().LastSeq;
             if (entry.LastSeq < last)
             {
-                return (0, null);
+                // Applied before (the log is replayed after a restart) when the same message, stamped by the leader,
+                // is there. Otherwise this replica's store went ahead of the log (sequences it numbered on its own,
+                // or messages no quorum acknowledged): its tail is cut back to the leader's and the entry stored.
+                var held = store.LoadMsg(entry.LastSeq + 1);
+                if (held is not null ? held.Timestamp == entry.Timestamp : store.LoadNextMsg("", entry.LastSeq + 1) is not null)
+                {
+                    return (0, null);
+                }
+                stream.Account.Service.Logger.LogWarning("JetStream stream {Stream} store ahead of its log at {Last}: truncated to {LastSeq}",
+                    stream.LogName, last, entry.LastSeq);
+                store.Truncate(entry.LastSeq);
+                last = entry.LastSeq;
             }
             if (entry.LastSeq > last)
             {

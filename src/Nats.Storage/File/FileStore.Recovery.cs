@@ -99,6 +99,11 @@ internal sealed partial class FileStore
             target = Math.Max(target, LastSeq + MaxReserveStep);
         }
 
+        if (_opts.ResumeAtLastStored)
+        {
+            target = LastSeq;
+        }
+
         _recovering = false;
         _active = NewBlock();
         if (target > LastSeq)

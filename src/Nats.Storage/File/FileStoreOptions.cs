@@ -75,6 +75,11 @@ internal sealed record FileStoreOptions
     /// <summary>How far ahead of the last sequence the meta file reserves sequences.</summary>
     public ulong SequenceReserve { get; init; } = 10_000;
 
+    /// <summary>After a crash, numbering resumes right after the last record found instead of above the
+    /// reservation or a lost tail: for a replicated stream, whose sequences come from its RAFT log, which
+    /// replays what the crash lost (a jump would make the replica skip every later entry).</summary>
+    public bool ResumeAtLastStored { get; init; }
+
     public Action<string>? Warn { get; init; }
 
     /// <summary>Every damaged record found (on open, on read, or by a scrub), with its block and

@@ -29,9 +29,11 @@ internal static class ClusteredApi
             // A replicated stream's requests are its leader's (its consumers live there too).
             return meta.Replicated?.Find(request.Account.Name, stream) is { IsActiveLeader: true };
         }
-        if (request.JsAccount?.FindStream(stream) is not null)
+        if (request.JsAccount?.FindStream(stream) is { } held)
         {
-            return true;
+            // A replicated stream recovered from disk before the meta group told this server about it (just after a
+            // restart): its store may lag far behind, so only its group's leader answers, never this replica.
+            return held.Config.Replicas <= 1 || held.Group is { IsActiveLeader: true };
         }
         return meta.AssignedPeer(request.Account.Name, stream) is { } peer ? peer == meta.PeerId : meta.IsLeader;
     }

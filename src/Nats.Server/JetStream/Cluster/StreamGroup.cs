@@ -26,6 +26,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     private RaftNode? _node;
     private ulong _readyAt;
     private volatile bool _activeLeader;
+    private int _epoch;
     private Action<StreamGroup>? _onFirstLeader;
 
     public StreamGroup(MetaGroup meta, JsStream stream, StreamAssignment assignment, ILogger logger)
@@ -72,7 +73,15 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
             Assignment.Account, Assignment.Stream, Name, _store.LastIndex);
     }
 
-    public void Propose(byte[] entry) => _runner?.Post((node, _) => node.Propose(entry));
+    /// <param name="epoch">The leadership the proposer numbered the entry for (<see cref="StreamIngest.BecomeReplicatedLeader"/>):
+    /// an entry numbered for an earlier one would carry a stale sequence into a later term, so it is dropped.</param>
+    public void Propose(byte[] entry, int epoch) => _runner?.Post((node, _) =>
+    {
+        if (epoch == _epoch)
+        {
+            node.Propose(entry);
+        }
+    });
 
     /// <summary>Hands leadership to another member; false when this member does not lead.</summary>
     public Task<bool> StepDownAsync() => _runner is { } runner ? runner.Ask((node, now) => node.StepDown(now)) : Task.FromResult(false);
@@ -97,7 +106,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         _stream.Store.FlushAllPending();
         if (!_activeLeader && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt)
         {
-            _stream.Ingest.BecomeReplicatedLeader();
+            _stream.Ingest.BecomeReplicatedLeader(_epoch);
             _activeLeader = true;
             _logger.LogInformation("JetStream cluster new stream leader for '{Account} > {Stream}'", Assignment.Account, Assignment.Stream);
             if (Interlocked.Exchange(ref _onFirstLeader, null) is { } first)
@@ -122,6 +131,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     public void LeaderChanged(string? leader, ulong term)
     {
         _activeLeader = false;
+        _epoch++;
         _acks.Clear();
         if (leader == _meta.PeerId && _node is { } node)
         {
