@@ -84,6 +84,12 @@ fi
 passed=0
 failed=0
 status=0
+# Names of failed tests and checks, repeated just above the closing line so that a log's tail says what failed.
+failures=()
+note_failures() {
+  # VSTest prints "  Failed Namespace.Class.Method [12 s]" for each failed test.
+  while IFS= read -r line; do failures+=("$line"); done < <(grep -E '^ +Failed [A-Za-z_]' "$1" | sed -E 's/^ +//')
+}
 
 # One style (.editorconfig): the build already fails on the :warning style rules; this also catches whitespace and
 # using-order drift that the build does not report. Counted as one check.
@@ -92,6 +98,7 @@ if dotnet format Nats.slnx --verify-no-changes --severity warn -v q; then
   passed=$((passed + 1))
 else
   echo "dotnet format found files to reformat: run 'dotnet format Nats.slnx --severity warn' and commit"
+  failures+=("dotnet format")
   failed=$((failed + 1))
   status=1
 fi
@@ -112,6 +119,8 @@ for project in tests/*/*.csproj samples/*/*.csproj; do
   if [ "$rc" -ne 0 ]; then
     status=1
     [ -z "$summary" ] && failed=$((failed + 1))
+    note_failures "$out"
+    failures+=("($name exited $rc)")
   fi
   rm -f "$out"
 done
@@ -149,11 +158,14 @@ if dotnet publish -c Release -r linux-x64 src/Nats.Server.App/Nats.Server.App.cs
   if [ "$rc" -ne 0 ]; then
     status=1
     [ -z "$summary" ] && failed=$((failed + 1))
+    note_failures "$out"
+    failures+=("(Native AOT integration subset exited $rc)")
   fi
   rm -f "$out"
   echo "Native AOT step: $(( $(date +%s) - aot_start )) s"
 else
   echo "Native AOT publish failed"
+  failures+=("Native AOT publish")
   failed=$((failed + 1))
   status=1
 fi
@@ -165,6 +177,7 @@ log "fuzz: protocol, config, websocket, mqtt, jsapi (20 s each)"
 if bash scripts/fuzz.sh --budget 20 --no-build; then
   passed=$((passed + 1))
 else
+  failures+=("fuzz")
   failed=$((failed + 1))
   status=1
 fi
@@ -173,6 +186,7 @@ log "dotnet pack, then install the nats-net-server tool from the local folder an
 if bash scripts/tool-smoke.sh; then
   passed=$((passed + 1))
 else
+  failures+=("tool smoke")
   failed=$((failed + 1))
   status=1
 fi
@@ -182,11 +196,16 @@ if [ -f scripts/bench.sh ]; then
   if bash scripts/bench.sh --smoke; then
     passed=$((passed + 1))
   else
+    failures+=("bench smoke")
     failed=$((failed + 1))
     status=1
   fi
 fi
 
 echo
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo "what failed:"
+  printf '  %s\n' "${failures[@]}"
+fi
 echo "$passed passed, $failed failed"
 exit $status
