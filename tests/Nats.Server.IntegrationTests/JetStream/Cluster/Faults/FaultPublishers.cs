@@ -73,8 +73,16 @@ internal sealed class FaultPublishers
         }
     }
 
-    /// <summary>Waits for <paramref name="more"/> acknowledgements beyond those recorded now.</summary>
-    public Task WaitForMoreAcksAsync(int more, CancellationToken token) => WaitForAcksAsync(Acked.Count + more, token);
+    /// <summary>Waits for <paramref name="more"/> acknowledgements beyond those recorded now, and at least <paramref name="atLeast"/>.</summary>
+    public async Task WaitForMoreAcksAsync(int more, TimeSpan atLeast, CancellationToken token)
+    {
+        var until = Elapsed + atLeast;
+        await WaitForAcksAsync(Acked.Count + more, token);
+        if (Elapsed < until)
+        {
+            await Task.Delay(until - Elapsed, token);
+        }
+    }
 
     /// <summary>Stops starting new publishes; the ones in flight are retried until acknowledged (or <paramref name="token"/> ends).</summary>
     public async Task StopAsync()

@@ -41,10 +41,13 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
     /// <summary>Acknowledgements to wait for in each phase (before the fault, during it, after the heal).</summary>
     public int Phase { get; init; } = 1500;
 
+    /// <summary>The least time each phase lasts (a fault held for less would test little).</summary>
+    public TimeSpan PhaseTime { get; init; } = TimeSpan.FromSeconds(3);
+
     /// <summary>Publishes in flight per connection (one connection per server).</summary>
     public int InFlight { get; init; } = 8;
 
-    public static readonly TimeSpan ConvergeTimeout = TimeSpan.FromSeconds(60);
+    public static readonly TimeSpan ConvergeTimeout = TimeSpan.FromSeconds(30);
 
     private const int PowerCutServer = 2;
 
@@ -90,13 +93,13 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
         {
             case ClusterFault.LeaderKill:
                 await leader.KillAsync();
-                await publishers.WaitForMoreAcksAsync(Phase, token);
+                await publishers.WaitForMoreAcksAsync(Phase, PhaseTime, token);
                 await cluster.RestartAsync(leader.Index);
                 break;
             case ClusterFault.FollowerKill:
                 var follower = all.First(s => s != leader);
                 await follower.KillAsync();
-                await publishers.WaitForMoreAcksAsync(Phase, token);
+                await publishers.WaitForMoreAcksAsync(Phase, PhaseTime, token);
                 await cluster.RestartAsync(follower.Index);
                 break;
             case ClusterFault.LeaderPause:
@@ -104,7 +107,7 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
                 try
                 {
                     // Acknowledgements resume only once the other two elected a leader: the pause outlasted the election timeout.
-                    await publishers.WaitForMoreAcksAsync(Phase, token);
+                    await publishers.WaitForMoreAcksAsync(Phase, PhaseTime, token);
                 }
                 finally
                 {
@@ -113,7 +116,7 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
                 break;
             case ClusterFault.LeaderPartition:
                 cluster.Isolate(leader.Index);
-                await publishers.WaitForMoreAcksAsync(Phase, token);
+                await publishers.WaitForMoreAcksAsync(Phase, PhaseTime, token);
                 cluster.Heal();
                 await cluster.WaitForMeshAsync();
                 break;
@@ -123,7 +126,7 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
                     await server.StopAsync();
                     await cluster.RestartAsync(server.Index);
                     await cluster.WaitForMeshAsync();
-                    await publishers.WaitForMoreAcksAsync(Phase / 2, token);
+                    await publishers.WaitForMoreAcksAsync(Phase / 2, PhaseTime / 2, token);
                 }
                 break;
             case ClusterFault.PowerCut:
@@ -134,7 +137,7 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
                 await cluster.RestartAsync(victim.Index);
                 break;
         }
-        await publishers.WaitForMoreAcksAsync(Phase, token);
+        await publishers.WaitForMoreAcksAsync(Phase, PhaseTime, token);
         var stopAt = publishers.Elapsed;
         await publishers.StopAsync();
         var gap = publishers.LongestGap(faultAt, stopAt);

@@ -1,4 +1,5 @@
 using System.Text;
+using System.Text.RegularExpressions;
 using Nats.Server.IntegrationTests.Cluster;
 using Nats.Server.IntegrationTests.Infrastructure;
 using NATS.Client.Core;
@@ -11,7 +12,7 @@ namespace Nats.Server.IntegrationTests.JetStream.Cluster.Faults;
 /// opened by a standalone server of the same kind (no routes, so nothing can be repaired or forwarded on the way),
 /// whose ordered consumer reads every message. Sequence → payload.
 /// </summary>
-internal sealed record ReplicaContents(string Server, SortedDictionary<ulong, string> Messages, ulong LastSeq)
+internal sealed partial record ReplicaContents(string Server, SortedDictionary<ulong, string> Messages, ulong LastSeq)
 {
     public static async Task<ReplicaContents> ReadAsync(ClusterServer server, string stream, CancellationToken token)
     {
@@ -21,6 +22,10 @@ internal sealed record ReplicaContents(string Server, SortedDictionary<ulong, st
             accounts { SYS { users: [{ user: sys, password: pass }] }, APP { jetstream: enabled, users: [{ user: app, password: pass }] } }
             system_account: SYS
             """, token);
+        if (server.Kind == "go")
+        {
+            await MakeGoStreamStandaloneAsync(server, stream, config, token);
+        }
         await using var reader = await KillableServer.StartAsync(server.Kind == "go", server.StoreDir, "-c", config);
         await using var nc = new NatsConnection(new NatsOpts
         {
@@ -37,7 +42,7 @@ internal sealed record ReplicaContents(string Server, SortedDictionary<ulong, st
         }
         catch (NatsJSApiException e) when (e.Error.ErrCode == 10059)
         {
-            return new ReplicaContents(server.Name, messages, 0);
+            throw new InvalidDataException($"{server}: the standalone reader found no stream {stream} in {server.StoreDir}:\n{reader.Log.Text}");
         }
         var state = info.Info.State;
         if (state.Messages == 0)
@@ -59,4 +64,31 @@ internal sealed record ReplicaContents(string Server, SortedDictionary<ulong, st
         }
         return new ReplicaContents(server.Name, messages, state.LastSeq);
     }
+
+    /// <summary>
+    /// Go refuses to recover an R3 stream without a cluster (10074), so its meta.inf is rewritten to one replica. Its
+    /// checksum file must then match: the keyed hash Go computes is taken from Go's own refusal line, which names it.
+    /// </summary>
+    private static async Task MakeGoStreamStandaloneAsync(ClusterServer server, string stream, string config, CancellationToken token)
+    {
+        var directory = Path.Combine(server.StoreDir, "jetstream", "APP", "streams", stream);
+        var meta = Path.Combine(directory, "meta.inf");
+        var text = await File.ReadAllTextAsync(meta, token);
+        var replicas = ReplicasField().Replace(text, "\"num_replicas\":1");
+        if (replicas == text)
+        {
+            return;
+        }
+        await File.WriteAllTextAsync(meta, replicas, token);
+        await File.WriteAllTextAsync(Path.Combine(directory, "meta.sum"), "0", token);
+        await using var probe = await KillableServer.StartAsync(true, server.StoreDir, "-c", config);
+        var (line, _) = await probe.Log.WaitForAsync("checksums do not match", timeout: TimeSpan.FromSeconds(30));
+        await File.WriteAllTextAsync(Path.Combine(directory, "meta.sum"), ComputedSum().Match(line).Groups[1].Value, token);
+    }
+
+    [GeneratedRegex("\"num_replicas\":\\s*3")]
+    private static partial Regex ReplicasField();
+
+    [GeneratedRegex("vs \"([0-9a-f]+)\"")]
+    private static partial Regex ComputedSum();
 }
