@@ -199,7 +199,7 @@ internal sealed class RaftNode
     }
 
     /// <summary>
-    /// Gives up leadership: the most up-to-date follower is told (a LeaderTransfer entry, as Go) to campaign at
+    /// Gives up leadership: the most up-to-date follower (one at random among equals) is told (a LeaderTransfer entry, as Go) to campaign at
     /// once, and this node stays out of the next election. Returns false when this node is not the leader.
     /// </summary>
     public bool StepDown(long now)
@@ -208,14 +208,26 @@ internal sealed class RaftNode
         {
             return false;
         }
+        // Among the most up-to-date followers one at random, as Go's map order picks one: a fixed choice would pass
+        // leadership back and forth between the same two members of a larger group.
         string? target = null;
         ulong best = 0;
+        var ties = 0;
         foreach (var (peer, progress) in _progress)
         {
-            if (now - progress.LastSeen < _options.LostQuorumMs && (target is null || progress.Match > best))
+            if (now - progress.LastSeen >= _options.LostQuorumMs)
+            {
+                continue;
+            }
+            if (target is null || progress.Match > best)
             {
                 target = peer;
                 best = progress.Match;
+                ties = 1;
+            }
+            else if (progress.Match == best && _random.Next(++ties) == 0)
+            {
+                target = peer;
             }
         }
         if (target is not null)

@@ -74,8 +74,20 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
         var all = cluster.Servers;
         await using (var admin = new NatsConnection(ReplicatedStreamTests.App(all[0])))
         {
-            await ReplicatedStreamTests.CreateWhenMetaReadyAsync(new NatsJSContext(admin),
-                new StreamConfig(Stream, [FaultPublishers.Subject + ".>"]) { NumReplicas = 3, DuplicateWindow = TimeSpan.FromMinutes(5) }, token);
+            var config = new StreamConfig(Stream, [FaultPublishers.Subject + ".>"]) { NumReplicas = 3, DuplicateWindow = TimeSpan.FromMinutes(5) };
+            while (true)
+            {
+                try
+                {
+                    await ReplicatedStreamTests.CreateWhenMetaReadyAsync(new NatsJSContext(admin), config, token);
+                    break;
+                }
+                catch (NatsJSApiException e) when (e.Error.ErrCode == 10005)
+                {
+                    // Go's meta leader places only on peers it has heard from: "no suitable peers" until all have reported.
+                    await Task.Delay(200, token);
+                }
+            }
         }
         var note = "";
         if (mount is not null)
