@@ -36,6 +36,9 @@ internal sealed class RaftNode
     private long _nextHeartbeat;
     private long _leaderSince;
 
+    // The term in which the leader handed leadership to this node (a LeaderTransfer entry naming it).
+    private ulong _transferTerm;
+
     /// <param name="growable">Whether a member beyond <paramref name="clusterSize"/> is taken in (growing the size, as Go's
     /// meta group grows when servers join) rather than refused.</param>
     public RaftNode(string id, IEnumerable<string> peers, int clusterSize, RaftOptions options, IRaftStore store,
@@ -299,8 +302,10 @@ internal sealed class RaftNode
         {
             BecomeFollower(append.Term, append.Leader, now);
         }
-        else
+        else if (_transferTerm != Term)
         {
+            // Not once the leader handed over to this node: an append it sent before the transfer and delivered after
+            // it would otherwise put the campaign off by a whole election timeout.
             ResetElection(now);
         }
 
@@ -354,6 +359,7 @@ internal sealed class RaftNode
             if (type == RaftEntryType.LeaderTransfer && Encoding.ASCII.GetString(data) == Id)
             {
                 _electionDeadline = now;
+                _transferTerm = Term;
             }
         }
         var commit = Math.Min(append.Commit, index);
