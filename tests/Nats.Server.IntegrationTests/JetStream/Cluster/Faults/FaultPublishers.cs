@@ -42,6 +42,7 @@ internal sealed class FaultPublishers
             var nc = new NatsConnection(ReplicatedStreamTests.App(server) with
             {
                 RequestTimeout = TimeSpan.FromSeconds(2),
+                ConnectTimeout = TimeSpan.FromSeconds(30),
                 // A server that is stopped or restarting is waited for: the connection knows no other.
                 MaxReconnectRetry = -1,
                 ReconnectWaitMin = TimeSpan.FromMilliseconds(100),

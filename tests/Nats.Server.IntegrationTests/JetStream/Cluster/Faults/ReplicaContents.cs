@@ -32,6 +32,8 @@ internal sealed partial record ReplicaContents(string Server, SortedDictionary<u
             Url = reader.Url,
             AuthOpts = new NatsAuthOpts { Username = "app", Password = "pass" },
             RequestTimeout = TimeSpan.FromSeconds(30),
+            // A server that just recovered a large store on a loaded machine can be slow to answer its first CONNECT.
+            ConnectTimeout = TimeSpan.FromSeconds(30),
         });
         var js = new NatsJSContext(nc);
         var messages = new SortedDictionary<ulong, string>();
