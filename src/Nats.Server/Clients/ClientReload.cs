@@ -161,4 +161,12 @@ internal sealed class ClientReload
         _protocol.SendNow("-ERR 'maximum account active connections exceeded'\r\n"u8);
         _client.CloseConnection(ClosedReason.MaxAccountConnectionsExceeded);
     }
+
+    /// <summary>Go's accountAuthExpired: the account's JWT expired or the account was deleted.</summary>
+    public void CloseForAccountExpired()
+    {
+        _logger.LogDebug("{Client} - Account Authentication Expired", _client);
+        _protocol.SendNow("-ERR 'Account Authentication Expired'\r\n"u8);
+        _client.CloseConnection(ClosedReason.AuthenticationExpired);
+    }
 }

@@ -55,6 +55,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _authenticator = _accounts.Operator is not null
             ? new Auth.Jwt.JwtAuthenticator(_accounts, options.Operator, _clientLogger)
             : new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
+        AccountExpiry = _accounts.Operator is not null ? new Auth.Jwt.AccountExpiry(this, _accounts) : null;
         ClaimUpdates = Auth.Jwt.AccountClaimsUpdates.For(this, _accounts, options.Operator, _logger);
         _history = new ConnectionHistory(options.MaxClosedClients > 0 ? options.MaxClosedClients : ConnectionHistory.DefaultMaxClosedClients);
         // Invalid mappings throw MappingException here; a configuration file reports them at load time.
@@ -117,6 +118,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     /// <summary>The system account's internal client, requests and events; null with no_system_account.</summary>
     internal SystemAccountService? SystemEvents { get; private set; }
+
+    /// <summary>Operator mode's account and activation expiry, run on the heartbeat; null otherwise.</summary>
+    internal Auth.Jwt.AccountExpiry? AccountExpiry { get; }
 
     /// <summary>The full resolver's claim services; null unless operator mode runs a full resolver.</summary>
     internal Auth.Jwt.AccountClaimsUpdates? ClaimUpdates { get; }
@@ -527,6 +531,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             client.OnHeartbeat(now);
         }
+        AccountExpiry?.Check();
     }
 
     private TimeSpan HeartbeatInterval()
