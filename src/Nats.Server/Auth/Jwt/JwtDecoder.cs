@@ -94,13 +94,18 @@ internal static partial class JwtDecoder
             claims = new GenericClaims(
                 root.TryGetProperty("iss", out var iss) ? iss.GetString() ?? "" : "",
                 root.TryGetProperty("sub", out var sub) ? sub.GetString() ?? "" : "",
-                root.TryGetProperty("nats", out var nats) && nats.ValueKind != JsonValueKind.Null ? nats.Clone() : null);
+                root.TryGetProperty("nats", out var nats) && nats.ValueKind != JsonValueKind.Null ? nats.Clone() : null)
+            {
+                Audience = root.TryGetProperty("aud", out var aud) ? aud.GetString() ?? "" : "",
+                Expires = root.TryGetProperty("exp", out var exp) ? exp.GetInt64() : 0,
+                NotBefore = root.TryGetProperty("nbf", out var nbf) ? nbf.GetInt64() : 0,
+            };
             if (claims.Nats is { ValueKind: not JsonValueKind.Object })
             {
                 throw new JwtException("json: cannot unmarshal into Go struct field GenericClaims.nats of type map[string]interface {}");
             }
         }
-        catch (Exception e) when (e is JsonException or InvalidOperationException)
+        catch (Exception e) when (e is JsonException or InvalidOperationException or FormatException)
         {
             throw new JwtException(e.Message);
         }
@@ -194,4 +199,15 @@ internal static partial class JwtDecoder
 internal sealed class JwtException(string message) : Exception(message);
 
 /// <summary>jwt.GenericClaims as the server reads it: who signed, about whom, and the "nats" object.</summary>
-internal sealed record GenericClaims(string Issuer, string Subject, JsonElement? Nats);
+internal sealed record GenericClaims(string Issuer, string Subject, JsonElement? Nats)
+{
+    public string Audience { get; init; } = "";
+
+    public long Expires { get; init; }
+
+    public long NotBefore { get; init; }
+
+    /// <summary>A string member of the "nats" object; empty when absent.</summary>
+    public string NatsString(string name) =>
+        Nats is { ValueKind: JsonValueKind.Object } nats && nats.TryGetProperty(name, out var value) && value.ValueKind == JsonValueKind.String ? value.GetString()! : "";
+}
