@@ -36,7 +36,7 @@ internal sealed partial class FileStore : StoreCore
         _dir = Path.Combine(options.Directory, "msgs");
         _fs.CreateDirectory(_dir);
         _meta = new StoreMeta(_fs, Path.Combine(options.Directory, "meta.dat"));
-        _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced, OnSyncFailed);
+        _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced, OnSyncFailed, WriteReadyCheckpoint);
         _reserveStep = Math.Max(1, options.SequenceReserve);
         Slots.EnablePaging(this, (int)Math.Max(2, options.MaxIndexBytes / Slots.ChunkBytes));
         lock (Sync)
@@ -46,6 +46,7 @@ internal sealed partial class FileStore : StoreCore
             ScheduleExpiry();
             OnCommit();
             StartBackground();
+            StartCheckpoints();
         }
     }
 
@@ -84,6 +85,7 @@ internal sealed partial class FileStore : StoreCore
         var block = RoomFor(size);
         var offset = block.Length;
         RecordCodec.Write(block.Reserve(size), RecordKind.Message, seq, timestamp, ttlExpiry, subject, subjectBytes, header, data);
+        block.LastRecord = offset;
         block.Length += size;
         block.NoteMessage(seq, MessageSize(subject, header.Length, data.Length));
         _appendedMessage = true;
@@ -341,6 +343,7 @@ internal sealed partial class FileStore : StoreCore
     {
         var block = RoomFor(RecordCodec.Overhead);
         RecordCodec.WriteControl(block.Reserve(RecordCodec.Overhead), kind, seq, LastTs);
+        block.LastRecord = block.Length;
         block.Length += RecordCodec.Overhead;
         ArmCacheExpiry();
     }
