@@ -21,6 +21,11 @@ internal sealed partial class FileStore
     private TimeSpan _checkpointGap;
     private bool _checkpointBusy;     // taken, not yet written (or being written)
     private byte[]? _checkpointReady; // durable content, waiting for a writer
+    private int _checkpointReadyEpoch;
+
+    // Bumped when a block's bytes change in place in a way a replay after a state cannot see (an erased
+    // record, a record found damaged): states taken before are never written.
+    private int _stateEpoch;
 
     private void StartCheckpoints()
     {
@@ -41,6 +46,7 @@ internal sealed partial class FileStore
         try
         {
             batch.Checkpoint = SerializeState();
+            batch.CheckpointEpoch = _stateEpoch;
         }
         catch (IOException e)
         {
@@ -61,9 +67,43 @@ internal sealed partial class FileStore
     /// <summary>Under the lock: the round that took the state and every earlier one are durable.</summary>
     private void CheckpointDurable(SyncBatch batch)
     {
-        if (batch.Checkpoint is { } state)
+        if (batch.Checkpoint is not { } state)
         {
-            _checkpointReady = state;
+            return;
+        }
+
+        if (batch.CheckpointEpoch == _stateEpoch)
+        {
+            (_checkpointReady, _checkpointReadyEpoch) = (state, batch.CheckpointEpoch);
+        }
+        else
+        {
+            _checkpointBusy = false;
+        }
+    }
+
+    /// <summary>
+    /// Under the lock, before a block's bytes change in place (an erase overwrites a record; a record
+    /// found damaged is dropped): a state taken before would count that message, and its tombstone,
+    /// replayed after the state, could not find the record to remove it. The state file is removed
+    /// durably first and states already taken are dropped; the next checkpoint describes the change.
+    /// </summary>
+    private void InvalidateState()
+    {
+        _stateEpoch++;
+        _checkpointReady = null;
+        if (_recovering || _failure is not null)
+        {
+            return;
+        }
+
+        try
+        {
+            DeleteStateFile();
+        }
+        catch (IOException e)
+        {
+            Fail("removal of the stream state file", e);
         }
     }
 
@@ -71,9 +111,10 @@ internal sealed partial class FileStore
     private void WriteReadyCheckpoint()
     {
         byte[]? state;
+        int epoch;
         lock (Sync)
         {
-            state = _checkpointReady;
+            (state, epoch) = (_checkpointReady, _checkpointReadyEpoch);
             _checkpointReady = null;
             if (state is null || Closed)
             {
@@ -86,7 +127,7 @@ internal sealed partial class FileStore
             WriteStateBytes(CheckpointTmpPath, state);
             lock (Sync)
             {
-                if (!Closed && _failure is null)
+                if (!Closed && _failure is null && epoch == _stateEpoch)
                 {
                     _fs.Rename(CheckpointTmpPath, StatePath);
                     renamed = true;

@@ -14,8 +14,9 @@ namespace Nats.Storage.File;
 /// after a clean stop and after a crash alike. Blocks only grow by appends; every other change to a
 /// block (compaction, truncation, repair) rewrites it shorter, so a state is trusted only when every
 /// block it lists still exists with the same length (the last one: at least that length) and ends, at
-/// that length, with the same last record (offset and checksum), and no block it does not list is
-/// older than one it lists. Anything else (missing, damaged, mismatched, VerifyOnOpen, a damaged meta
+/// that length, with the same last record (offset and checksum), no block it does not list is older
+/// than one it lists, and every record of the last listed block (the one active when it was taken, which
+/// a crash may have damaged) verifies up to that length. Anything else (missing, damaged, mismatched, VerifyOnOpen, a damaged meta
 /// file) falls back to the full replay, so damage costs time, never data. A store holding per-message
 /// TTLs or never-expire marks (kept only in the blocks) writes no new state.
 /// </summary>
@@ -244,6 +245,13 @@ internal sealed partial class FileStore
 
                 tailFrom = listedLength;
             }
+            // The block that was active when the state was taken is the one a crash can have left damaged
+            // below the state's length (a bit flip, a page the disk lost): it is read and checked whole,
+            // as Go rescans its last block; the sealed ones are trusted on their last record.
+            if (!RecordsVerify(blocks[^1], tailFrom))
+            {
+                throw new InvalidDataException($"block {blocks[^1].Id} does not verify up to where the state says");
+            }
             // A clean stop records its last sequence: a state from later than that cannot describe it.
             var at = r.BaseStream.Position;
             r.ReadUInt64();
@@ -271,6 +279,45 @@ internal sealed partial class FileStore
         LoadCoreState(r);
         OpenedFromState = true;
         return (count, tailFrom);
+    }
+
+    /// <summary>True when the block's first <paramref name="length"/> bytes are whole records that verify.</summary>
+    private static bool RecordsVerify(MessageBlock block, int length)
+    {
+        if (length == 0)
+        {
+            return true;
+        }
+
+        var buf = MessageBlock.Rent(length);
+        try
+        {
+            for (var read = 0; read < length;)
+            {
+                var n = block.File.Read(buf.AsSpan(read, length - read), read);
+                if (n <= 0)
+                {
+                    return false;
+                }
+
+                read += n;
+            }
+
+            for (var off = 0; off < length;)
+            {
+                if (!RecordCodec.TryRead(buf.AsSpan(off, length - off), out var rec))
+                {
+                    return false;
+                }
+
+                off += rec.Length;
+            }
+            return true;
+        }
+        finally
+        {
+            MessageBlock.ReturnRented(buf);
+        }
     }
 
     /// <summary>True when the block's record at <see cref="MessageBlock.LastRecord"/> verifies, ends exactly at

@@ -157,6 +157,7 @@ internal sealed partial class FileStore : StoreCore
         block.ReadSinceLook = true;
         if (slot.B >= block.Length)
         {
+            InvalidateState();
             return false;
         }
 
@@ -185,6 +186,7 @@ internal sealed partial class FileStore : StoreCore
         if (!RecordCodec.TryRead(buf.AsSpan(at, avail), out var rec)
             || rec.Kind != RecordKind.Message || rec.Seq != seq)
         {
+            InvalidateState(); // the caller drops the damaged message
             return false;
         }
         // Copied out: cache arrays are pooled and reused once a block leaves the cache.
@@ -208,6 +210,7 @@ internal sealed partial class FileStore : StoreCore
 
         if (erase)
         {
+            InvalidateState();
             EraseRecord(block, slot.B, seq);
         }
 

@@ -15,6 +15,7 @@ internal sealed class SyncBatch
     /// <summary>A stream state taken when this batch was collected: it describes durable bytes once the
     /// round and every earlier one completed.</summary>
     public byte[]? Checkpoint;
+    public int CheckpointEpoch;
 
     public void Clear()
     {

@@ -320,7 +320,8 @@ internal sealed class PowerLossRun
         {
             Assert.True(totals.TryGetValue(group.Key, out var n) && n == (ulong)group.Count(), $"{where}: subject {group.Key} counts {n}, expected {group.Count()}");
         }
-        Assert.Equal(_live.Values.Select(m => m.Subject).Distinct().Count(), totals.Count);
+        Assert.True(_live.Values.Select(m => m.Subject).Distinct().Count() == totals.Count,
+            $"{where}: subjects {string.Join(",", totals.Select(kv => kv.Key + "=" + kv.Value))}, model {string.Join(",", _live.Values.GroupBy(m => m.Subject).Select(g => g.Key + "=" + g.Count()))}");
         Assert.True(state.LastSeq >= _ackedLast, $"{where}: last sequence went back from {_ackedLast} to {state.LastSeq}");
         var next = _store.StoreMsg("pl.after", default, [1, 2, 3]);
         Assert.True(next.Seq > _maxHandedOut, $"{where}: sequence {next.Seq} handed out again (up to {_maxHandedOut} before)");
