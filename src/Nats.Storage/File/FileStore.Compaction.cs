@@ -183,13 +183,12 @@ internal sealed partial class FileStore
         block.Reopen(_fs.Open(block.Path, StoreFileMode.Open), output, outLen);
         block.LastRecord = lastKept;
         ForgetPageIndex(block);
-        var content = output.AsSpan(0, outLen);
         block.LiveMsgs = live;
         block.LiveBytes = liveBytes;
         block.DeadBytes = 0;
         if (block.Sealed && outLen > 0)
         {
-            BlockIndexFile.Write(_fs, block.Path, content);
+            BlockIndexFile.Write(_fs, block.Path, output, outLen);
             _dirDirty = true;
         }
         Touch(block);

@@ -171,7 +171,7 @@ internal sealed partial class FileStore
         }
         else if (block.Length > 0)
         {
-            BlockIndexFile.Write(_fs, path, block.Cache.AsSpan(0, block.Length));
+            BlockIndexFile.Write(_fs, path, block.Cache!, block.Length);
         }
         return scanDamaged;
     }

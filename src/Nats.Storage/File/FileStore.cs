@@ -324,7 +324,7 @@ internal sealed partial class FileStore : StoreCore
         // sealed block with the new one, before anything written into the new one is acknowledged.
         if (b.Cache is { } whole)
         {
-            BlockIndexFile.Write(_fs, b.Path, whole.AsSpan(0, b.Length));
+            BlockIndexFile.Write(_fs, b.Path, whole, b.Length);
         }
         else
         {
