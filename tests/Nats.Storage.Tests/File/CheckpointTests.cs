@@ -30,7 +30,8 @@ public sealed class CheckpointTests
 
         // One checkpoint per hour of the manual clock: the test decides when one is due.
         public FileStoreOptions Options(bool verify = false) => CrashStores.Options(Fs, blockSize: 4096, warnings: Warnings,
-            indexPageShift: 5, maxIndexBytes: 1, checkpointInterval: Hour) with { Clock = Clock, VerifyOnOpen = verify };
+            indexPageShift: 5, maxIndexBytes: 1, checkpointInterval: Hour) with
+        { Clock = Clock, VerifyOnOpen = verify };
 
         public FileStore Open(bool verify = false) => CrashStores.Open(Options(verify));
 
