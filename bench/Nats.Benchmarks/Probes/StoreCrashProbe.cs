@@ -29,6 +29,7 @@ internal static class StoreCrashProbe
             try
             {
                 var store = (FileStore)StreamStores.OpenFile(config, options);
+                var fill = Stopwatch.StartNew();
                 var tickets = new List<DurabilityTicket>();
                 for (var i = 0; i < n; i++)
                 {
@@ -43,6 +44,7 @@ internal static class StoreCrashProbe
                 {
                     t.Wait();
                 }
+                var filled = fill.Elapsed;
 
                 if (checkpoints)
                 {
@@ -57,7 +59,7 @@ internal static class StoreCrashProbe
                 var files = new DirectoryInfo(dir).EnumerateFiles("*", SearchOption.AllDirectories).ToList();
                 string Sum(string ext) => (files.Where(f => f.Extension == ext).Sum(f => f.Length) / 1e6).ToString("F1", System.Globalization.CultureInfo.InvariantCulture);
                 Console.WriteLine($"{n:N0} x {payloadSize} B, checkpoints {(checkpoints ? "on" : "off")}: {files.Sum(f => f.Length) / 1e6:F1} MB on disk "
-                    + $"(blocks {Sum(".blk")} MB, block indexes {Sum(".idx")} MB, state {Sum(".db")} MB); {store.CheckpointsWritten} checkpoints written");
+                    + $"(blocks {Sum(".blk")} MB, block indexes {Sum(".idx")} MB, state {Sum(".db")} MB); {store.CheckpointsWritten} checkpoints written; filled at {n / filled.TotalSeconds:N0} msg/s (256 in flight)");
 
                 // The crash: the store is dropped without a stop; everything it wrote is durable.
                 var sw = Stopwatch.StartNew();
