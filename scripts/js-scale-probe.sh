@@ -3,11 +3,12 @@
 # For each server: publish COUNT messages of SIZE bytes on 1,000 subjects to a file stream with nats.go
 # PublishAsync (256 in flight), stop it cleanly, record the store's size on disk, start it again and
 # time the first answer to $JS.API.STREAM.INFO, record VmRSS 2 s later, consume every message with a
-# durable pull consumer (fetch 1000, ack none), record VmRSS again.
-#   bash scripts/js-scale-probe.sh --ours-cmd PATH [--count 2000000] [--size 128] [--dir /tmp]
+# durable pull consumer (fetch 1000, ack none), record VmRSS again. --kill stops the server after
+# publishing with SIGKILL instead (a crash: the restart is then a recovery).
+#   bash scripts/js-scale-probe.sh --ours-cmd PATH [--count 2000000] [--size 128] [--dir /tmp] [--kill] [--only go|ours]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-count=2000000 size=128 ours="" go_cmd=nats-server base=${TMPDIR:-/tmp}
+count=2000000 size=128 ours="" go_cmd=nats-server base=${TMPDIR:-/tmp} stop=TERM only=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --count) count=$2; shift 2 ;;
@@ -15,6 +16,8 @@ while [[ $# -gt 0 ]]; do
     --ours-cmd) ours=$2; shift 2 ;;
     --go-cmd) go_cmd=$2; shift 2 ;;
     --dir) base=$2; shift 2 ;;
+    --kill) stop=KILL; shift ;;
+    --only) only=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -36,7 +39,7 @@ run() {
   "$probe/jsscale" ready "nats://127.0.0.1:$port" -
   local pub; pub=$("$probe/jsscale" publish "nats://127.0.0.1:$port" SCALE "$count" "$size" 1000)
   local rss_pub; rss_pub=$(rss_mb $pid)
-  kill -TERM $pid; wait $pid || true
+  kill -$stop $pid; wait $pid || true
   local disk; disk=$(du -sb "$store" | awk '{ printf "%.0f", $1/1048576 }')
   port=$(free_port)
   t0=$(now_ns)
@@ -54,8 +57,8 @@ run() {
   rm -rf "$store"
 }
 
-echo "$count x $size B file stream, 1,000 subjects; $(date -u +%FT%TZ); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$count x $size B file stream, 1,000 subjects, stopped with SIG$stop; $(date -u +%FT%TZ); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo '| server | publish (PublishAsync 256) | RSS after publish | disk | restart to stream info | RSS after restart | consume (fetch 1000, ack none) | RSS after consume |'
 echo '|---|---|---:|---:|---:|---:|---|---:|'
-run go "$go_cmd"
-run ours "$ours"
+[[ "$only" == ours ]] || run go "$go_cmd"
+[[ "$only" == go ]] || run ours "$ours"

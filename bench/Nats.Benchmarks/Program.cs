@@ -53,6 +53,11 @@ if (args.Length > 0 && args[0] == "alloc-probe-imports")
     return await ImportAllocationProbe.RunAsync(args.Length > 1 ? int.Parse(args[1]) : 1_000_000);
 }
 
+if (args.Length > 0 && args[0] == "store-crash-probe")
+{
+    return StoreCrashProbe.Run(args.Length > 1 ? int.Parse(args[1]) : 2_000_000, args.Length > 2 ? int.Parse(args[2]) : 128);
+}
+
 if (args.Length > 0 && args[0] == "store-scale-probe")
 {
     return StoreScaleProbe.Run(args.Length > 1 ? int.Parse(args[1]) : 10_000_000, args.Length > 2 ? int.Parse(args[2]) : 16);

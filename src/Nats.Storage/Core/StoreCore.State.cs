@@ -40,11 +40,15 @@ internal abstract partial class StoreCore
         var subjects = r.ReadInt32();
         for (var i = 0; i < subjects; i++)
         {
-            var info = Subjects.GetOrAdd(r.ReadString());
-            info.Count = r.ReadUInt64();
-            info.First = r.ReadUInt64();
-            info.Last = r.ReadUInt64();
-            var flags = r.ReadByte();
+            var subject = r.ReadString();
+            var (count, first, last, flags) = (r.ReadUInt64(), r.ReadUInt64(), r.ReadUInt64(), r.ReadByte());
+            if (count == 0)
+            {
+                continue; // written by a build that could keep an empty subject after a failed write
+            }
+
+            var info = Subjects.GetOrAdd(subject);
+            (info.Count, info.First, info.Last) = (count, first, last);
             info.FirstStale = (flags & 1) != 0;
             info.LastStale = (flags & 2) != 0;
         }

@@ -269,7 +269,17 @@ internal abstract partial class StoreCore : IStreamStore
         ref var slot = ref Slots.Writable(seq);
         // -1 is stored as the expiry itself so the file engine persists "never" with no new field.
         var ttlExpiry = ttl > 0 ? ts + ttl * 1_000_000_000L : ttl < 0 ? -1 : 0;
-        WriteMessage(ref slot, seq, info.Subject, header, data, ts, ttlExpiry);
+        try
+        {
+            WriteMessage(ref slot, seq, info.Subject, header, data, ts, ttlExpiry);
+        }
+        catch when (info.Count == 0)
+        {
+            // A refused or failed write must not leave a subject with no message behind (SubjectsState
+            // would list it, and a stream state file would keep it).
+            Subjects.Remove(info);
+            throw;
+        }
         slot.Subject = info;
         slot.Timestamp = ts;
         slot.Size = size;

@@ -248,10 +248,15 @@ internal sealed partial class FileStore
             _dirDirty = false;
             batch.Directories.Add(_dir);
         }
+        if (batch != _inlineBatch)
+        {
+            TakeCheckpointIfDue(batch);
+        }
     }
 
     private void OnSynced(SyncBatch batch)
     {
+        CheckpointDurable(batch);
         if (batch.Meta.Generation == 0)
         {
             return;

@@ -143,6 +143,7 @@ internal sealed partial class FileStore
         var outLen = 0;
         long liveBytes = 0;
         var live = 0;
+        var lastKept = -1;
         for (var off = 0; off < block.Length;)
         {
             if (!RecordCodec.TryRead(cache.AsSpan(off, block.Length - off), out var rec))
@@ -163,6 +164,7 @@ internal sealed partial class FileStore
                         liveBytes += slot.Size;
                     }
                 }
+                lastKept = outLen;
                 outLen += rec.Length;
             }
             off += rec.Length;
@@ -179,14 +181,14 @@ internal sealed partial class FileStore
         _fs.Rename(tmp, block.Path);
         _fs.SyncDirectory(_dir);
         block.Reopen(_fs.Open(block.Path, StoreFileMode.Open), output, outLen);
+        block.LastRecord = lastKept;
         ForgetPageIndex(block);
-        var content = output.AsSpan(0, outLen);
         block.LiveMsgs = live;
         block.LiveBytes = liveBytes;
         block.DeadBytes = 0;
         if (block.Sealed && outLen > 0)
         {
-            BlockIndexFile.Write(_fs, block.Path, content);
+            BlockIndexFile.Write(_fs, block.Path, output, outLen);
             _dirDirty = true;
         }
         Touch(block);

@@ -17,7 +17,7 @@ internal sealed partial class FileStore : ISlotSource
 
     // Where the last rebuild stopped in the kept index: a sequential reader's next chunk starts there
     // instead of walking the block's entries from the top again.
-    private (int Index, int Pos) _pageResume;
+    private BlockIndexFile.Reader.Mark _pageResume;
     private ulong _pageResumeSeq;
 
     /// <summary>Index pages rebuilt from disk since open (for tests and diagnostics).</summary>

@@ -20,59 +20,41 @@ internal sealed partial class FileStore
             .Where(f => f.Id > 0)
             .OrderBy(f => f.Id)
             .ToList();
-        var fromState = TryRecoverFromState(files);
-        foreach (var (path, id) in fromState ? [] : files)
+        // The state file covers a prefix of the blocks; only what was written after it is replayed (all
+        // of the blocks when there is no usable state file).
+        var (covered, tailFrom) = TryRecoverFromState(files);
+        var durablePrefix = covered;
+        for (var i = covered == 0 ? 0 : covered - 1; i < files.Count; i++)
         {
-            var file = _fs.Open(path, StoreFileMode.Open);
-            var length = file.Length;
-            if (length > int.MaxValue)
+            var (path, id) = files[i];
+            MessageBlock block;
+            var from = 0;
+            if (i < covered)
             {
-                throw new IOException($"block {path} is larger than a block can be");
-            }
+                block = _blocks[i];
+                if (block.Length == tailFrom)
+                {
+                    continue;
+                }
 
-            var block = new MessageBlock(id, path, file, (int)length) { Sealed = true };
-            _blocks.Add(block);
-            _byId[id] = block;
-            // VerifyOnOpen: read and check every record instead of trusting the index.
-            if (_opts.VerifyOnOpen || !BlockIndexFile.TryReplay(_fs, path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
+                from = tailFrom;
+                durablePrefix = covered - 1;
+            }
+            else
             {
-                var scanDamaged = ScanBlock(block);
-                // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
-                ulong runFirst = 0, runLast = 0, runBytes = 0;
-                foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(_fs, path, length))
+                var file = _fs.Open(path, StoreFileMode.Open);
+                var length = file.Length;
+                if (length > int.MaxValue)
                 {
-                    if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
-                    {
-                        continue;
-                    }
+                    throw new IOException($"block {path} is larger than a block can be");
+                }
 
-                    scanDamaged = true;
-                    if (runFirst != 0 && seq != runLast + 1)
-                    {
-                        ReportMissingFromBlock(id, runFirst, runLast, runBytes);
-                        runFirst = 0;
-                    }
-                    if (runFirst == 0)
-                    {
-                        (runFirst, runBytes) = (seq, 0);
-                    }
-                    runLast = seq;
-                    runBytes += (ulong)len;
-                }
-                if (runFirst != 0)
-                {
-                    ReportMissingFromBlock(id, runFirst, runLast, runBytes);
-                }
-                if (scanDamaged)
-                {
-                    damaged = true;
-                    RepairBlock(block);
-                }
-                else if (block.Length > 0)
-                {
-                    BlockIndexFile.Write(_fs, path, block.Cache.AsSpan(0, block.Length));
-                }
+                block = new MessageBlock(id, path, file, (int)length) { Sealed = true };
+                _blocks.Add(block);
+                _byId[id] = block;
             }
+            RecoveredTailBlocks += covered > 0 ? 1 : 0;
+            damaged |= RecoverBlock(block, from);
             Touch(block);
             Slots.Trim(); // between blocks no slot reference is held
         }
@@ -116,21 +98,19 @@ internal sealed partial class FileStore
             // After a kill or a crash the recovered bytes may still sit only in the page cache: they are
             // made durable before anything that depends on them (a duplicate's PubAck, a redelivery) is
             // answered. A clean stop synced every block itself.
-            foreach (var b in _blocks)
+            // Blocks the state file covers unchanged were durable before it was written.
+            for (var i = durablePrefix; i < _blocks.Count; i++)
             {
-                if (b != _active)
+                if (_blocks[i] != _active)
                 {
-                    b.File.Sync();
+                    _blocks[i].File.Sync();
                 }
             }
         }
 
+        // A state file that was used stays: it still describes a prefix of the store's history, so the
+        // next open after a crash replays only what was written after it (see FileStore.StateFile.cs).
         _meta.Write(LastSeq + _opts.SequenceReserve, LastSeq, clean: false, sync: true);
-        // Made durable by the directory sync below, before anything can change the store.
-        if (_fs.FileExists(StatePath))
-        {
-            _fs.Delete(StatePath);
-        }
 
         _durableReserved = _meta.Reserved;
         _fs.SyncDirectory(_opts.Directory);
@@ -145,19 +125,71 @@ internal sealed partial class FileStore
         }
     }
 
-    /// <summary>Reads every record of a block; true when anything had to be dropped.</summary>
-    private bool ScanBlock(MessageBlock block)
+    /// <summary>Replays one block from <paramref name="from"/> (0: from its index when that is valid, or
+    /// by reading every record; above 0: the records written after a stream state was taken); true when
+    /// damage was found (reported, counted and cut out).</summary>
+    private bool RecoverBlock(MessageBlock block, int from)
+    {
+        var (path, id, length) = (block.Path, block.Id, block.Length);
+        // VerifyOnOpen: read and check every record instead of trusting the index.
+        if (from == 0 && !_opts.VerifyOnOpen
+            && BlockIndexFile.TryReplay(_fs, path, length, (int off, in RecordHeader rec, ReadOnlySpan<byte> subj) => Replay(block, off, rec, subj)))
+        {
+            return false;
+        }
+
+        var scanDamaged = ScanBlock(block, from);
+        // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
+        ulong runFirst = 0, runLast = 0, runBytes = 0;
+        foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(_fs, path, length))
+        {
+            if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
+            {
+                continue;
+            }
+
+            scanDamaged = true;
+            if (runFirst != 0 && seq != runLast + 1)
+            {
+                ReportMissingFromBlock(id, runFirst, runLast, runBytes);
+                runFirst = 0;
+            }
+            if (runFirst == 0)
+            {
+                (runFirst, runBytes) = (seq, 0);
+            }
+            runLast = seq;
+            runBytes += (ulong)len;
+        }
+        if (runFirst != 0)
+        {
+            ReportMissingFromBlock(id, runFirst, runLast, runBytes);
+        }
+        if (scanDamaged)
+        {
+            RepairBlock(block);
+        }
+        else if (block.Length > 0)
+        {
+            BlockIndexFile.Write(_fs, path, block.Cache!, block.Length);
+        }
+        return scanDamaged;
+    }
+
+    /// <summary>Reads every record of a block from <paramref name="from"/>; true when anything had to be dropped.</summary>
+    private bool ScanBlock(MessageBlock block, int from = 0)
     {
         var cache = block.LoadCache();
         var len = block.Length;
         var damaged = false;
-        var off = 0;
+        var off = from;
         while (off < len)
         {
             if (RecordCodec.TryRead(cache.AsSpan(off, len - off), out var rec))
             {
                 if (rec.Kind == RecordKind.Message && rec.Seq <= LastSeq && LastSeq != 0)
                 {
+                    block.LastRecord = off;
                     damaged = true;
                     RecordLost(0, (ulong)rec.Length, $"block {block.Id}: record at offset {off} has out-of-order sequence {rec.Seq}; dropped", block.Id);
                 }
@@ -245,6 +277,7 @@ internal sealed partial class FileStore
 
     private void Replay(MessageBlock block, int offset, in RecordHeader rec, ReadOnlySpan<byte> subject)
     {
+        block.LastRecord = Math.Max(block.LastRecord, offset);
         switch (rec.Kind)
         {
             case RecordKind.Message:

@@ -36,7 +36,7 @@ internal sealed partial class FileStore : StoreCore
         _dir = Path.Combine(options.Directory, "msgs");
         _fs.CreateDirectory(_dir);
         _meta = new StoreMeta(_fs, Path.Combine(options.Directory, "meta.dat"));
-        _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced, OnSyncFailed);
+        _commit = new GroupCommit(Sync, _fs, CollectUnsynced, OnSynced, OnSyncFailed, WriteReadyCheckpoint);
         _reserveStep = Math.Max(1, options.SequenceReserve);
         Slots.EnablePaging(this, (int)Math.Max(2, options.MaxIndexBytes / Slots.ChunkBytes));
         lock (Sync)
@@ -46,6 +46,7 @@ internal sealed partial class FileStore : StoreCore
             ScheduleExpiry();
             OnCommit();
             StartBackground();
+            StartCheckpoints();
         }
     }
 
@@ -84,6 +85,7 @@ internal sealed partial class FileStore : StoreCore
         var block = RoomFor(size);
         var offset = block.Length;
         RecordCodec.Write(block.Reserve(size), RecordKind.Message, seq, timestamp, ttlExpiry, subject, subjectBytes, header, data);
+        block.LastRecord = offset;
         block.Length += size;
         block.NoteMessage(seq, MessageSize(subject, header.Length, data.Length));
         _appendedMessage = true;
@@ -155,6 +157,7 @@ internal sealed partial class FileStore : StoreCore
         block.ReadSinceLook = true;
         if (slot.B >= block.Length)
         {
+            InvalidateState();
             return false;
         }
 
@@ -183,6 +186,7 @@ internal sealed partial class FileStore : StoreCore
         if (!RecordCodec.TryRead(buf.AsSpan(at, avail), out var rec)
             || rec.Kind != RecordKind.Message || rec.Seq != seq)
         {
+            InvalidateState(); // the caller drops the damaged message
             return false;
         }
         // Copied out: cache arrays are pooled and reused once a block leaves the cache.
@@ -206,6 +210,7 @@ internal sealed partial class FileStore : StoreCore
 
         if (erase)
         {
+            InvalidateState();
             EraseRecord(block, slot.B, seq);
         }
 
@@ -319,7 +324,7 @@ internal sealed partial class FileStore : StoreCore
         // sealed block with the new one, before anything written into the new one is acknowledged.
         if (b.Cache is { } whole)
         {
-            BlockIndexFile.Write(_fs, b.Path, whole.AsSpan(0, b.Length));
+            BlockIndexFile.Write(_fs, b.Path, whole, b.Length);
         }
         else
         {
@@ -341,6 +346,7 @@ internal sealed partial class FileStore : StoreCore
     {
         var block = RoomFor(RecordCodec.Overhead);
         RecordCodec.WriteControl(block.Reserve(RecordCodec.Overhead), kind, seq, LastTs);
+        block.LastRecord = block.Length;
         block.Length += RecordCodec.Overhead;
         ArmCacheExpiry();
     }

@@ -107,4 +107,9 @@ internal sealed record FileStoreOptions
 
     /// <summary>Log2 of the sequences per index chunk; tests use tiny chunks to page constantly.</summary>
     public int IndexPageShift { get; init; } = 12;
+
+    /// <summary>Least time between two stream state checkpoints taken while the store runs (so an open after
+    /// a crash replays only what was written since the last one); zero: at every sync round (tests);
+    /// negative: never (only a clean stop writes the state).</summary>
+    public TimeSpan CheckpointInterval { get; init; } = TimeSpan.FromSeconds(1);
 }

@@ -12,12 +12,18 @@ internal sealed class SyncBatch
     public (ulong Generation, int Slot) Meta;
     public ulong MetaReserved;
 
+    /// <summary>A stream state taken when this batch was collected: it describes durable bytes once the
+    /// round and every earlier one completed.</summary>
+    public byte[]? Checkpoint;
+    public int CheckpointEpoch;
+
     public void Clear()
     {
         Files.Clear();
         Directories.Clear();
         Meta = default;
         MetaReserved = 0;
+        Checkpoint = null;
     }
 }
 
@@ -41,6 +47,7 @@ internal sealed class GroupCommit
     private readonly Action<SyncBatch> _collect;
     private readonly Action<SyncBatch> _synced;
     private readonly Action<Exception>? _faulted;
+    private readonly Action? _afterRound;
     private readonly Queue<Round> _inFlight = new(); // in start order
     private Round _open = new();
     private bool _startQueued;
@@ -52,8 +59,12 @@ internal sealed class GroupCommit
     /// <param name="synced">Called under the store lock after the batch is durable, before its waiters
     /// are released; rounds report in the order they started.</param>
     /// <param name="faulted">Called under the store lock, once, when the first sync fails.</param>
-    public GroupCommit(Lock storeLock, IStoreFileSystem fs, Action<SyncBatch> collect, Action<SyncBatch> synced, Action<Exception>? faulted = null)
+    /// <param name="afterRound">Called on the sync thread outside the lock after a round's waiters were
+    /// released (work that must follow durability without delaying acknowledgements).</param>
+    public GroupCommit(Lock storeLock, IStoreFileSystem fs, Action<SyncBatch> collect, Action<SyncBatch> synced,
+        Action<Exception>? faulted = null, Action? afterRound = null)
     {
+        _afterRound = afterRound;
         _synced = synced;
         _faulted = faulted;
         _storeLock = storeLock;
@@ -154,6 +165,7 @@ internal sealed class GroupCommit
             CompleteInOrder();
             StartIfRoom();
         }
+        _afterRound?.Invoke();
     }
 
     /// <summary>Under the store lock: releases every finished round at the head of the queue.</summary>

@@ -70,6 +70,15 @@ internal sealed class MessageBlock : IDisposable
     public ulong MinSeq { get; set; }
     public ulong MaxSeq { get; set; }
 
+    /// <summary>Offset of the last record written here (-1: none). A stream state file names it, so an
+    /// open can tell that a block still holds the bytes the state was taken from.</summary>
+    public int LastRecord { get; set; } = -1;
+
+    /// <summary>The last four bytes as read for a state file, valid while length and generation are those of
+    /// <see cref="TailChecksumAt"/> (a sealed block's are read once).</summary>
+    public uint TailChecksum { get; set; }
+    public (int Length, int Generation) TailChecksumAt { get; set; } = (-1, -1);
+
     public long LastUse { get; set; }
 
     /// <summary>Records read straight from the file since the block was last cached.</summary>

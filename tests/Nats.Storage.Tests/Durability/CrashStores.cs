@@ -10,8 +10,9 @@ internal static class CrashStores
 
     public static FileStoreOptions Options(CrashFileSystem fs, int blockSize = 1024, ulong reserve = 10_000,
         FileWriteMode mode = FileWriteMode.WriteThrough, List<string>? warnings = null, int indexPageShift = 12,
-        long maxIndexBytes = 8 << 20) => new()
+        long maxIndexBytes = 8 << 20, TimeSpan? checkpointInterval = null) => new()
         {
+            CheckpointInterval = checkpointInterval ?? TimeSpan.FromSeconds(1),
             IndexPageShift = indexPageShift,
             MaxIndexBytes = maxIndexBytes,
             Directory = Dir,

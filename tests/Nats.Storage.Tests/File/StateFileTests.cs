@@ -3,7 +3,7 @@ using Nats.Storage.File;
 namespace Nats.Storage.Tests;
 
 /// <summary>A clean stop writes the stream state file and the next open reads it instead of replaying
-/// every block; it is trusted only for the clean stop it was written at.</summary>
+/// every block; it is trusted only while the blocks it lists are still the ones it was taken from.</summary>
 public sealed class StateFileTests
 {
     private static (StoreHarness H, Dictionary<ulong, byte[]> Live) Fill(int n)
@@ -46,7 +46,7 @@ public sealed class StateFileTests
             Assert.True(store.OpenedFromState);
             Assert.Equal(0, store.IndexPageLoads);
             Check(store, live);
-            // Changes after a state-file open, then a crash-like reopen (no clean stop): full replay.
+            // Changes after a state-file open, then a reopen.
             var more = h.Store.StoreMsg("s.1", default, Bytes.Of("late"));
             live[more.Seq] = Bytes.Of("late");
             h.Store.RemoveMsg(live.Keys.Min());
@@ -102,7 +102,8 @@ public sealed class StateFileTests
             var store = (FileStore)h.Create();
             try
             {
-                // "stale": same last sequence and a clean stop; the block list tells them apart.
+                // "stale": same last sequence and a clean stop; the block list tells them apart (the block
+                // of tombstones it lists was compacted away since).
                 Assert.False(store.OpenedFromState);
                 Check(store, live);
             }

@@ -131,7 +131,7 @@ public sealed class WriteBufferTests
         }
 
         Assert.True(bytes.Length > 1_000_000);
-        BlockIndexFile.Write(fs, "/crash/a/0000000001.blk", bytes);
+        BlockIndexFile.Write(fs, "/crash/a/0000000001.blk", bytes, bytes.Length);
         BlockIndexFile.WriteFromFile(fs, "/crash/b/0000000001.blk", file, bytes.Length);
         var fromMemory = fs.Open("/crash/a/0000000001.idx", StoreFileMode.Open).ReadAll();
         var fromFile = fs.Open("/crash/b/0000000001.idx", StoreFileMode.Open).ReadAll();
