@@ -1,8 +1,7 @@
 using System.Text;
 using Nats.Server.Gateways;
 using Nats.Server.Hosting;
-using Nats.Server.LeafNodes;
-using Nats.Server.Routes;
+using Nats.Server.Protocol;
 
 namespace Nats.Server.Tests.Protocol;
 
@@ -14,12 +13,13 @@ public sealed class PeerJsonPinTests
     [Fact]
     public void ClientInfoWithEveryField()
     {
-        var info = new ServerInfo
+        var info = new ClientInfoLine(new ServerInfo
         {
             ServerId = "NID",
             ServerName = "srv",
             Version = "2.9.10",
-            RuntimeVersion = "dotnet10.0.0",
+            Proto = 1,
+            Go = "dotnet10.0.0",
             Host = "0.0.0.0",
             Port = 4222,
             Headers = true,
@@ -32,7 +32,7 @@ public sealed class PeerJsonPinTests
             Domain = "hub",
             ConnectUrls = ["a:1", "b:2"],
             LameDuckMode = true,
-        };
+        });
         Assert.Equal(
             "INFO {\"server_id\":\"NID\",\"server_name\":\"srv\",\"version\":\"2.9.10\",\"proto\":1,\"go\":\"dotnet10.0.0\",\"host\":\"0.0.0.0\"," +
             "\"port\":4222,\"headers\":true,\"auth_required\":true,\"tls_required\":true,\"tls_verify\":true,\"tls_available\":true," +
@@ -50,17 +50,18 @@ public sealed class PeerJsonPinTests
     [Fact]
     public void ClientInfoOmitsEmptyFields()
     {
-        var info = new ServerInfo
+        var info = new ClientInfoLine(new ServerInfo
         {
             ServerId = "NID",
             ServerName = "srv",
             Version = "2.9.10",
-            RuntimeVersion = "dotnet",
+            Proto = 1,
+            Go = "dotnet",
             Host = "0.0.0.0",
             Port = 4222,
             ConnectUrls = [],
             Domain = "",
-        };
+        });
         Assert.Equal(
             "INFO {\"server_id\":\"NID\",\"server_name\":\"srv\",\"version\":\"2.9.10\",\"proto\":1,\"go\":\"dotnet\",\"host\":\"0.0.0.0\"," +
             "\"port\":4222,\"headers\":false,\"max_payload\":0} \r\n",
@@ -70,7 +71,7 @@ public sealed class PeerJsonPinTests
     [Fact]
     public void RouteInfoWithEveryField()
     {
-        var info = new RouteInfo
+        var info = new ServerInfo
         {
             ServerId = "S",
             ServerName = "n",
@@ -108,7 +109,7 @@ public sealed class PeerJsonPinTests
     [Fact]
     public void RouteInfoOmitsEmptyFields()
     {
-        var info = new RouteInfo { ServerId = "S", Proto = 2, ConnectUrls = [], Ip = "" };
+        var info = new ServerInfo { ServerId = "S", Proto = 2, ConnectUrls = [], Ip = "" };
         Assert.Equal(
             "INFO {\"server_id\":\"S\",\"server_name\":\"\",\"version\":\"\",\"proto\":2,\"go\":\"\",\"host\":\"\",\"port\":0,\"headers\":false," +
             "\"max_payload\":0} \r\n",
@@ -123,7 +124,7 @@ public sealed class PeerJsonPinTests
             "\"jetstream\":true,\"ip\":\"nats-route://1.2.3.4:6222/\",\"nonce\":\"x\",\"cluster\":\"c\",\"cluster_dynamic\":true," +
             "\"connect_urls\":[\"a:1\",\"b:2\"],\"ldm\":true,\"import\":{\"allow\":[\"x\"]},\"lnoc\":true,\"gateway\":\"G\"," +
             "\"gateway_urls\":[\"g:1\"],\"gateway_url\":\"g:1\",\"gateway_cmd\":1,\"leafnode_urls\":[\"l:1\"],\"unknown\":[1,{}]}";
-        var info = RouteInfo.Parse(Encoding.UTF8.GetBytes(json))!;
+        var info = ServerInfo.Parse(Encoding.UTF8.GetBytes(json))!;
         Assert.Equal(("S", "n", "2.9.10", 1, "go1.19", "0.0.0.0", 6222), (info.ServerId, info.ServerName, info.Version, info.Proto, info.Go, info.Host, info.Port));
         Assert.True(info.Headers && info.AuthRequired && info.TlsRequired && info.JetStream && info.Dynamic && info.LameDuckMode && info.Lnoc);
         Assert.Equal((1048576, "nats-route://1.2.3.4:6222/", "x", "c"), (info.MaxPayload, info.Ip, info.Nonce, info.Cluster));
@@ -131,18 +132,21 @@ public sealed class PeerJsonPinTests
         Assert.Equal(("G", "g:1", 1), (info.Gateway, info.GatewayUrl, info.GatewayCmd));
         Assert.Equal(["g:1"], info.GatewayUrls!);
         Assert.Equal(["l:1"], info.LeafNodeUrls!);
-        Assert.Null(RouteInfo.Parse("[1]"u8));
-        Assert.Null(RouteInfo.Parse("{\"server_id\""u8));
+        Assert.Null(ServerInfo.Parse("[1]"u8));
+        Assert.Null(ServerInfo.Parse("{\"server_id\""u8));
     }
 
     [Fact]
     public void LeafInfoWithEveryField()
     {
-        var info = new LeafInfo
+        var info = new ServerInfo
         {
             ServerId = "S",
             ServerName = "n",
             Version = "v",
+            Proto = 1,
+            AuthRequired = true,
+            InfoOnConnect = true,
             Go = "g",
             Host = "h",
             Port = 1,
@@ -171,7 +175,7 @@ public sealed class PeerJsonPinTests
         Assert.Equal(
             "INFO {\"server_id\":\"\",\"server_name\":\"\",\"version\":\"\",\"proto\":1,\"go\":\"\",\"host\":\"\",\"port\":0,\"headers\":false," +
             "\"auth_required\":true,\"max_payload\":0,\"info_on_connect\":true} \r\n",
-            Text(new LeafInfo().Render()));
+            Text(new ServerInfo { Proto = 1, AuthRequired = true, InfoOnConnect = true }.Render()));
     }
 
     [Fact]
@@ -180,19 +184,19 @@ public sealed class PeerJsonPinTests
         var json = "{\"server_id\":\"S\",\"server_name\":\"n\",\"version\":\"2.9.10\",\"proto\":1,\"go\":\"go1.19\",\"host\":\"h\",\"port\":7422," +
             "\"headers\":true,\"auth_required\":true,\"max_payload\":1024,\"jetstream\":true,\"client_id\":9,\"nonce\":\"x\",\"cluster\":\"c\"," +
             "\"domain\":\"d\",\"info_on_connect\":true,\"connect_info\":true,\"leafnode_urls\":[\"h:7422\"],\"remote_account\":\"A\"}";
-        var info = LeafInfo.Parse(Encoding.UTF8.GetBytes(json))!;
+        var info = ServerInfo.Parse(Encoding.UTF8.GetBytes(json))!;
         Assert.Equal(("S", "n", "2.9.10", 1024, 9UL, "x", "c", "d", "A"),
             (info.ServerId, info.ServerName, info.Version, info.MaxPayload, info.ClientId, info.Nonce, info.Cluster, info.Domain, info.RemoteAccount));
         Assert.True(info.Headers && info.JetStream && info.InfoOnConnect && info.ConnectInfo);
-        Assert.False(info.HasGateway);
+        Assert.Null(info.Gateway);
         Assert.Equal(["h:7422"], info.LeafNodeUrls!);
-        Assert.True(LeafInfo.Parse("{\"gateway\":\"G\"}"u8)!.HasGateway);
+        Assert.Equal("G", ServerInfo.Parse("{\"gateway\":\"G\"}"u8)!.Gateway);
     }
 
     [Fact]
     public void GatewayInfoWithEveryField()
     {
-        var info = new GatewayInfo
+        var info = new ServerInfo
         {
             ServerId = "S",
             ServerName = "n",
@@ -205,8 +209,8 @@ public sealed class PeerJsonPinTests
             Gateway = "A",
             GatewayUrls = ["u:1"],
             GatewayUrl = "u:1",
-            GatewayCmd = GatewayInfo.CmdAllSubsStart,
-            GatewayCmdPayload = "acc",
+            GatewayCmd = GatewayCommand.AllSubsStart,
+            GatewayCmdPayload = "acc"u8.ToArray(),
             GatewayNrp = true,
             GatewayIom = true,
         };
@@ -214,17 +218,17 @@ public sealed class PeerJsonPinTests
             "INFO {\"server_id\":\"S\",\"server_name\":\"n\",\"version\":\"v\",\"proto\":0,\"go\":\"\",\"host\":\"h\",\"port\":1,\"headers\":true," +
             "\"auth_required\":true,\"max_payload\":2,\"gateway\":\"A\",\"gateway_urls\":[\"u:1\"],\"gateway_url\":\"u:1\",\"gateway_cmd\":2," +
             "\"gateway_cmd_payload\":\"YWNj\",\"gateway_nrp\":true,\"gateway_iom\":true}\r\n",
-            Text(info.Render()));
+            Text(info.Render(spaceBeforeCrLf: false)));
     }
 
     [Fact]
     public void GatewayCommandOmitsEmptyFields()
     {
-        var info = new GatewayInfo { Gateway = "A", GatewayCmd = GatewayInfo.CmdAllSubsComplete, GatewayCmdPayload = "$G", GatewayUrls = [] };
+        var info = new ServerInfo { Gateway = "A", GatewayCmd = GatewayCommand.AllSubsComplete, GatewayCmdPayload = "$G"u8.ToArray(), GatewayUrls = [] };
         Assert.Equal(
             "INFO {\"server_id\":\"\",\"server_name\":\"\",\"version\":\"\",\"proto\":0,\"go\":\"\",\"host\":\"\",\"port\":0,\"headers\":false," +
             "\"max_payload\":0,\"gateway\":\"A\",\"gateway_cmd\":3,\"gateway_cmd_payload\":\"JEc=\"}\r\n",
-            Text(info.Render()));
+            Text(info.Render(spaceBeforeCrLf: false)));
     }
 
     [Fact]
@@ -233,18 +237,19 @@ public sealed class PeerJsonPinTests
         var json = "{\"server_id\":\"S\",\"server_name\":\"n\",\"version\":\"2.9.10\",\"proto\":1,\"go\":\"go1.19\",\"host\":\"h\",\"port\":7222," +
             "\"headers\":true,\"auth_required\":true,\"max_payload\":1024,\"gateway\":\"B\",\"gateway_urls\":[\"h:7222\"],\"gateway_url\":\"h:7222\"," +
             "\"gateway_cmd\":2,\"gateway_cmd_payload\":\"JEc=\",\"gateway_nrp\":true,\"gateway_iom\":true}";
-        var info = GatewayInfo.Parse(Encoding.UTF8.GetBytes(json))!;
+        var info = ServerInfo.Parse(Encoding.UTF8.GetBytes(json))!;
         Assert.Equal(("S", "n", "h", 7222, "B", "h:7222"), (info.ServerId, info.ServerName, info.Host, info.Port, info.Gateway, info.GatewayUrl));
         Assert.True(info.Headers && info.AuthRequired && info.GatewayNrp && info.GatewayIom);
-        Assert.Equal((GatewayInfo.CmdAllSubsStart, "$G"), (info.GatewayCmd, info.GatewayCmdPayload));
+        Assert.Equal((GatewayCommand.AllSubsStart, "$G"), (info.GatewayCmd, Encoding.UTF8.GetString(info.GatewayCmdPayload!)));
         Assert.Equal(["h:7222"], info.GatewayUrls!);
     }
 
     [Fact]
     public void RouteConnectWithEveryField()
     {
-        var connect = new RouteConnect
+        var connect = new PeerConnect
         {
+            Echo = true,
             User = "u",
             Pass = "p",
             TlsRequired = true,
@@ -257,17 +262,17 @@ public sealed class PeerJsonPinTests
         Assert.Equal(
             "CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"user\":\"u\",\"pass\":\"p\",\"tls_required\":true,\"headers\":true," +
             "\"name\":\"S\",\"cluster\":\"c\",\"cluster_dynamic\":true,\"lnoc\":true}\r\n",
-            Text(connect.Render()));
+            Text(connect.RenderRoute()));
     }
 
     [Fact]
     public void GatewayConnectOmitsEmptyFields()
     {
-        var connect = new RouteConnect { Echo = false, User = "", Name = "S", Cluster = "", Gateway = "G" };
+        var connect = new PeerConnect { Echo = false, User = "", Name = "S", Cluster = "", Gateway = "G" };
         Assert.Equal(
             "CONNECT {\"echo\":false,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":false,\"name\":\"S\",\"cluster\":\"\"," +
             "\"gateway\":\"G\"}\r\n",
-            Text(connect.Render()));
+            Text(connect.RenderRoute()));
     }
 
     [Fact]
@@ -275,16 +280,16 @@ public sealed class PeerJsonPinTests
     {
         var json = "{\"echo\":true,\"verbose\":false,\"pedantic\":false,\"user\":\"u\",\"pass\":\"p\",\"tls_required\":true,\"headers\":true," +
             "\"name\":\"S\",\"cluster\":\"c\",\"cluster_dynamic\":true,\"lnoc\":true,\"gateway\":\"G\",\"lang\":\"go\"}";
-        var connect = RouteConnect.Parse(Encoding.UTF8.GetBytes(json))!;
+        var connect = PeerConnect.Parse(Encoding.UTF8.GetBytes(json))!;
         Assert.Equal(("u", "p", "S", "c", "G", "go"), (connect.User, connect.Pass, connect.Name, connect.Cluster, connect.Gateway, connect.Lang));
         Assert.True(connect.TlsRequired && connect.Headers && connect.Dynamic && connect.Lnoc);
-        Assert.Null(RouteConnect.Parse("\"x\""u8));
+        Assert.Null(PeerConnect.Parse("\"x\""u8));
     }
 
     [Fact]
     public void LeafConnectWithEveryField()
     {
-        var connect = new LeafConnect
+        var connect = new PeerConnect
         {
             Version = "v",
             Jwt = "j",
@@ -303,14 +308,14 @@ public sealed class PeerJsonPinTests
         Assert.Equal(
             "CONNECT {\"version\":\"v\",\"jwt\":\"j\",\"sig\":\"s\",\"user\":\"u\",\"pass\":\"p\",\"tls_required\":false,\"server_id\":\"S\"," +
             "\"domain\":\"d\",\"name\":\"n\",\"is_hub\":true,\"cluster\":\"c\",\"headers\":true,\"jetstream\":true,\"deny_pub\":[\"x.>\"]}\r\n",
-            Text(connect.Render()));
+            Text(connect.RenderLeaf()));
     }
 
     [Fact]
     public void LeafConnectOmitsEmptyFields()
     {
-        var connect = new LeafConnect { Version = "v", DenyPub = [] };
-        Assert.Equal("CONNECT {\"version\":\"v\",\"tls_required\":false}\r\n", Text(connect.Render()));
+        var connect = new PeerConnect { Version = "v", DenyPub = [] };
+        Assert.Equal("CONNECT {\"version\":\"v\",\"tls_required\":false}\r\n", Text(connect.RenderLeaf()));
     }
 
     [Fact]
@@ -318,7 +323,7 @@ public sealed class PeerJsonPinTests
     {
         var json = "{\"version\":\"2.9.10\",\"user\":\"u\",\"pass\":\"p\",\"auth_token\":\"t\",\"tls_required\":false,\"server_id\":\"S\"," +
             "\"domain\":\"d\",\"name\":\"n\",\"is_hub\":true,\"cluster\":\"c\",\"headers\":true,\"jetstream\":true,\"deny_pub\":[\"a\",\"b\"]}";
-        var connect = LeafConnect.Parse(Encoding.UTF8.GetBytes(json))!;
+        var connect = PeerConnect.Parse(Encoding.UTF8.GetBytes(json))!;
         Assert.Equal(("2.9.10", "u", "p", "t", "S", "d", "n", "c"),
             (connect.Version, connect.User, connect.Pass, connect.Token, connect.ServerId, connect.Domain, connect.Name, connect.Cluster));
         Assert.True(connect.Hub && connect.Headers && connect.JetStream);
