@@ -42,8 +42,7 @@ internal static class GatewayConfigBinder
                 (gateway.Username, gateway.Password, gateway.AuthTimeout) = (auth.User, auth.Password, auth.Timeout);
                 break;
             case "tls":
-                // Gateway TLS is not there yet; starting without it would silently drop the encryption asked for.
-                errors.Add($"{v.Source}: gateway tls is not supported yet by nats-net-server");
+                gateway.TlsContext = Tls.TlsConfigBinder.BindContext(v, errors);
                 break;
             case "advertise":
                 gateway.Advertise = v.String();
@@ -98,7 +97,7 @@ internal static class GatewayConfigBinder
                         }
                         break;
                     case "tls":
-                        errors.Add($"{entry.Source}: gateway tls is not supported yet by nats-net-server");
+                        remote.TlsContext = Tls.TlsConfigBinder.BindContext(entry, errors);
                         break;
                     default:
                         return false;

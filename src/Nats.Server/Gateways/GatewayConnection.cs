@@ -40,7 +40,12 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         _remote = remote;
         Url = url;
         Name = remote?.Name ?? "";
-        Link = new Transport.RemoteLink(this, service.Server, socket, id, "gateway", "gid", logger) { PingCap = MaxPingInterval };
+        var tls = remote is null ? service.Options.TlsContext : service.TlsFor(remote.Name);
+        Link = new Transport.RemoteLink(this, service.Server, socket, id, "gateway", "gid", logger,
+            tls is null ? null : new Transport.PeerTls(tls, remote is not null, url?.IdnHost ?? "", RequireCertificate: true))
+        {
+            PingCap = MaxPingInterval,
+        };
         _interest = new RemoteInterest(this);
     }
 
@@ -316,7 +321,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
             RemoteId = info.ServerId;
             RemoteServerName = info.ServerName;
             _peerHeaders = info.Headers && !_service.Server.Options.NoHeaderSupport;
-            Link.Outbound.Append(_service.RenderConnect(Url));
+            Link.Outbound.Append(_service.RenderConnect(Url, tlsRequired: Link.Tls is not null));
             Link.Outbound.Append(_service.RenderInfo());
             if (!_service.RegisterOutbound(this))
             {

@@ -182,6 +182,8 @@ internal sealed class GatewayService
             Port = _advertisedPort,
             Headers = !options.NoHeaderSupport,
             AuthRequired = Options.AuthRequired,
+            TlsRequired = Options.TlsContext is not null,
+            TlsVerify = Options.TlsContext is not null,
             MaxPayload = options.MaxPayload,
             Gateway = Name,
             GatewayUrls = ClusterUrls(),
@@ -191,12 +193,16 @@ internal sealed class GatewayService
         }.Render(spaceBeforeCrLf: false);
     }
 
+    /// <summary>Go's gateway cfg TLSConfig: a configured remote's own tls {}, else the gateway's (implicit remotes too).</summary>
+    public Tls.TlsServerContext? TlsFor(string remote) =>
+        Options.Gateways.FirstOrDefault(g => g.Name == remote)?.TlsContext ?? Options.TlsContext;
+
     /// <summary>An interest-only switch command for <paramref name="account"/> (Go sends a bare Info with the gateway name).</summary>
     public byte[] RenderCommand(byte command, string account) =>
         new ServerInfo { Gateway = Name, GatewayCmd = command, GatewayCmdPayload = System.Text.Encoding.UTF8.GetBytes(account) }.Render(spaceBeforeCrLf: false);
 
     /// <summary>Go's sendGatewayConnect: credentials from the URL, else the gateway authorization's.</summary>
-    public byte[] RenderConnect(Uri? url)
+    public byte[] RenderConnect(Uri? url, bool tlsRequired)
     {
         var (user, pass) = Transport.UrlCredentials.Of(url, Options.Username, Options.Password);
         return new PeerConnect
@@ -204,6 +210,7 @@ internal sealed class GatewayService
             Echo = false,
             User = user,
             Pass = pass,
+            TlsRequired = tlsRequired,
             Name = _server.ServerId,
             Cluster = "",
             Gateway = Name,

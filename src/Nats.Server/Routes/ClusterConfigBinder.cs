@@ -45,8 +45,7 @@ internal static class ClusterConfigBinder
                 BindRoutes(cluster, v, errors, warnings);
                 break;
             case "tls":
-                // Route TLS is the next slice; starting without it would silently drop the encryption asked for.
-                errors.Add($"{v.Source}: cluster tls is not supported yet by nats-net-server");
+                cluster.TlsContext = Tls.TlsConfigBinder.BindContext(v, errors);
                 break;
             case "cluster_advertise":
             case "advertise":
