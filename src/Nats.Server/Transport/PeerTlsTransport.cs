@@ -34,20 +34,7 @@ internal sealed class PeerTlsTransport : ClientTransport
 
     public override TlsConnectionState? Tls => _state;
 
-    public override EndPoint? RemoteEndPoint
-    {
-        get
-        {
-            try
-            {
-                return _socket.RemoteEndPoint;
-            }
-            catch (ObjectDisposedException)
-            {
-                return null;
-            }
-        }
-    }
+    public override EndPoint? RemoteEndPoint => RemoteEndPointOf(_socket);
 
     /// <summary>Runs the handshake within the block's timeout; null when it succeeded, else Go's error text.</summary>
     public async Task<string?> HandshakeAsync(PeerTls tls)

@@ -69,6 +69,26 @@ public sealed class PeerJsonPinTests
     }
 
     [Fact]
+    public void ClientInfoEscapesWhatJsonMust()
+    {
+        // A value the cached cut cannot copy as is takes the full render, as Go's json.Marshal escapes it.
+        var line = new ClientInfoLine(new ServerInfo { ServerId = "N", Proto = 1, MaxPayload = 9 });
+        Assert.Equal(
+            "INFO {\"server_id\":\"N\",\"server_name\":\"\",\"version\":\"\",\"proto\":1,\"go\":\"\",\"host\":\"\",\"port\":0," +
+            "\"headers\":false,\"max_payload\":9,\"client_id\":3,\"nonce\":\"a\\\"b\"} \r\n",
+            Text(line.RenderForClient(3, "", "a\"b")));
+        Assert.Equal(Text(line.RenderForClient(3, "10.0.0.1", "n")), Text(new ServerInfo
+        {
+            ServerId = "N",
+            Proto = 1,
+            MaxPayload = 9,
+            ClientId = 3,
+            ClientIp = "10.0.0.1",
+            Nonce = "n",
+        }.Render()));
+    }
+
+    [Fact]
     public void RouteInfoWithEveryField()
     {
         var info = new ServerInfo
