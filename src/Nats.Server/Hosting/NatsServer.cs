@@ -366,6 +366,11 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             await _acceptLoop.ConfigureAwait(false);
         }
+        if (JetStream?.Meta is { } meta)
+        {
+            // Go's stepdownRaftNodes: leaders hand over while the routes still carry the transfer.
+            await meta.StepDownLeadersAsync().ConfigureAwait(false);
+        }
         if (SystemEvents is { } events)
         {
             // Go's shutdownEventing: the SHUTDOWN event goes out before the clients (and routes) are closed.
