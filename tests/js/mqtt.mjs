@@ -4,82 +4,11 @@
 // The server must listen for MQTT on 127.0.0.1:<mqtt-port> with JetStream enabled and an empty store.
 // Exit code 0 = passed; otherwise a message on stderr says what went wrong. Every wait is on an event
 // with a generous timeout, never a sleep.
-import mqtt from "mqtt";
 import { connect as natsConnect } from "@nats-io/transport-node";
+import { check, close, equal, open as openClient, runScenarios, withTimeout } from "./mqtt-common.mjs";
 
-const TIMEOUT_MS = 30_000;
-const dec = new TextDecoder();
-
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-function equal(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
-}
-
-function withTimeout(promise, what) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${TIMEOUT_MS} ms waiting for ${what}`)), TIMEOUT_MS);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-// Messages an MQTT.js client receives, in arrival order, awaited one at a time.
-class Inbox {
-  #queued = [];
-  #waiters = [];
-
-  push(message) {
-    const waiter = this.#waiters.shift();
-    if (waiter) waiter(message);
-    else this.#queued.push(message);
-  }
-
-  next(what) {
-    if (this.#queued.length > 0) return Promise.resolve(this.#queued.shift());
-    return withTimeout(new Promise((resolve) => this.#waiters.push(resolve)), what);
-  }
-
-  get pending() {
-    return this.#queued.length;
-  }
-}
-
-// Connects an MQTT.js client with automatic reconnects off, its inbox attached before CONNACK so a
-// persistent session's queued messages are not missed. Resolves with the client, the CONNACK and the inbox.
-async function open(port, clientId, options = {}) {
-  // A number is the MQTT port; a string is a ws:// URL (MQTT over WebSocket, path /mqtt).
-  const where = typeof port === "number" ? { host: "127.0.0.1", port, protocol: "mqtt" } : {};
-  const client = mqtt.connect(typeof port === "string" ? port : undefined, {
-    ...where,
-    protocolVersion: 4,
-    clientId,
-    clean: true,
-    reconnectPeriod: 0,
-    connectTimeout: TIMEOUT_MS,
-    keepalive: 60,
-    ...options,
-  });
-  const inbox = new Inbox();
-  client.on("message", (topic, payload, packet) =>
-    inbox.push({ topic, payload: payload.toString(), qos: packet.qos, retain: packet.retain, dup: packet.dup }));
-  const connack = await withTimeout(
-    new Promise((resolve, reject) => {
-      client.once("connect", resolve);
-      client.once("error", reject);
-      client.once("close", () => reject(new Error(`${clientId}: connection closed before CONNACK`)));
-    }),
-    `CONNACK for ${clientId}`,
-  );
-  client.removeAllListeners("error");
-  client.removeAllListeners("close");
-  client.on("error", (err) => console.error(`${clientId}: ${err?.message ?? err}`));
-  return { client, connack, inbox };
-}
+// An MQTT 3.1.1 client (keepalive 60 s); see open in mqtt-common.mjs.
+const open = (port, clientId, options = {}) => openClient(port, clientId, 4, { keepalive: 60, ...options });
 
 async function subscribe(client, filter, qos) {
   const granted = await withTimeout(client.subscribeAsync(filter, { qos }), `SUBACK for ${filter}`);
@@ -89,10 +18,6 @@ async function subscribe(client, filter, qos) {
 // QoS 1/2 publishes resolve on PUBACK / PUBCOMP.
 function publish(client, topic, payload, opts = {}) {
   return withTimeout(client.publishAsync(topic, payload, { qos: 0, ...opts }), `publish ${topic}`);
-}
-
-function close(client) {
-  return withTimeout(client.endAsync(), "DISCONNECT");
 }
 
 async function pubsub(port, qos) {
@@ -257,21 +182,4 @@ const scenarios = {
   },
 };
 
-const [port, url, name] = process.argv.slice(2);
-if (port === "--list") {
-  console.log(Object.keys(scenarios).join("\n"));
-  process.exit(0);
-}
-const scenario = scenarios[name];
-if (!scenario) {
-  console.error(`unknown scenario ${name}; usage: node mqtt.mjs <mqtt-port> <nats-url> <scenario>`);
-  process.exit(2);
-}
-try {
-  await scenario(/^\d+$/.test(port) ? Number(port) : port, url);
-  console.log(`PASS ${name}`);
-  process.exit(0);
-} catch (err) {
-  console.error(`FAIL ${name}: ${err?.stack ?? String(err)}`);
-  process.exit(1);
-}
+await runScenarios("mqtt.mjs", scenarios);

@@ -2,68 +2,11 @@
 // Usage: node mqtt5.mjs <mqtt-port | ws://host:port/mqtt> <nats-url> <scenario>   (node mqtt5.mjs --list prints the names)
 // Exit code 0 = passed; otherwise a message on stderr says what went wrong. Every wait is on an event with a
 // generous timeout, never a sleep.
-import mqtt from "mqtt";
 import { connect as natsConnect, headers as natsHeaders } from "@nats-io/transport-node";
+import { close, equal, open as openClient, runScenarios, withTimeout } from "./mqtt-common.mjs";
 
-const TIMEOUT_MS = 30_000;
-
-function equal(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
-}
-
-function withTimeout(promise, what) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${TIMEOUT_MS} ms waiting for ${what}`)), TIMEOUT_MS);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-class Inbox {
-  #queued = [];
-  #waiters = [];
-
-  push(message) {
-    const waiter = this.#waiters.shift();
-    if (waiter) waiter(message);
-    else this.#queued.push(message);
-  }
-
-  next(what) {
-    if (this.#queued.length > 0) return Promise.resolve(this.#queued.shift());
-    return withTimeout(new Promise((resolve) => this.#waiters.push(resolve)), what);
-  }
-}
-
-async function open(port, clientId, options = {}) {
-  const where = typeof port === "number" ? { host: "127.0.0.1", port, protocol: "mqtt" } : {};
-  const client = mqtt.connect(typeof port === "string" ? port : undefined, {
-    ...where,
-    protocolVersion: 5,
-    clientId,
-    clean: true,
-    reconnectPeriod: 0,
-    connectTimeout: TIMEOUT_MS,
-    ...options,
-  });
-  const inbox = new Inbox();
-  client.on("message", (topic, payload, packet) =>
-    inbox.push({ topic, payload: payload.toString(), qos: packet.qos, properties: packet.properties ?? {} }));
-  const connack = await withTimeout(
-    new Promise((resolve, reject) => {
-      client.once("connect", resolve);
-      client.once("error", reject);
-    }),
-    `CONNACK for ${clientId}`,
-  );
-  client.removeAllListeners("error");
-  client.on("error", (err) => console.error(`${clientId}: ${err?.message ?? err}`));
-  return { client, connack, inbox };
-}
-
-const close = (client) => withTimeout(client.endAsync(), "DISCONNECT");
+// An MQTT 5 client; see open in mqtt-common.mjs.
+const open = (port, clientId, options = {}) => openClient(port, clientId, 5, options);
 
 const scenarios = {
   // User properties, content type, response topic and correlation data between MQTT.js 5 clients, and
@@ -147,20 +90,4 @@ const scenarios = {
   },
 };
 
-const [, , port, url, name] = process.argv;
-if (port === "--list") {
-  console.log(Object.keys(scenarios).join("\n"));
-  process.exit(0);
-}
-const scenario = scenarios[name];
-if (!scenario) {
-  console.error(`unknown scenario ${name}; usage: node mqtt5.mjs <mqtt-port> <nats-url> <scenario>`);
-  process.exit(2);
-}
-try {
-  await scenario(/^\d+$/.test(port) ? Number(port) : port, url);
-  process.exit(0);
-} catch (err) {
-  console.error(err?.stack ?? err);
-  process.exit(1);
-}
+await runScenarios("mqtt5.mjs", scenarios);

@@ -118,7 +118,7 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
     private void SwitchLocked(GatewayConnection inbound)
     {
         var outbound = inbound.Link.Outbound;
-        outbound.Append(_service.RenderCommand(GatewayInfo.CmdAllSubsStart, _account.Name));
+        outbound.Append(_service.RenderCommand(GatewayCommand.AllSubsStart, _account.Name));
         foreach (var ((subject, queue), _) in _counts)
         {
             if (queue is null)
@@ -126,7 +126,7 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
                 outbound.AppendInterest(true, _account.NameUtf8, Encoding.UTF8.GetBytes(subject), default, 0);
             }
         }
-        outbound.Append(_service.RenderCommand(GatewayInfo.CmdAllSubsComplete, _account.Name));
+        outbound.Append(_service.RenderCommand(GatewayCommand.AllSubsComplete, _account.Name));
         _interestOnly.Add(inbound);
     }
 

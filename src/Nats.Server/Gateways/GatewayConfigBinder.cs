@@ -38,11 +38,11 @@ internal static class GatewayConfigBinder
                 gateway.Host = v.String();
                 break;
             case "authorization":
-                BindAuthorization(gateway, v, errors);
+                var auth = PeerAuthorizationBinder.BindSingleUser("Gateway", v, errors);
+                (gateway.Username, gateway.Password, gateway.AuthTimeout) = (auth.User, auth.Password, auth.Timeout);
                 break;
             case "tls":
-                // Gateway TLS is not there yet; starting without it would silently drop the encryption asked for.
-                errors.Add($"{v.Source}: gateway tls is not supported yet by nats-net-server");
+                gateway.TlsContext = Tls.TlsConfigBinder.BindContext(v, errors);
                 break;
             case "advertise":
                 gateway.Advertise = v.String();
@@ -61,56 +61,6 @@ internal static class GatewayConfigBinder
                 return false;
         }
         return true;
-    }
-
-    private static void BindAuthorization(GatewayOptions gateway, ConfigValue v, List<string> errors)
-    {
-        string? user = null, password = null, token = null;
-        double timeout = 0;
-        var users = false;
-        ConfigBlock.ForEach(v.Map(), errors, (key, item) =>
-        {
-            switch (key)
-            {
-                case "user":
-                case "username":
-                    user = item.String();
-                    break;
-                case "pass":
-                case "password":
-                    password = item.String();
-                    break;
-                case "token":
-                    token = item.String();
-                    break;
-                case "timeout":
-                    timeout = item.Value switch { long l => l, double d => d, _ => 0 };
-                    break;
-                case "users":
-                    users = true;
-                    break;
-                case "permissions":
-                case "default_permission":
-                case "default_permissions":
-                    break;
-                default:
-                    return false;
-            }
-            return true;
-        });
-        if (users)
-        {
-            errors.Add($"{v.Source}: Gateway authorization does not allow multiple users");
-            return;
-        }
-        if (!string.IsNullOrEmpty(token))
-        {
-            errors.Add($"{v.Source}: Gateway authorization does not support tokens");
-            return;
-        }
-        gateway.Username = user;
-        gateway.Password = password;
-        gateway.AuthTimeout = timeout > 0 ? TimeSpan.FromSeconds(timeout) : TimeSpan.FromSeconds(2);
     }
 
     private static List<GatewayRemote> BindGateways(ConfigValue v, List<string> errors)
@@ -147,7 +97,7 @@ internal static class GatewayConfigBinder
                         }
                         break;
                     case "tls":
-                        errors.Add($"{entry.Source}: gateway tls is not supported yet by nats-net-server");
+                        remote.TlsContext = Tls.TlsConfigBinder.BindContext(entry, errors);
                         break;
                     default:
                         return false;

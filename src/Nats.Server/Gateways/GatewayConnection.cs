@@ -2,8 +2,8 @@ using System.Net.Sockets;
 using System.Text;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
+using Nats.Server.Protocol;
 using Nats.Server.Routes;
-
 using static Nats.Server.Routes.PeerTokens;
 
 namespace Nats.Server.Gateways;
@@ -15,7 +15,7 @@ namespace Nats.Server.Gateways;
 /// CONNECT required under the auth timer, then it receives messages and sends our interest
 /// (<see cref="GatewayAccountInterest"/>). Messages flow outbound→inbound only, interest inbound→outbound.
 /// </summary>
-internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemoteLinkOwner
+internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemoteLinkOwner, Transport.ILiveLink
 {
     // Go's gwMaxPingInterval: gateways ping regardless of traffic, at most this far apart.
     private static readonly TimeSpan MaxPingInterval = TimeSpan.FromSeconds(15);
@@ -40,7 +40,12 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         _remote = remote;
         Url = url;
         Name = remote?.Name ?? "";
-        Link = new Transport.RemoteLink(this, service.Server, socket, id, "gateway", "gid", logger) { PingCap = MaxPingInterval };
+        var tls = remote is null ? service.Options.TlsContext : service.TlsFor(remote.Name);
+        Link = new Transport.RemoteLink(this, service.Server, socket, id, "gateway", "gid", logger,
+            tls is null ? null : new Transport.PeerTls(tls, remote is not null, url?.IdnHost ?? "", RequireCertificate: true))
+        {
+            PingCap = MaxPingInterval,
+        };
         _interest = new RemoteInterest(this);
     }
 
@@ -217,7 +222,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         {
             return;
         }
-        var connect = RouteConnect.Parse(json);
+        var connect = PeerConnect.Parse(json);
         if (connect is null)
         {
             ProtocolError("Processing Gateway Connect");
@@ -254,7 +259,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
 
     private void HandleInfo(ReadOnlySpan<byte> json)
     {
-        var info = GatewayInfo.Parse(json);
+        var info = ServerInfo.Parse(json);
         if (info is null)
         {
             ProtocolError("Processing Gateway Info");
@@ -281,7 +286,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         }
     }
 
-    private void HandleOutboundInfo(GatewayInfo info, bool first)
+    private void HandleOutboundInfo(ServerInfo info, bool first)
     {
         if (string.IsNullOrEmpty(info.Gateway))
         {
@@ -291,7 +296,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         }
         if (info.Gateway != Name)
         {
-            if (!first && info.GatewayCmd == GatewayInfo.CmdGossip)
+            if (!first && info.GatewayCmd == GatewayCommand.Gossip)
             {
                 _service.OnGossip(info.Gateway, info.GatewayUrls);
                 return;
@@ -316,7 +321,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
             RemoteId = info.ServerId;
             RemoteServerName = info.ServerName;
             _peerHeaders = info.Headers && !_service.Server.Options.NoHeaderSupport;
-            Link.Outbound.Append(_service.RenderConnect(Url));
+            Link.Outbound.Append(_service.RenderConnect(Url, tlsRequired: Link.Tls is not null));
             Link.Outbound.Append(_service.RenderInfo());
             if (!_service.RegisterOutbound(this))
             {
@@ -327,21 +332,22 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
             _logger.LogInformation("{Gateway} - Outbound gateway connection to \"{Name}\" ({Id}) registered", this, Name, info.ServerId);
             SchedulePing();
         }
-        else if (info.GatewayCmd is GatewayInfo.CmdAllSubsStart or GatewayInfo.CmdAllSubsComplete)
+        else if (info.GatewayCmd is GatewayCommand.AllSubsStart or GatewayCommand.AllSubsComplete)
         {
-            if (string.IsNullOrEmpty(info.GatewayCmdPayload))
+            var account = info.GatewayCmdPayload is { Length: > 0 } payload ? Encoding.UTF8.GetString(payload) : null;
+            if (account is null)
             {
-                var which = info.GatewayCmd == GatewayInfo.CmdAllSubsStart ? "start" : "complete";
+                var which = info.GatewayCmd == GatewayCommand.AllSubsStart ? "start" : "complete";
                 SendErrorAndLog($"Account absent from receive-all-subscriptions-{which} command");
                 Close("Protocol Violation");
             }
-            else if (info.GatewayCmd == GatewayInfo.CmdAllSubsStart)
+            else if (info.GatewayCmd == GatewayCommand.AllSubsStart)
             {
                 lock (_interestOnlyAccounts)
                 {
-                    if (!_interestOnlyAccounts.Contains(info.GatewayCmdPayload))
+                    if (!_interestOnlyAccounts.Contains(account))
                     {
-                        _interestOnlyAccounts.Add(info.GatewayCmdPayload);
+                        _interestOnlyAccounts.Add(account);
                     }
                 }
             }
@@ -384,7 +390,7 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         Link.SendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, publisher);
     }
 
-    internal void OnTick(long now)
+    public void OnTick(long now)
     {
         if (Link.IsClosed)
         {

@@ -18,6 +18,10 @@ internal sealed class GatewayOptions
     public bool RejectUnknown { get; set; }
     public List<GatewayRemote> Gateways { get; set; } = [];
 
+    /// <summary>The gateway's <c>tls {}</c>: inbound gateways are secured with it, and outbound ones without their own.
+    /// As Go, each side must show a certificate the CA vouches for.</summary>
+    public Tls.TlsServerContext? TlsContext { get; set; }
+
     /// <summary>Go's gateway.enabled: a name and a port.</summary>
     public bool Enabled => !string.IsNullOrEmpty(Name) && Port != 0;
     public bool AuthRequired => !string.IsNullOrEmpty(Username);
@@ -28,4 +32,7 @@ internal sealed class GatewayRemote
 {
     public string Name { get; set; } = "";
     public List<Uri> Urls { get; set; } = [];
+
+    /// <summary>This remote's own <c>tls {}</c>, used instead of the gateway's when dialling it.</summary>
+    public Tls.TlsServerContext? TlsContext { get; set; }
 }

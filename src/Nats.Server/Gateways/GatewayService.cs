@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
 using Nats.Server.Hosting;
+using Nats.Server.Protocol;
 using Nats.Server.Routes;
 
 namespace Nats.Server.Gateways;
@@ -25,17 +26,14 @@ internal sealed class GatewayService
 
     private readonly NatsServer _server;
     private readonly ILogger _logger;
-    private readonly CancellationTokenSource _stop = new();
     private readonly Lock _sync = new();
-    private readonly HashSet<GatewayConnection> _all = [];
+    private readonly Transport.LinkSet<GatewayConnection> _links = new();
     private readonly Dictionary<string, GatewayRemoteState> _remotes = new(StringComparer.Ordinal);
     private readonly Dictionary<string, GatewayConnection> _outbound = new(StringComparer.Ordinal);
-    private readonly List<Task> _tasks = [];
     private volatile GatewayConnection[] _inbound = [];
     private volatile GatewayConnection[] _outboundList = [];
     private (byte[] Name, GatewayAccountInterest Interest)[] _interest = [];
     private RouteListener? _listener;
-    private Timer? _tick;
     private string _host = "";
     private int _advertisedPort;
 
@@ -96,7 +94,7 @@ internal sealed class GatewayService
         _logger.LogInformation("Listening for gateways connections on {Host}:{Port}",
             string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, _listener.Port);
         _logger.LogInformation("Address for gateway \"{Name}\" is {Url}", Name, Url);
-        _listener.Start(_stop.Token);
+        _listener.Start(_links.Stopping);
         lock (_sync)
         {
             foreach (var remote in Options.Gateways)
@@ -108,27 +106,14 @@ internal sealed class GatewayService
                 }
                 var state = new GatewayRemoteState(this, remote.Name, remote.Urls, implicitRemote: false, _logger);
                 _remotes[remote.Name] = state;
-                _tasks.Add(state.Start(SolicitDelay, _stop.Token));
+                _links.Track(state.Start(SolicitDelay, _links.Stopping));
             }
         }
-        _tick = new Timer(_ => Tick(), null, TimeSpan.FromMilliseconds(250), TimeSpan.FromMilliseconds(250));
+        _links.StartTicking();
     }
 
-    public GatewayConnection StartConnection(Socket socket, GatewayRemoteState? remote, Uri? url)
-    {
-        var connection = new GatewayConnection(this, socket, _server.NextClientId(), remote, url, _logger);
-        lock (_sync)
-        {
-            _all.Add(connection);
-            _tasks.RemoveAll(t => t.IsCompleted);
-            _tasks.Add(Task.Run(connection.RunAsync));
-        }
-        if (_stop.IsCancellationRequested)
-        {
-            connection.Close("Server Shutdown");
-        }
-        return connection;
-    }
+    public GatewayConnection StartConnection(Socket socket, GatewayRemoteState? remote, Uri? url) =>
+        _links.Run(new GatewayConnection(this, socket, _server.NextClientId(), remote, url, _logger));
 
     /// <summary>Go's setGatewayInfoHostPort: the advertise address, else the listen host (any address resolved to
     /// the first non-loopback one).</summary>
@@ -188,7 +173,7 @@ internal sealed class GatewayService
     public byte[] RenderInfo()
     {
         var options = _server.Options;
-        return new GatewayInfo
+        return new ServerInfo
         {
             ServerId = _server.ServerId,
             ServerName = _server.ServerName,
@@ -197,38 +182,39 @@ internal sealed class GatewayService
             Port = _advertisedPort,
             Headers = !options.NoHeaderSupport,
             AuthRequired = Options.AuthRequired,
+            TlsRequired = Options.TlsContext is not null,
+            TlsVerify = Options.TlsContext is not null,
             MaxPayload = options.MaxPayload,
             Gateway = Name,
             GatewayUrls = ClusterUrls(),
             GatewayUrl = Url,
             GatewayNrp = true,
             GatewayIom = true,
-        }.Render();
+        }.Render(spaceBeforeCrLf: false);
     }
+
+    /// <summary>Go's gateway cfg TLSConfig: a configured remote's own tls {}, else the gateway's (implicit remotes too).</summary>
+    public Tls.TlsServerContext? TlsFor(string remote) =>
+        Options.Gateways.FirstOrDefault(g => g.Name == remote)?.TlsContext ?? Options.TlsContext;
 
     /// <summary>An interest-only switch command for <paramref name="account"/> (Go sends a bare Info with the gateway name).</summary>
     public byte[] RenderCommand(byte command, string account) =>
-        new GatewayInfo { Gateway = Name, GatewayCmd = command, GatewayCmdPayload = account }.Render();
+        new ServerInfo { Gateway = Name, GatewayCmd = command, GatewayCmdPayload = System.Text.Encoding.UTF8.GetBytes(account) }.Render(spaceBeforeCrLf: false);
 
     /// <summary>Go's sendGatewayConnect: credentials from the URL, else the gateway authorization's.</summary>
-    public byte[] RenderConnect(Uri? url)
+    public byte[] RenderConnect(Uri? url, bool tlsRequired)
     {
-        string? user = Options.Username, pass = Options.Password;
-        if (url is not null && url.UserInfo.Length > 0)
-        {
-            var colon = url.UserInfo.IndexOf(':');
-            user = Uri.UnescapeDataString(colon < 0 ? url.UserInfo : url.UserInfo[..colon]);
-            pass = colon < 0 ? null : Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
-        }
-        return new RouteConnect
+        var (user, pass) = Transport.UrlCredentials.Of(url, Options.Username, Options.Password);
+        return new PeerConnect
         {
             Echo = false,
             User = user,
             Pass = pass,
+            TlsRequired = tlsRequired,
             Name = _server.ServerId,
             Cluster = "",
             Gateway = Name,
-        }.Render();
+        }.RenderRoute();
     }
 
     public bool Authenticate(string? user, string? password)
@@ -283,7 +269,7 @@ internal sealed class GatewayService
 
     /// <summary>An inbound passed its handshake (Go's processGatewayInfo, first INFO of an inbound): our queue groups,
     /// an outbound back if we have none, the other gateways we know (gossip), then every account interest-only.</summary>
-    public void OnInboundRegistered(GatewayConnection inbound, GatewayInfo info)
+    public void OnInboundRegistered(GatewayConnection inbound, ServerInfo info)
     {
         lock (_sync)
         {
@@ -303,13 +289,13 @@ internal sealed class GatewayService
             var urls = remote.Urls.Select(u => $"{u.Host}:{u.Port}").ToList();
             if (urls.Count > 0)
             {
-                inbound.Link.Outbound.Append(new GatewayInfo
+                inbound.Link.Outbound.Append(new ServerInfo
                 {
                     ServerId = _server.ServerId,
                     Gateway = remote.Name,
                     GatewayUrls = urls,
-                    GatewayCmd = GatewayInfo.CmdGossip,
-                }.Render());
+                    GatewayCmd = GatewayCommand.Gossip,
+                }.Render(spaceBeforeCrLf: false));
             }
         }
         foreach (var (_, interest) in _interest)
@@ -337,14 +323,14 @@ internal sealed class GatewayService
         }
         lock (_sync)
         {
-            if (_remotes.ContainsKey(name) || _stop.IsCancellationRequested)
+            if (_remotes.ContainsKey(name) || _links.IsStopping)
             {
                 return;
             }
             var state = new GatewayRemoteState(this, name, [], implicitRemote: true, _logger);
             state.AddUrls(urls ?? []);
             _remotes[name] = state;
-            _tasks.Add(state.Start(TimeSpan.Zero, _stop.Token));
+            _links.Track(state.Start(TimeSpan.Zero, _links.Stopping));
         }
     }
 
@@ -360,20 +346,20 @@ internal sealed class GatewayService
     }
 
     /// <summary>Go's forwardNewGatewayToLocalCluster: our routes learn the gateway so every server dials it.</summary>
-    public void ForwardToCluster(GatewayInfo info)
+    public void ForwardToCluster(ServerInfo info)
     {
         if (_server.Cluster is not { } cluster)
         {
             return;
         }
-        var line = new GatewayInfo
+        var line = new ServerInfo
         {
             ServerId = "GW" + _server.ServerId,
             ServerName = _server.ServerName,
             Gateway = info.Gateway,
             GatewayUrls = info.GatewayUrls,
-            GatewayCmd = GatewayInfo.CmdGossip,
-        }.Render();
+            GatewayCmd = GatewayCommand.Gossip,
+        }.Render(spaceBeforeCrLf: false);
         foreach (var route in cluster.Table.Registered)
         {
             route.Outbound.Append(line);
@@ -480,9 +466,9 @@ internal sealed class GatewayService
 
     public void OnClosed(GatewayConnection connection)
     {
+        _links.Remove(connection);
         lock (_sync)
         {
-            _all.Remove(connection);
             if (connection.IsOutbound && _outbound.TryGetValue(connection.Name, out var current) && ReferenceEquals(current, connection))
             {
                 _outbound.Remove(connection.Name);
@@ -502,39 +488,5 @@ internal sealed class GatewayService
         }
     }
 
-    private void Tick()
-    {
-        var now = Environment.TickCount64;
-        GatewayConnection[] all;
-        lock (_sync)
-        {
-            all = [.. _all];
-        }
-        foreach (var connection in all)
-        {
-            connection.OnTick(now);
-        }
-    }
-
-    public async Task ShutdownAsync()
-    {
-        _stop.Cancel();
-        _tick?.Dispose();
-        if (_listener is not null)
-        {
-            await _listener.StopAsync().ConfigureAwait(false);
-        }
-        GatewayConnection[] all;
-        Task[] tasks;
-        lock (_sync)
-        {
-            all = [.. _all];
-            tasks = [.. _tasks];
-        }
-        foreach (var connection in all)
-        {
-            connection.Close("Server Shutdown");
-        }
-        await Task.WhenAny(Task.WhenAll(tasks), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
-    }
+    public Task ShutdownAsync() => _links.ShutdownAsync(() => _listener?.StopAsync() ?? Task.CompletedTask);
 }

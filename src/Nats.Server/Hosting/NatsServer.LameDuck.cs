@@ -102,8 +102,9 @@ internal sealed partial class NatsServer
     /// <summary>Go's sendLDMToClients: one INFO with "ldm":true to each client that takes async INFO.</summary>
     private void SendLameDuckInfo(List<ClientConnection> clients)
     {
-        var info = BuildInfo(Options, _authenticator);
-        info.LameDuckMode = true;
+        var ldm = BuildInfo(Options, _authenticator);
+        ldm.LameDuckMode = true;
+        var info = new ClientInfoLine(ldm);
         foreach (var client in clients)
         {
             client.Reload.TrySendAsyncInfo(info.RenderForClient(client.Id, client.RemoteIp));

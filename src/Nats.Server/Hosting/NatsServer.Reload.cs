@@ -131,7 +131,7 @@ internal sealed partial class NatsServer
                 _logger.LogError("Error opening log file: {Error}", e.Message);
             }
         }
-        _info = BuildInfo(newOptions, _authenticator);
+        _info = new ClientInfoLine(BuildInfo(newOptions, _authenticator));
         foreach (var client in _clients.Values)
         {
             // Every client reads limits and timers from its options; the trace flag is cached per client.
@@ -158,7 +158,7 @@ internal sealed partial class NatsServer
     {
         var authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
         _authenticator = WithCallout(authenticator, options);
-        _info = BuildInfo(options, _authenticator);
+        _info = new ClientInfoLine(BuildInfo(options, _authenticator));
         // Clients the auth callout admitted keep what it granted (Go would ask the service again).
         var clients = _clients.Values.Where(c => c.ConnectReceived && !c.IsClosed && !(options.AuthCallout is { } callout && c.Reload.AdmittedByCallout(callout))).ToList();
         var remaining = new List<ClientConnection>(clients.Count);

@@ -8,7 +8,7 @@ namespace Nats.Server.Hosting;
 internal sealed partial class NatsServer
 {
     private WebSocketListener? _webSocket;
-    private volatile ServerInfo? _webSocketInfo;
+    private volatile ClientInfoLine? _webSocketInfo;
     private volatile IClientAuthenticator? _webSocketAuthenticator;
 
     /// <summary>The bound WebSocket port; 0 when there is no websocket {} listener.</summary>
@@ -27,18 +27,19 @@ internal sealed partial class NatsServer
         _webSocket = listener;
         var info = BuildInfo(Options, authenticator);
         // TLS of a WebSocket is the HTTPS of its upgrade, never a NATS-level upgrade: INFO says so.
-        _webSocketInfo = new ServerInfo
+        _webSocketInfo = new ClientInfoLine(new Protocol.ServerInfo
         {
             ServerId = info.ServerId,
             ServerName = info.ServerName,
             Version = info.Version,
-            RuntimeVersion = info.RuntimeVersion,
+            Proto = info.Proto,
+            Go = info.Go,
             Host = info.Host,
             Port = info.Port,
             Headers = info.Headers,
             AuthRequired = info.AuthRequired || ws.AuthOverride,
             MaxPayload = info.MaxPayload,
-        };
+        });
     }
 
     private async Task StopWebSocketAsync()

@@ -34,7 +34,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
     private Task? _acceptLoop;
     private Timer? _heartbeat;
     private IdleMemoryTrimmer? _trimmer;
-    private volatile ServerInfo? _info;
+    private volatile ClientInfoLine? _info;
     private volatile ServerOptions _options;
     private volatile IClientAuthenticator _authenticator;
     private long _nextClientId;
@@ -183,7 +183,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             return;
         }
-        var info = BuildInfo(Options, _authenticator);
+        var info = new ClientInfoLine(BuildInfo(Options, _authenticator));
         _info = info;
         foreach (var client in _clients.Values)
         {
@@ -261,7 +261,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _listener = listener;
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
 
-        _info = BuildInfo(Options, _authenticator);
+        _info = new ClientInfoLine(BuildInfo(Options, _authenticator));
         await StartWebSocketAsync(cancellationToken).ConfigureAwait(false);
 
         if (SystemAccount is { } system)
@@ -526,12 +526,13 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// <summary>Admits a connection a listener other than the client port accepted (WebSocket).</summary>
     internal ClientConnection AdmitClient(ClientTransport transport) => _admission.Admit(transport);
 
-    private ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()
+    private Protocol.ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()
     {
         ServerId = ServerId,
         ServerName = ServerName,
         Version = FeatureLevelVersion,
-        RuntimeVersion = "dotnet" + Environment.Version,
+        Proto = 1,
+        Go = "dotnet" + Environment.Version,
         Host = options.Host,
         Port = Port,
         Headers = !options.NoHeaderSupport,
@@ -543,7 +544,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
         MaxPayload = options.MaxPayload,
         JetStream = options.JetStream.Enabled,
         Domain = options.JetStream.Enabled && options.JetStream.Domain != "" ? options.JetStream.Domain : null,
-        ConnectUrls = _clusterConnectUrls,
+        ConnectUrls = _clusterConnectUrls is { Length: > 0 } urls ? [.. urls] : null,
     };
 
     private void Heartbeat()

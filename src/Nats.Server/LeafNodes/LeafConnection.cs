@@ -4,6 +4,7 @@ using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
+using Nats.Server.Protocol;
 using Nats.Server.Routes;
 using static Nats.Server.Routes.PeerTokens;
 
@@ -16,7 +17,7 @@ namespace Nats.Server.LeafNodes;
 /// <see cref="RemoteInterest"/> as subscriptions of the bound account; what we tell the peer is
 /// <see cref="LeafSubjectMap"/>; messages go out on the same <see cref="RouteOutbound"/> a route has (LMSG, no account).
 /// </summary>
-internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLinkOwner
+internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLinkOwner, Transport.ILiveLink
 {
     // Go's DEFAULT_LEAFNODE_INFO_WAIT and connectProcessTimeout.
     private static readonly TimeSpan InfoWait = TimeSpan.FromSeconds(1);
@@ -323,7 +324,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
         {
             return;
         }
-        var connect = LeafConnect.Parse(json);
+        var connect = PeerConnect.Parse(json);
         if (connect is null)
         {
             ProtocolError("Processing Leaf Connect");
@@ -391,7 +392,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
 
     private void HandleInfo(ReadOnlySpan<byte> json)
     {
-        var info = LeafInfo.Parse(json);
+        var info = ServerInfo.Parse(json);
         if (info is null)
         {
             ProtocolError("Processing Leaf Info");
@@ -489,7 +490,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
     }
 
     /// <summary>The service's periodic check: handshake deadlines, write deadline, PINGs and stale detection.</summary>
-    internal void OnTick(long now)
+    public void OnTick(long now)
     {
         if (IsClosed)
         {

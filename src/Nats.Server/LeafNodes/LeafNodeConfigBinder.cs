@@ -73,36 +73,21 @@ internal static class LeafNodeConfigBinder
 
     private static void BindAuthorization(LeafNodeOptions leaf, ConfigValue v, List<string> errors)
     {
-        ConfigBlock.ForEach(v.Map(), errors, (key, item) =>
+        var auth = PeerAuthorizationBinder.Bind(v, errors, (key, item) =>
         {
             switch (key)
             {
-                case "user":
-                case "username":
-                    leaf.Username = item.String();
-                    break;
-                case "pass":
-                case "password":
-                    leaf.Password = item.String();
-                    break;
-                case "timeout":
-                    leaf.AuthTimeout = TimeSpan.FromSeconds(item.Value switch { long l => l, double d => d, _ => 0 });
-                    break;
                 case "account":
                     leaf.Account = item.String();
-                    break;
+                    return true;
                 case "users":
                     leaf.Users = BindUsers(item, errors);
-                    break;
+                    return true;
                 default:
                     return false;
             }
-            return true;
         });
-        if (leaf.AuthTimeout <= TimeSpan.Zero)
-        {
-            leaf.AuthTimeout = TimeSpan.FromSeconds(2);
-        }
+        (leaf.Username, leaf.Password, leaf.AuthTimeout) = (auth.User, auth.Password, auth.Timeout);
         if (leaf.Users.Count > 0)
         {
             if (!string.IsNullOrEmpty(leaf.Username))

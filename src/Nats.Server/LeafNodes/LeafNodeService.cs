@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
 using Nats.Server.Hosting;
+using Nats.Server.Protocol;
 using Nats.Server.Routes;
 
 namespace Nats.Server.LeafNodes;
@@ -17,15 +18,12 @@ internal sealed class LeafNodeService
 {
     private readonly NatsServer _server;
     private readonly ILogger _logger;
-    private readonly CancellationTokenSource _stop = new();
     private readonly Lock _sync = new();
-    private readonly HashSet<LeafConnection> _all = [];
+    private readonly Transport.LinkSet<LeafConnection> _links = new();
     private readonly Dictionary<Account, LeafAccountInterest> _interest = [];
     private readonly List<LeafSolicitor> _solicitors = [];
-    private readonly List<Task> _tasks = [];
     private volatile LeafConnection[] _registered = [];
     private RouteListener? _listener;
-    private Timer? _tick;
     private string _host = "";
     private int _advertisedPort;
 
@@ -62,7 +60,7 @@ internal sealed class LeafNodeService
             (_host, _advertisedPort) = AdvertisedAddress();
             _logger.LogInformation("Listening for leafnode connections on {Host}:{Port}",
                 string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, _listener.Port);
-            _listener.Start(_stop.Token);
+            _listener.Start(_links.Stopping);
         }
         foreach (var remote in Options.Remotes)
         {
@@ -74,27 +72,14 @@ internal sealed class LeafNodeService
             lock (_sync)
             {
                 _solicitors.Add(solicitor);
-                _tasks.Add(solicitor.Start(_stop.Token));
             }
+            _links.Track(solicitor.Start(_links.Stopping));
         }
-        _tick = new Timer(_ => Tick(), null, TimeSpan.FromMilliseconds(250), TimeSpan.FromMilliseconds(250));
+        _links.StartTicking();
     }
 
-    public LeafConnection StartConnection(Socket socket, LeafSolicitor? solicitor, Uri? url)
-    {
-        var connection = new LeafConnection(this, socket, _server.NextClientId(), solicitor, url, _logger);
-        lock (_sync)
-        {
-            _all.Add(connection);
-            _tasks.RemoveAll(t => t.IsCompleted);
-            _tasks.Add(Task.Run(connection.RunAsync));
-        }
-        if (_stop.IsCancellationRequested)
-        {
-            connection.Close("Server Shutdown");
-        }
-        return connection;
-    }
+    public LeafConnection StartConnection(Socket socket, LeafSolicitor? solicitor, Uri? url) =>
+        _links.Run(new LeafConnection(this, socket, _server.NextClientId(), solicitor, url, _logger));
 
     /// <summary>Go's setLeafNodeInfoHostPortAndIP: the advertise address, else the listen host (any address resolved to
     /// the first non-loopback one).</summary>
@@ -140,21 +125,25 @@ internal sealed class LeafNodeService
     {
         var options = _server.Options;
         var hostPort = _host.Contains(':') ? $"[{_host}]:{_advertisedPort}" : $"{_host}:{_advertisedPort}";
-        return new LeafInfo
+        return new ServerInfo
         {
             ServerId = _server.ServerId,
             ServerName = _server.ServerName,
             Version = NatsServer.FeatureLevelVersion,
+            Proto = 1,
             Go = "dotnet" + Environment.Version,
             Host = _host,
             Port = _advertisedPort,
             Headers = !options.NoHeaderSupport,
+            // Go always asks a leaf for credentials: its CONNECT binds the account.
+            AuthRequired = true,
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream.Enabled,
             Domain = options.JetStream.Domain,
             Ip = hostPort,
             ClientId = clientId,
             Nonce = nonce,
+            InfoOnConnect = true,
             ConnectInfo = connectInfo,
             LeafNodeUrls = [hostPort],
             RemoteAccount = remoteAccount,
@@ -164,15 +153,9 @@ internal sealed class LeafNodeService
     /// <summary>Our CONNECT on a remote (Go's sendLeafConnect): credentials from the URL; deny_imports travel as deny_pub.</summary>
     public byte[] BuildConnect(LeafRemote remote, Uri? url)
     {
-        string? user = null, pass = null;
-        if (url is not null && url.UserInfo.Length > 0)
-        {
-            var colon = url.UserInfo.IndexOf(':');
-            user = Uri.UnescapeDataString(colon < 0 ? url.UserInfo : url.UserInfo[..colon]);
-            pass = colon < 0 ? null : Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
-        }
+        var (user, pass) = Transport.UrlCredentials.Of(url);
         var options = _server.Options;
-        return new LeafConnect
+        return new PeerConnect
         {
             Version = NatsServer.FeatureLevelVersion,
             User = user,
@@ -185,7 +168,7 @@ internal sealed class LeafNodeService
             Headers = !options.NoHeaderSupport,
             JetStream = options.JetStream.Enabled,
             DenyPub = remote.DenyImports.Count > 0 ? remote.DenyImports : null,
-        }.Render();
+        }.RenderLeaf();
     }
 
     /// <summary>Go's isLeafNodeAuthorized for the <c>leafnodes.authorization</c> block: the account the leaf binds to,
@@ -270,9 +253,9 @@ internal sealed class LeafNodeService
     public void OnClosed(LeafConnection connection)
     {
         LeafAccountInterest? interest = null;
+        _links.Remove(connection);
         lock (_sync)
         {
-            _all.Remove(connection);
             _registered = [.. _registered.Where(c => !ReferenceEquals(c, connection))];
             if (connection.Account is { } account)
             {
@@ -282,39 +265,5 @@ internal sealed class LeafNodeService
         interest?.Detach(connection);
     }
 
-    private void Tick()
-    {
-        var now = Environment.TickCount64;
-        LeafConnection[] all;
-        lock (_sync)
-        {
-            all = [.. _all];
-        }
-        foreach (var connection in all)
-        {
-            connection.OnTick(now);
-        }
-    }
-
-    public async Task ShutdownAsync()
-    {
-        _stop.Cancel();
-        _tick?.Dispose();
-        if (_listener is not null)
-        {
-            await _listener.StopAsync().ConfigureAwait(false);
-        }
-        LeafConnection[] all;
-        Task[] tasks;
-        lock (_sync)
-        {
-            all = [.. _all];
-            tasks = [.. _tasks];
-        }
-        foreach (var connection in all)
-        {
-            connection.Close("Server Shutdown");
-        }
-        await Task.WhenAny(Task.WhenAll(tasks), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
-    }
+    public Task ShutdownAsync() => _links.ShutdownAsync(() => _listener?.StopAsync() ?? Task.CompletedTask);
 }

@@ -38,14 +38,14 @@ internal static class ClusterConfigBinder
                 cluster.Host = v.String();
                 break;
             case "authorization":
-                BindAuthorization(cluster, v, errors);
+                var auth = PeerAuthorizationBinder.BindSingleUser("Cluster", v, errors);
+                (cluster.Username, cluster.Password, cluster.AuthTimeout) = (auth.User, auth.Password, auth.Timeout);
                 break;
             case "routes":
                 BindRoutes(cluster, v, errors, warnings);
                 break;
             case "tls":
-                // Route TLS is the next slice; starting without it would silently drop the encryption asked for.
-                errors.Add($"{v.Source}: cluster tls is not supported yet by nats-net-server");
+                cluster.TlsContext = Tls.TlsConfigBinder.BindContext(v, errors);
                 break;
             case "cluster_advertise":
             case "advertise":
@@ -93,58 +93,6 @@ internal static class ClusterConfigBinder
             default:
                 throw new ConfigBindException(v, $"expected port or host:port, got {v.GoTypeName}");
         }
-    }
-
-    private static void BindAuthorization(ClusterOptions cluster, ConfigValue v, List<string> errors)
-    {
-        var map = v.Map();
-        string? user = null, password = null, token = null;
-        double timeout = 0;
-        var users = false;
-        foreach (var (key, item) in map)
-        {
-            switch (key)
-            {
-                case "user":
-                case "username":
-                    user = item.String();
-                    break;
-                case "pass":
-                case "password":
-                    password = item.String();
-                    break;
-                case "token":
-                    token = item.String();
-                    break;
-                case "timeout":
-                    timeout = item.Value switch { long l => l, double d => d, _ => 1 };
-                    break;
-                case "users":
-                    users = true;
-                    break;
-                case "permissions":
-                case "default_permission":
-                case "default_permissions":
-                    break;
-                default:
-                    if (!item.UsedAsVariable)
-                    {
-                        errors.Add($"{item.Source}: unknown field \"{key}\"");
-                    }
-                    break;
-            }
-        }
-        if (users)
-        {
-            throw new ConfigBindException(v, $"Cluster authorization does not allow multiple users");
-        }
-        if (!string.IsNullOrEmpty(token))
-        {
-            throw new ConfigBindException(v, $"Cluster authorization does not support tokens");
-        }
-        cluster.Username = user;
-        cluster.Password = password;
-        cluster.AuthTimeout = timeout == 0 ? TimeSpan.FromSeconds(2) : TimeSpan.FromSeconds(timeout);
     }
 
     private static void BindRoutes(ClusterOptions cluster, ConfigValue v, List<string> errors, List<string> warnings)

@@ -36,5 +36,8 @@ public sealed class ClusterOptions
     /// <summary>2.10's pool_size, accepted and ignored: toward 2.9 peers there is one route per server pair.</summary>
     public int PoolSize { get; set; }
 
+    /// <summary>The cluster's <c>tls {}</c>: every route is secured with it, and (as Go) each side must show a certificate the CA vouches for.</summary>
+    public Tls.TlsServerContext? TlsContext { get; set; }
+
     public bool AuthRequired => !string.IsNullOrEmpty(Username);
 }

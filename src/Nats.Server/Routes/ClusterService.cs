@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Configuration;
 using Nats.Server.Hosting;
+using Nats.Server.Protocol;
 
 namespace Nats.Server.Routes;
 
@@ -17,14 +18,12 @@ internal sealed class ClusterService
 {
     private readonly NatsServer _server;
     private readonly ILogger _logger;
-    private readonly CancellationTokenSource _stop = new();
     private readonly List<RouteSolicitor> _solicitors = [];
     private readonly HashSet<string> _implicitDials = new(StringComparer.Ordinal);
     private readonly Dictionary<string, int> _peerClientUrls = new(StringComparer.Ordinal);
     private readonly Lock _sync = new();
-    private readonly List<Task> _tasks = [];
+    private readonly Transport.LinkSet<RouteConnection> _links = new();
     private RouteListener? _listener;
-    private Timer? _tick;
     private volatile string _clusterName;
     private volatile bool _dynamic;
     private string[] _ownClientUrls = [];
@@ -63,46 +62,34 @@ internal sealed class ClusterService
         _listener = new RouteListener(socket => StartRoute(socket, solicited: false, url: null, configured: false), "route", Options.Host, Options.Port, _logger);
         _logger.LogInformation("Listening for route connections on {Host}:{Port}",
             string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, _listener.Port);
-        _listener.Start(_stop.Token);
+        _listener.Start(_links.Stopping);
         foreach (var url in Options.Routes)
         {
             var solicitor = new RouteSolicitor(this, url, isExplicit: true, _logger);
             lock (_sync)
             {
                 _solicitors.Add(solicitor);
-                _tasks.Add(solicitor.Start(_stop.Token));
             }
+            _links.Track(solicitor.Start(_links.Stopping));
         }
-        _tick = new Timer(_ => Tick(), null, TimeSpan.FromMilliseconds(250), TimeSpan.FromMilliseconds(250));
+        _links.StartTicking();
     }
 
     /// <summary>Creates and runs a route over a connected socket (accepted or dialled).</summary>
     public RouteConnection StartRoute(Socket socket, bool solicited, Uri? url, bool configured)
     {
         var id = _server.NextClientId();
-        var route = new RouteConnection(this, socket, id, solicited, url, configured, _logger);
-        Table.Track(route);
-        var task = Task.Run(route.RunAsync);
-        lock (_sync)
-        {
-            _tasks.RemoveAll(t => t.IsCompleted);
-            _tasks.Add(task);
-        }
-        if (_stop.IsCancellationRequested)
-        {
-            route.Close("Server Shutdown");
-        }
-        return route;
+        return _links.Run(new RouteConnection(this, socket, id, solicited, url, configured, _logger));
     }
 
     /// <summary>Our route INFO (with a nonce on the accepting side), Go's generateRouteInfoJSON.</summary>
     public byte[] RenderInfo(string? nonce) => BuildInfo(nonce).Render();
 
-    private RouteInfo BuildInfo(string? nonce)
+    private ServerInfo BuildInfo(string? nonce)
     {
         var options = _server.Options;
         var (host, port, ip) = AdvertisedAddress();
-        return new RouteInfo
+        return new ServerInfo
         {
             ServerId = _server.ServerId,
             ServerName = _server.ServerName,
@@ -113,6 +100,8 @@ internal sealed class ClusterService
             Port = port,
             Headers = !options.NoHeaderSupport,
             AuthRequired = Options.AuthRequired,
+            TlsRequired = Options.TlsContext is not null,
+            TlsVerify = Options.TlsContext is not null,
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream.Enabled,
             Ip = ip,
@@ -148,23 +137,19 @@ internal sealed class ClusterService
     /// <summary>Our CONNECT on a route we dialled; credentials from the URL, else our own cluster's (gossiped routes).</summary>
     public byte[] RenderConnect(Uri? url)
     {
-        string? user = Options.Username, pass = Options.Password;
-        if (url is not null && url.UserInfo.Length > 0)
+        var (user, pass) = Transport.UrlCredentials.Of(url, Options.Username, Options.Password);
+        return new PeerConnect
         {
-            var colon = url.UserInfo.IndexOf(':');
-            user = Uri.UnescapeDataString(colon < 0 ? url.UserInfo : url.UserInfo[..colon]);
-            pass = colon < 0 ? null : Uri.UnescapeDataString(url.UserInfo[(colon + 1)..]);
-        }
-        return new RouteConnect
-        {
+            Echo = true,
             User = user,
             Pass = pass,
+            TlsRequired = Options.TlsContext is not null,
             Headers = !_server.Options.NoHeaderSupport,
             Name = _server.ServerId,
             Cluster = _clusterName,
             Dynamic = _dynamic,
             Lnoc = true,
-        }.Render();
+        }.RenderRoute();
     }
 
     public bool Authenticate(string? user, string? password)
@@ -197,7 +182,7 @@ internal sealed class ClusterService
             _dynamic = peerDynamic;
         }
         _logger.LogInformation("Cluster name updated to {Name}", name);
-        foreach (var route in Table.All)
+        foreach (var route in _links.All)
         {
             if (!ReferenceEquals(route, via))
             {
@@ -240,7 +225,7 @@ internal sealed class ClusterService
     }
 
     /// <summary>A peer's new INFO: its client URLs (gone in lame duck mode) follow.</summary>
-    public void OnPeerInfoUpdated(RouteConnection route, RouteInfo? previous, RouteInfo current)
+    public void OnPeerInfoUpdated(RouteConnection route, ServerInfo? previous, ServerInfo current)
     {
         if (previous is not null && !previous.LameDuckMode)
         {
@@ -253,7 +238,7 @@ internal sealed class ClusterService
     }
 
     /// <summary>Gossip: a server we are not connected to, reachable at its INFO's <c>ip</c>; dial it once.</summary>
-    public void OnGossip(RouteInfo info)
+    public void OnGossip(ServerInfo info)
     {
         if (info.ServerId == _server.ServerId || Table.IsConnected(info.ServerId) || string.IsNullOrEmpty(info.Ip))
         {
@@ -272,13 +257,13 @@ internal sealed class ClusterService
         }
         lock (_sync)
         {
-            if (_stop.IsCancellationRequested || !_implicitDials.Add(info.ServerId))
+            if (_links.IsStopping || !_implicitDials.Add(info.ServerId))
             {
                 return;
             }
             var solicitor = new RouteSolicitor(this, url, isExplicit: false, _logger);
-            var task = solicitor.Start(_stop.Token);
-            _tasks.Add(task);
+            var task = solicitor.Start(_links.Stopping);
+            _links.Track(task);
             task.ContinueWith(_ =>
             {
                 lock (_sync)
@@ -305,6 +290,7 @@ internal sealed class ClusterService
 
     public void OnRouteClosed(RouteConnection route, bool registered)
     {
+        _links.Remove(route);
         if (Table.Remove(route) && route.RemoteInfo is { LameDuckMode: false } info)
         {
             RemovePeerClientUrls(info.ConnectUrls);
@@ -414,15 +400,6 @@ internal sealed class ClusterService
 
     private static string Join(string host, int port) => host.Contains(':') && !host.StartsWith('[') ? $"[{host}]:{port}" : $"{host}:{port}";
 
-    private void Tick()
-    {
-        var now = Environment.TickCount64;
-        foreach (var route in Table.All)
-        {
-            route.OnTick(now);
-        }
-    }
-
     /// <summary>Lame duck mode: peers are told (INFO ldm) so they stop advertising our client URLs.</summary>
     public void AnnounceLameDuck()
     {
@@ -433,25 +410,7 @@ internal sealed class ClusterService
         }
     }
 
-    public async Task ShutdownAsync()
-    {
-        _stop.Cancel();
-        _tick?.Dispose();
-        if (_listener is not null)
-        {
-            await _listener.StopAsync().ConfigureAwait(false);
-        }
-        foreach (var route in Table.All)
-        {
-            route.Close("Server Shutdown");
-        }
-        Task[] tasks;
-        lock (_sync)
-        {
-            tasks = [.. _tasks];
-        }
-        await Task.WhenAny(Task.WhenAll(tasks), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
-    }
+    public Task ShutdownAsync() => _links.ShutdownAsync(() => _listener?.StopAsync() ?? Task.CompletedTask);
 
     private static string NewDynamicName()
     {

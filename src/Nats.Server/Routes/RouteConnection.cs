@@ -4,7 +4,7 @@ using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
 using Nats.Server.Clients;
 using Nats.Server.Configuration;
-
+using Nats.Server.Protocol;
 using static Nats.Server.Routes.PeerTokens;
 
 namespace Nats.Server.Routes;
@@ -16,7 +16,7 @@ namespace Nats.Server.Routes;
 /// router sends back here as RMSG (<see cref="SendMessage"/>); what the peer sends is delivered to
 /// local subscribers only, through the route's own <see cref="Delivery.MessageOrigin"/> (never to another route).
 /// </summary>
-internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLinkOwner
+internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLinkOwner, Transport.ILiveLink
 {
     private readonly ClusterService _cluster;
     private readonly ILogger _logger;
@@ -36,7 +36,8 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         Solicited = solicited;
         Url = url;
         IsConfigured = configured;
-        Link = new Transport.RemoteLink(this, cluster.Server, socket, id, "route", "rid", logger);
+        Link = new Transport.RemoteLink(this, cluster.Server, socket, id, "route", "rid", logger,
+            cluster.Options.TlsContext is { } tls ? new Transport.PeerTls(tls, solicited, url?.IdnHost ?? "", RequireCertificate: true) : null);
         _interest = new RemoteInterest(this);
         // Go's first route PING: min(ping_interval, 1 s) plus up to 20 % jitter.
         var first = Math.Min(1000, (long)cluster.Server.Options.PingInterval.TotalMilliseconds);
@@ -59,7 +60,7 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
     /// <summary>The peer's server id: from its CONNECT (accepting side) or its INFO.</summary>
     public string RemoteId { get; private set; } = "";
     public string RemoteName { get; private set; } = "";
-    public RouteInfo? RemoteInfo { get; private set; }
+    public ServerInfo? RemoteInfo { get; private set; }
     public string? ClosedReason => Link.ClosedReason;
     public TimeSpan Rtt => Link.Rtt;
     public Task Closed => Link.Closed;
@@ -240,7 +241,7 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
 
     private void HandleConnect(ReadOnlySpan<byte> json)
     {
-        var connect = RouteConnect.Parse(json);
+        var connect = PeerConnect.Parse(json);
         if (connect is null)
         {
             ProtocolError("Processing Route Connect");
@@ -283,7 +284,7 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
 
     private void HandleInfo(ReadOnlySpan<byte> json)
     {
-        var info = RouteInfo.Parse(json);
+        var info = ServerInfo.Parse(json);
         if (info is null)
         {
             ProtocolError("Processing Route Info");
@@ -319,7 +320,7 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         }
     }
 
-    private void HandleFirstInfo(RouteInfo info)
+    private void HandleFirstInfo(ServerInfo info)
     {
         if (info.ServerId == _cluster.Server.ServerId)
         {
@@ -364,7 +365,7 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
     }
 
     /// <summary>The cluster's periodic check: auth timeout, then the link's write deadline, PINGs and stale detection.</summary>
-    internal void OnTick(long now)
+    public void OnTick(long now)
     {
         if (IsClosed)
         {

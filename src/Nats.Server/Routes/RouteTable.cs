@@ -3,37 +3,17 @@ namespace Nats.Server.Routes;
 /// <summary>
 /// The routes by peer server id (Go's s.routes/s.remotes): the second connection registered for an id
 /// is a duplicate and is closed; <see cref="Registered"/> is a snapshot array that interest updates and
-/// gossip walk without a lock or an allocation.
+/// gossip walk without a lock or an allocation. The connections still in their handshake live in the
+/// cluster's link set only.
 /// </summary>
 internal sealed class RouteTable
 {
     private readonly Lock _sync = new();
     private readonly Dictionary<string, RouteConnection> _byId = new(StringComparer.Ordinal);
-    private readonly HashSet<RouteConnection> _all = [];
     private volatile RouteConnection[] _registered = [];
 
     /// <summary>Routes past their first INFO, one per peer server.</summary>
     public RouteConnection[] Registered => _registered;
-
-    /// <summary>Every route connection, registered or still in its handshake (for shutdown).</summary>
-    public RouteConnection[] All
-    {
-        get
-        {
-            lock (_sync)
-            {
-                return [.. _all];
-            }
-        }
-    }
-
-    public void Track(RouteConnection route)
-    {
-        lock (_sync)
-        {
-            _all.Add(route);
-        }
-    }
 
     /// <summary>Registers <paramref name="route"/> for its peer's id; false when that peer already has a route.</summary>
     public bool TryRegister(RouteConnection route)
@@ -71,7 +51,6 @@ internal sealed class RouteTable
     {
         lock (_sync)
         {
-            _all.Remove(route);
             if (route.RemoteId.Length > 0 && _byId.TryGetValue(route.RemoteId, out var current) && ReferenceEquals(current, route))
             {
                 _byId.Remove(route.RemoteId);

@@ -29,6 +29,24 @@ internal static partial class TlsConfigBinder
         }
     }
 
+    /// <summary>Go's parseTLS then GenTLSConfig in one: the loaded block, or null after adding the error (a file's at the block).</summary>
+    public static TlsServerContext? BindContext(ConfigValue block, List<string> errors)
+    {
+        if (Bind(block, errors) is not { } tls)
+        {
+            return null;
+        }
+        try
+        {
+            return TlsServerContext.Create(tls);
+        }
+        catch (InvalidOperationException e)
+        {
+            errors.Add($"{block.Source}: {e.Message}");
+            return null;
+        }
+    }
+
     private static TlsOptions Parse(ConfigValue block)
     {
         var map = block.Map();

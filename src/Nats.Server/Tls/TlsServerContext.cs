@@ -13,6 +13,7 @@ namespace Nats.Server.Tls;
 public sealed class TlsServerContext
 {
     private static readonly Oid ClientAuthUsage = new("1.3.6.1.5.5.7.3.2");
+    private static readonly Oid ServerAuthUsage = new("1.3.6.1.5.5.7.3.1");
 
     private readonly SslStreamCertificateContext _certificate;
     private readonly X509Certificate2Collection? _clientCas;
@@ -116,15 +117,32 @@ public sealed class TlsServerContext
     }
 
     /// <summary>The SslStream options for one connection; <paramref name="verifier"/> records why a client certificate was refused.</summary>
-    internal SslServerAuthenticationOptions CreateServerOptions(ClientCertificateVerifier verifier) => new()
+    internal SslServerAuthenticationOptions CreateServerOptions(ClientCertificateVerifier verifier) =>
+        CreateServerOptions(Options.Verify, verifier.Validate);
+
+    /// <param name="requireCertificate">Ask the other side for its certificate (verify, or always for a route or gateway).</param>
+    internal SslServerAuthenticationOptions CreateServerOptions(bool requireCertificate, RemoteCertificateValidationCallback validate) => new()
     {
         ServerCertificateContext = _certificate,
-        ClientCertificateRequired = Options.Verify,
-        EnabledSslProtocols = Options.MinVersion == SslProtocols.Tls13 ? SslProtocols.Tls13 : SslProtocols.Tls12 | SslProtocols.Tls13,
+        ClientCertificateRequired = requireCertificate,
+        EnabledSslProtocols = EnabledProtocols,
         CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
         CipherSuitesPolicy = _cipherPolicy,
-        RemoteCertificateValidationCallback = verifier.Validate,
+        RemoteCertificateValidationCallback = validate,
     };
+
+    /// <summary>The side that dials (a route, gateway or leaf remote): our certificate as the client's, the peer's checked by <paramref name="validate"/>.</summary>
+    internal SslClientAuthenticationOptions CreateClientOptions(string targetHost, RemoteCertificateValidationCallback validate) => new()
+    {
+        TargetHost = targetHost,
+        ClientCertificateContext = _certificate,
+        EnabledSslProtocols = EnabledProtocols,
+        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+        CipherSuitesPolicy = _cipherPolicy,
+        RemoteCertificateValidationCallback = validate,
+    };
+
+    private SslProtocols EnabledProtocols => Options.MinVersion == SslProtocols.Tls13 ? SslProtocols.Tls13 : SslProtocols.Tls12 | SslProtocols.Tls13;
 
     /// <summary>Go's verification of a client certificate: against ca_file when given (else the system roots), for client authentication.</summary>
     internal string? CheckClientCertificate(X509Certificate? presented)
@@ -133,14 +151,24 @@ public sealed class TlsServerContext
         {
             return null;
         }
+        return CheckPeerCertificate(presented, asClient: true);
+    }
+
+    /// <summary>
+    /// Go's crypto/tls check of the other side's certificate with this block's CA (Go's RootCAs and ClientCAs are both
+    /// ca_file for peers): a client's for client authentication, a server's for server authentication. The name check of a
+    /// server certificate is the caller's (it knows the host it dialled).
+    /// </summary>
+    internal string? CheckPeerCertificate(X509Certificate? presented, bool asClient)
+    {
         if (presented is null)
         {
-            return "tls: client didn't provide a certificate";
+            return asClient ? "tls: client didn't provide a certificate" : "tls: server didn't provide a certificate";
         }
         using var cert = new X509Certificate2(presented);
         using var chain = new X509Chain();
         chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
-        chain.ChainPolicy.ApplicationPolicy.Add(ClientAuthUsage);
+        chain.ChainPolicy.ApplicationPolicy.Add(asClient ? ClientAuthUsage : ServerAuthUsage);
         if (_clientCas is not null)
         {
             chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
@@ -154,7 +182,7 @@ public sealed class TlsServerContext
                 : (status & X509ChainStatusFlags.NotValidForUsage) != 0
                     ? "x509: certificate specifies an incompatible key usage"
                     : "x509: certificate signed by unknown authority";
-            return "tls: failed to verify client certificate: " + reason;
+            return asClient ? "tls: failed to verify client certificate: " + reason : reason;
         }
         if (Options.PinnedCerts is { } pins)
         {

@@ -12,6 +12,19 @@ internal abstract class ClientTransport : IDisposable
 {
     public abstract EndPoint? RemoteEndPoint { get; }
 
+    /// <summary>The socket's peer; null once the socket is disposed.</summary>
+    protected static EndPoint? RemoteEndPointOf(System.Net.Sockets.Socket socket)
+    {
+        try
+        {
+            return socket.RemoteEndPoint;
+        }
+        catch (ObjectDisposedException)
+        {
+            return null;
+        }
+    }
+
     public abstract ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken);
 
     /// <summary>Sends some or all of the data; returns how many bytes went out.</summary>

@@ -46,7 +46,8 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
 
     private readonly IRemoteLinkOwner _owner;
     private readonly NatsServer _server;
-    private readonly Socket _socket;
+    private readonly ClientTransport _transport;
+    private readonly PeerTls? _tls;
     private readonly ILogger _logger;
     private readonly string _kind;
     private readonly string _name;
@@ -59,15 +60,17 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
 
     /// <param name="kind">The protocol as Go's log lines name it ("route", "leafnode", "gateway").</param>
     /// <param name="tag">The id prefix of the log name ("rid", "lid", "gid").</param>
-    public RemoteLink(IRemoteLinkOwner owner, NatsServer server, Socket socket, ulong id, string kind, string tag, ILogger logger)
+    /// <param name="tls">Set when the link is secured before either side says anything (routes and gateways, as Go).</param>
+    public RemoteLink(IRemoteLinkOwner owner, NatsServer server, Socket socket, ulong id, string kind, string tag, ILogger logger, PeerTls? tls = null)
     {
         _owner = owner;
         _server = server;
-        _socket = socket;
         _logger = logger;
         _kind = kind;
+        _tls = tls;
         Id = id;
-        Outbound = new RouteOutbound(new OutboundQueue(this, new SocketTransport(socket)));
+        _transport = tls is null ? new SocketTransport(socket) : new PeerTlsTransport(socket);
+        Outbound = new RouteOutbound(new OutboundQueue(this, _transport));
         // A local subscriber that is reading but behind pauses this reader (TCP then pushes back on the peer's
         // publishers) instead of being cut for max_pending; one that stops reading is cut after the stuck bound.
         Proxy = new Delivery.MessageOrigin(server, id, canStall: true);
@@ -109,16 +112,26 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
     /// <summary>When the next PING goes (ticks); until set none does.</summary>
     public void SchedulePing(long at) => _nextPing = at;
 
-    /// <summary>Starts the write loop, queues <paramref name="opening"/>'s lines, and runs the read loop until the link closes.</summary>
+    /// <summary>The negotiated TLS session of a secured link.</summary>
+    public TlsConnectionState? Tls => _transport.Tls;
+
+    /// <summary>
+    /// Secures the link when asked (Go's doTLSHandshake, before anything else is said), starts the write loop, queues
+    /// <paramref name="opening"/>'s lines, and runs the read loop until the link closes.
+    /// </summary>
     public async Task RunAsync(Action opening)
     {
+        if (_tls is not null && !await HandshakeAsync(_tls).ConfigureAwait(false))
+        {
+            return;
+        }
         var writer = _writer = Task.Run(Outbound.RunWriteLoopAsync);
         opening();
         try
         {
             await ReadLoopAsync().ConfigureAwait(false);
         }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException or OperationCanceledException)
+        catch (Exception e) when (e is SocketException or IOException or ObjectDisposedException or OperationCanceledException)
         {
             Close("Read Error");
         }
@@ -154,7 +167,7 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
                     Array.Resize(ref buffer, buffer.Length * 2);
                 }
             }
-            var n = await _socket.ReceiveAsync(buffer.AsMemory(end), SocketFlags.None).ConfigureAwait(false);
+            var n = await _transport.ReceiveAsync(buffer.AsMemory(end), CancellationToken.None).ConfigureAwait(false);
             if (n == 0)
             {
                 Close("Client Closed");
@@ -354,13 +367,21 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
             {
             }
         }
-        try
+        _transport.Abort();
+    }
+
+    private async Task<bool> HandshakeAsync(PeerTls tls)
+    {
+        _logger.LogDebug("{Peer} - Starting TLS {Kind} {Side} handshake", this, _kind, tls.Solicit ? "client" : "server");
+        var error = await ((PeerTlsTransport)_transport).HandshakeAsync(tls).ConfigureAwait(false);
+        if (error is not null)
         {
-            _socket.Shutdown(SocketShutdown.Both);
+            _logger.LogError("{Peer} - TLS {Kind} handshake error: {Error}", this, _kind, error);
+            Close("TLS Handshake Failure", flush: false);
+            return false;
         }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
-        {
-        }
-        _socket.Close();
+        _logger.LogDebug("{Peer} - TLS handshake complete", this);
+        _logger.LogDebug("{Peer} - TLS version {Version}, cipher suite {Cipher}", this, Tls!.Version, Tls.CipherSuite);
+        return true;
     }
 }

@@ -30,20 +30,7 @@ internal sealed class SocketTransport : ClientTransport
         };
     }
 
-    public override EndPoint? RemoteEndPoint
-    {
-        get
-        {
-            try
-            {
-                return _socket.RemoteEndPoint;
-            }
-            catch (ObjectDisposedException)
-            {
-                return null;
-            }
-        }
-    }
+    public override EndPoint? RemoteEndPoint => RemoteEndPointOf(_socket);
 
     public override ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken) =>
         _socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);

@@ -123,20 +123,7 @@ internal sealed class TlsTransport : ClientTransport
 
     public override void OnAdmitted(ulong clientId) => _client = $"{_client} - cid:{clientId}";
 
-    public override EndPoint? RemoteEndPoint
-    {
-        get
-        {
-            try
-            {
-                return _socket.RemoteEndPoint;
-            }
-            catch (ObjectDisposedException)
-            {
-                return null;
-            }
-        }
-    }
+    public override EndPoint? RemoteEndPoint => RemoteEndPointOf(_socket);
 
     /// <summary>Captured when the handshake completes, so closed connections still report it (as Go's closed-client record does).</summary>
     public override TlsConnectionState? Tls => _state;

@@ -81,6 +81,10 @@ internal sealed class TestCluster : IAsyncDisposable
         {
             sb.Append(extraCluster).Append('\n');
         }
+        if (Spec.ClusterConfigOf is { } own)
+        {
+            sb.Append(own(self)).Append('\n');
+        }
         sb.Append("}\n");
         return sb.ToString();
     }
@@ -216,6 +220,9 @@ internal sealed record ClusterSpec(IReadOnlyList<string> Kinds)
 
     /// <summary>Lines added inside the cluster block (authorization, connect_retries ...).</summary>
     public string? ExtraClusterConfig { get; init; }
+
+    /// <summary>Lines added inside one server's cluster block (its own tls {} ...).</summary>
+    public Func<ClusterServer, string>? ClusterConfigOf { get; init; }
 
     /// <summary>Command line flags added for every server (-D, -V ...).</summary>
     public IReadOnlyList<string> ExtraArgs { get; init; } = [];

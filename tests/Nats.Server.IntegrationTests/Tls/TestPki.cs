@@ -17,11 +17,12 @@ internal sealed class TestPki : IDisposable
     private readonly X509Certificate2 _ca;
     private long _serial = 1;
 
-    public TestPki()
+    /// <param name="caName">The CA's common name: two authorities of one test need different names (Go's error then has no candidate hint).</param>
+    public TestPki(string caName = "NATS Test CA")
     {
         Directory = System.IO.Directory.CreateTempSubdirectory("nats-tls-").FullName;
         using var caKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        var request = new CertificateRequest("CN=NATS Test CA, O=nats-net-server tests", caKey, HashAlgorithmName.SHA256);
+        var request = new CertificateRequest($"CN={caName}, O=nats-net-server tests", caKey, HashAlgorithmName.SHA256);
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(true, false, 0, true));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign | X509KeyUsageFlags.CrlSign, true));
         request.CertificateExtensions.Add(new X509SubjectKeyIdentifierExtension(request.PublicKey, false));
@@ -57,6 +58,24 @@ internal sealed class TestPki : IDisposable
     public string ServerTlsBlock(string extra = "") =>
         $"tls {{\n  cert_file: \"{ServerCertFile}\"\n  key_file: \"{ServerKeyFile}\"\n  ca_file: \"{CaFile}\"\n  {extra}\n}}";
 
+    /// <summary>
+    /// A certificate a server shows on a route, gateway or leaf connection: as the accepting side (server auth) and as
+    /// the dialling side (client auth), for localhost and 127.0.0.1; returns the tls {} block that uses it with this CA.
+    /// </summary>
+    public string PeerTlsBlock(string name, string? caFile = null, string extra = "")
+    {
+        var (cert, key) = IssuePeer(name);
+        return $"tls {{\n  cert_file: \"{cert}\"\n  key_file: \"{key}\"\n  ca_file: \"{caFile ?? CaFile}\"\n  timeout: 10\n  {extra}\n}}";
+    }
+
+    /// <summary>Issues a server-to-server certificate (server and client auth, localhost and 127.0.0.1); returns the PEM file paths.</summary>
+    public (string CertFile, string KeyFile) IssuePeer(string name) =>
+        Issue(name, $"CN={name}", [ServerAuth, ClientAuth], san =>
+        {
+            san.AddDnsName("localhost");
+            san.AddIpAddress(IPAddress.Loopback);
+        });
+
     /// <summary>Issues a client certificate; returns the PEM file paths.</summary>
     public (string CertFile, string KeyFile) IssueClient(string name, string subject, string? email = null, string? dnsName = null) =>
         Issue(name, subject, ClientAuth, san =>
@@ -86,13 +105,21 @@ internal sealed class TestPki : IDisposable
         }
     }
 
-    private (string, string) Issue(string name, string subject, Oid usage, Action<SubjectAlternativeNameBuilder> names)
+    private (string, string) Issue(string name, string subject, Oid usage, Action<SubjectAlternativeNameBuilder> names) =>
+        Issue(name, subject, [usage], names);
+
+    private (string, string) Issue(string name, string subject, Oid[] usages, Action<SubjectAlternativeNameBuilder> names)
     {
         using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         var request = new CertificateRequest(subject, key, HashAlgorithmName.SHA256);
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(false, false, 0, false));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.DigitalSignature, true));
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([usage], false));
+        var usageOids = new OidCollection();
+        foreach (var usage in usages)
+        {
+            usageOids.Add(usage);
+        }
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension(usageOids, false));
         var san = new SubjectAlternativeNameBuilder();
         names(san);
         var built = san.Build();
