@@ -255,11 +255,17 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         }
         var fresh = !replay && !inner.HasState();
         Action<ConsumerGroup>? answer = fresh && assignment.Reply.Length > 0
-            ? g =>
+            ? _ =>
             {
-                AnswerConsumerCreate(account, js, consumer, assignment);
-                ConsumerAdvisories.Action(consumer, "create");
-                consumer.Run();
+                try
+                {
+                    AnswerConsumerCreate(account, js, consumer, assignment);
+                    ConsumerAdvisories.Action(consumer, "create");
+                }
+                finally
+                {
+                    consumer.Run();
+                }
             }
         : null;
         // The stream's leader campaigns first, so that a consumer usually delivers from where its messages are stored.
