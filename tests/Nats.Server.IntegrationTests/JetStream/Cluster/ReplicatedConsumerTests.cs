@@ -124,6 +124,64 @@ public class ReplicatedConsumerTests(ITestOutputHelper output)
         }, "the consumer deleted on every replica", cts.Token);
     }
 
+    /// <summary>
+    /// kill -9 of the consumer's leader after 20 of 40 messages were double-acked: another replica leads, its ack floor
+    /// is not below what was acknowledged, and everything after it is delivered (at least once) from there.
+    /// </summary>
+    [Fact]
+    public async Task ConsumerLeaderKilledNewLeaderResumesAtTheAckFloor()
+    {
+        await using var cluster = await TestCluster.StartAsync(ReplicatedStreamTests.Spec());
+        try
+        {
+            using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(240));
+            var all = cluster.Servers.ToList();
+            await using var nc = new NatsConnection(ReplicatedStreamTests.App(all[0]));
+            var js = new NatsJSContext(nc);
+            await ReplicatedStreamTests.CreateWhenMetaReadyAsync(js, new StreamConfig("ORDERS", ["orders.>"]) { NumReplicas = 3 }, cts.Token);
+            for (var i = 1; i <= 40; i++)
+            {
+                await ReplicatedStreamTests.PublishUntilAckedAsync(js, "orders.new", $"m{i}", cts.Token);
+            }
+            var consumer = await js.CreateOrUpdateConsumerAsync("ORDERS", new ConsumerConfig("WORKER") { AckPolicy = ConsumerConfigAckPolicy.Explicit }, cts.Token);
+            var leader = all.Single(s => s.Name == consumer.Info.Cluster!.Leader);
+            await using (var local = new NatsConnection(ReplicatedStreamTests.App(leader)))
+            {
+                var there = await new NatsJSContext(local).GetConsumerAsync("ORDERS", "WORKER", cts.Token);
+                Assert.Equal(Enumerable.Range(1, 20).Select(i => $"m{i}"), await FetchAndAckAsync(there, 20, cts.Token));
+            }
+            await leader.KillAsync();
+
+            var survivor = all.First(s => s != leader);
+            await using var other = new NatsConnection(ReplicatedStreamTests.App(survivor));
+            var ojs = new NatsJSContext(other);
+            ConsumerInfo? info = null;
+            await TestCluster.WaitForAsync(async () =>
+            {
+                try
+                {
+                    info = (await ojs.GetConsumerAsync("ORDERS", "WORKER", cts.Token)).Info;
+                    return info.Cluster?.Leader is { Length: > 0 } now && now != leader.Name;
+                }
+                catch (NatsException)
+                {
+                    return false;
+                }
+            }, "a new consumer leader after the kill", cts.Token);
+            Assert.True(info!.AckFloor.StreamSeq >= 20, $"ack floor {info.AckFloor.StreamSeq} went back below 20");
+            var newLeader = all.Single(s => s.Name == info.Cluster!.Leader);
+            await using var there2 = new NatsConnection(ReplicatedStreamTests.App(newLeader));
+            var resumed = await new NatsJSContext(there2).GetConsumerAsync("ORDERS", "WORKER", cts.Token);
+            var rest = await FetchAndAckAsync(resumed, 20, cts.Token);
+            Assert.Equal(Enumerable.Range(21, 20).Select(i => $"m{i}"), rest);
+        }
+        catch
+        {
+            output.WriteLine(cluster.Logs());
+            throw;
+        }
+    }
+
     /// <summary>Fetches <paramref name="count"/> messages and double-acks each (confirmed once the ack is committed).</summary>
     internal static async Task<List<string>> FetchAndAckAsync(INatsJSConsumer consumer, int count, CancellationToken token)
     {
