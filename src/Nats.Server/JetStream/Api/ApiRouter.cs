@@ -97,6 +97,17 @@ internal sealed class ApiRouter(JetStreamService service)
             {
                 return;
             }
+            else if (kind == "CONSUMER" && tokens.Length >= 5 && tokens[3] is "CREATE" or "DURABLE")
+            {
+                if (Cluster.ClusteredConsumerApi.TryCreate(meta, service, request, tokens))
+                {
+                    return;
+                }
+            }
+            else if (kind == "CONSUMER" && tokens.Length == 6 && tokens[3] == "DELETE" && Cluster.ClusteredConsumerApi.TryDelete(meta, request, tokens[4], tokens[5]))
+            {
+                return;
+            }
             else if (!Cluster.ClusteredApi.ShouldHandle(meta, request, tokens))
             {
                 return;
@@ -170,6 +181,9 @@ internal sealed class ApiRouter(JetStreamService service)
                 return;
             case "LIST" when tokens.Length == 5:
                 _consumers.List(request, tokens[4]);
+                return;
+            case "LEADER" when tokens.Length == 7 && tokens[4] == "STEPDOWN":
+                _consumers.LeaderStepDown(request, tokens[5], tokens[6]);
                 return;
             case "MSG" when tokens.Length == 7 && tokens[4] == "NEXT":
                 _consumers.Next(request, tokens[5], tokens[6]);

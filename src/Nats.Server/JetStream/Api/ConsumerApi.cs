@@ -23,11 +23,12 @@ internal sealed class ConsumerApi(JetStreamService service)
         consumer!.Run();
     }
 
-    private (JsConsumer? Consumer, ConsumerInfo? Info, JsApiError? Error) CreateCore(ApiRequest request, string[] tokens, string type)
+    /// <summary>The create request's stream and config, checked against its subject as Go's jsConsumerCreateRequest does.</summary>
+    internal static (string Stream, ConsumerConfig? Config, JsApiError? Error) ParseCreate(ApiRequest request, string[] tokens)
     {
         if (!request.TryParse(ConsumerJson.Context.CreateConsumerRequest, out var body) || body is null)
         {
-            return (null, null, JsErrors.InvalidJSON);
+            return ("", null, JsErrors.InvalidJSON);
         }
         var n = tokens.Length;
         string streamName, consumerName = "", filter = "";
@@ -37,7 +38,7 @@ internal sealed class ConsumerApi(JetStreamService service)
         {
             if (n != 7)
             {
-                return (null, null, JsErrors.ConsumerDurableNameNotInSubject);
+                return ("", null, JsErrors.ConsumerDurableNameNotInSubject);
             }
             streamName = tokens[5];
             consumerName = tokens[6];
@@ -56,46 +57,58 @@ internal sealed class ConsumerApi(JetStreamService service)
                 filter = string.Join('.', tokens[6..]);
             }
         }
-        if (request.JsAccount is not { } js)
+        if (request.JsAccount is null)
         {
-            return (null, null, JsErrors.NotEnabledForAccount);
+            return ("", null, JsErrors.NotEnabledForAccount);
         }
         if (streamName != (body.Stream ?? ""))
         {
-            return (null, null, JsErrors.StreamMismatch);
+            return ("", null, JsErrors.StreamMismatch);
         }
         if (consumerName.Length > 0 && consumerName.AsSpan().IndexOfAny("\\/") >= 0)
         {
-            return (null, null, JsErrors.ConsumerNameContainsPathSeparators);
+            return ("", null, JsErrors.ConsumerNameContainsPathSeparators);
         }
         var config = body.Config;
         if (legacyDurable)
         {
             if (string.IsNullOrEmpty(config.Durable))
             {
-                return (null, null, JsErrors.ConsumerDurableNameNotSet);
+                return ("", null, JsErrors.ConsumerDurableNameNotSet);
             }
             if (consumerName != config.Durable)
             {
-                return (null, null, JsErrors.ConsumerDurableNameNotMatchSubject);
+                return ("", null, JsErrors.ConsumerDurableNameNotMatchSubject);
             }
         }
         else if (!legacyEphemeral)
         {
             if (!string.IsNullOrEmpty(config.Durable) && consumerName != config.Durable)
             {
-                return (null, null, JsErrors.ConsumerDurableNameNotMatchSubject);
+                return ("", null, JsErrors.ConsumerDurableNameNotMatchSubject);
             }
             config.Name = consumerName;
         }
         if (legacyEphemeral && !string.IsNullOrEmpty(config.Durable))
         {
-            return (null, null, JsErrors.ConsumerEphemeralWithDurableName);
+            return ("", null, JsErrors.ConsumerEphemeralWithDurableName);
         }
         if (filter.Length > 0 && config.FilterSubject != filter)
         {
-            return (null, null, JsErrors.ConsumerCreateFilterSubjectMismatch);
+            return ("", null, JsErrors.ConsumerCreateFilterSubjectMismatch);
         }
+        return (streamName, config, null);
+    }
+
+    private (JsConsumer? Consumer, ConsumerInfo? Info, JsApiError? Error) CreateCore(ApiRequest request, string[] tokens, string type)
+    {
+        var (streamName, parsed, parseError) = ParseCreate(request, tokens);
+        if (parseError is not null)
+        {
+            return (null, null, parseError);
+        }
+        var config = parsed!;
+        var js = request.JsAccount!;
         if (config.Replicas > 1)
         {
             return (null, null, JsErrors.StreamReplicasNotSupported);
@@ -128,6 +141,35 @@ internal sealed class ConsumerApi(JetStreamService service)
             return;
         }
         ApiRouter.Respond(service, request, consumer!.Info(type), ConsumerJson.Context.ConsumerInfo, null);
+    }
+
+    /// <summary>Go's jsConsumerLeaderStepDownRequest: the consumer's leader hands leadership to another replica.</summary>
+    public void LeaderStepDown(ApiRequest request, string streamName, string name)
+    {
+        var response = new SuccessResponse { Type = Prefix + "consumer_leader_stepdown_response" };
+        if (service.Meta is null)
+        {
+            response.Error = JsErrors.ClusterRequired;
+        }
+        else if (Lookup(request, streamName, name, out var consumer) is { } error)
+        {
+            response.Error = error;
+        }
+        else if (consumer!.Group is not { } group)
+        {
+            response.Error = JsErrors.ClusterNotLeader;
+        }
+        else
+        {
+            _ = group.StepDownAsync().ContinueWith(stepped =>
+            {
+                response.Success = stepped.IsCompletedSuccessfully && stepped.Result;
+                response.Error = response.Success ? null : JsErrors.ClusterNotLeader;
+                ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, response.Error);
+            }, TaskScheduler.Default);
+            return;
+        }
+        ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, response.Error);
     }
 
     public void Delete(ApiRequest request, string streamName, string name)

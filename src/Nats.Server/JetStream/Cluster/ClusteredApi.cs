@@ -24,6 +24,11 @@ internal static class ClusteredApi
             // Account-wide requests (INFO, STREAM.NAMES/LIST, unknown subjects): the meta leader's.
             return meta.IsLeader;
         }
+        if (ConsumerOf(tokens) is { } consumer && meta.AssignedConsumer(request.Account.Name, stream, consumer) is not null)
+        {
+            // A replicated consumer's requests (info, pull requests, stepdown) are its group leader's, which delivers.
+            return meta.Replicated?.FindConsumer(request.Account.Name, stream, consumer) is { IsActiveLeader: true };
+        }
         if (meta.Assigned(request.Account.Name, stream) is { Replicated: true })
         {
             // A replicated stream's requests are its leader's (its consumers live there too).
@@ -107,6 +112,14 @@ internal static class ClusteredApi
         return true;
     }
 
+    /// <summary>The consumer a CONSUMER.INFO/DELETE/MSG.NEXT/LEADER.STEPDOWN request is about, or null.</summary>
+    private static string? ConsumerOf(string[] tokens) => tokens[2] != "CONSUMER" ? null : tokens[3] switch
+    {
+        "INFO" or "DELETE" when tokens.Length == 6 => tokens[5],
+        "MSG" or "LEADER" when tokens.Length == 7 => tokens[6],
+        _ => null,
+    };
+
     /// <summary>The stream a request is about, from its subject tokens ($JS API ...), or null.</summary>
     private static string? StreamOf(string[] tokens)
     {
@@ -121,7 +134,7 @@ internal static class ClusteredApi
             "STREAM" when tokens[3] == "LEADER" => tokens.Length >= 6 ? tokens[5] : null,
             "STREAM" => tokens[4],
             "CONSUMER" when tokens[3] == "MSG" => tokens.Length >= 6 ? tokens[5] : null,
-            "CONSUMER" when tokens[3] == "DURABLE" => tokens.Length >= 6 ? tokens[5] : null,
+            "CONSUMER" when tokens[3] is "DURABLE" or "LEADER" => tokens.Length >= 6 ? tokens[5] : null,
             "CONSUMER" => tokens[4],
             "DIRECT" => tokens[4],
             _ => null,

@@ -9,8 +9,8 @@ namespace Nats.Server.JetStream.Cluster;
 /// <summary>
 /// Go's JetStream meta group <c>_meta_</c>: every JetStream server of the cluster is a member (peer id
 /// <c>getHash(server_name)</c>), its RAFT log lives in <c>&lt;store&gt;/jetstream/$SYS/_js_/_meta_/</c> and its
-/// leader answers <c>$JS.API.META.LEADER.STEPDOWN</c>. This slice elects and monitors the leader; stream and
-/// consumer assignments are replicated into <see cref="MetaState"/> but not acted on yet.
+/// leader answers <c>$JS.API.META.LEADER.STEPDOWN</c>. Stream and durable consumer assignments are replicated into
+/// <see cref="MetaState"/>; the servers they place a replica on create it when applying them.
 /// </summary>
 internal sealed class MetaGroup : IAsyncDisposable
 {
@@ -20,6 +20,7 @@ internal sealed class MetaGroup : IAsyncDisposable
     private readonly ILogger _logger;
     private readonly MetaState _state;
     private readonly Dictionary<(string Account, string Stream), StreamAssignment> _assignments = [];
+    private readonly Dictionary<(string Account, string Stream, string Consumer), ConsumerAssignment> _consumers = [];
     private JetStreamService? _service;
     private ReplicatedStreams? _replicated;
     private RaftRunner? _runner;
@@ -266,11 +267,44 @@ internal sealed class MetaGroup : IAsyncDisposable
         }
     }
 
+    /// <summary>A replicated consumer's assignment, or null (an ephemeral or R1 consumer is not in the meta group).</summary>
+    public ConsumerAssignment? AssignedConsumer(string account, string stream, string consumer)
+    {
+        lock (_assignments)
+        {
+            return _consumers.GetValueOrDefault((account, stream, consumer));
+        }
+    }
+
     internal void ClearAssignments()
     {
         lock (_assignments)
         {
             _assignments.Clear();
+            _consumers.Clear();
+        }
+    }
+
+    /// <summary>A committed consumer entry: recorded or removed, and carried out here when this server holds a replica.</summary>
+    private void OnConsumerApplied(byte op, ConsumerAssignment assignment, bool replay)
+    {
+        var key = (assignment.Account, assignment.Stream, assignment.Name);
+        if (op == ConsumerAssignment.RemoveOp)
+        {
+            lock (_assignments)
+            {
+                _consumers.Remove(key);
+            }
+            _replicated?.RemoveConsumer(assignment, answer: !replay && IsLeader);
+            return;
+        }
+        lock (_assignments)
+        {
+            _consumers[key] = assignment;
+        }
+        if (assignment.Peers.Contains(PeerId))
+        {
+            _replicated?.AssignConsumer(assignment, replay);
         }
     }
 
@@ -280,6 +314,14 @@ internal sealed class MetaGroup : IAsyncDisposable
     /// </summary>
     internal void OnApplied(byte[] entry, bool replay)
     {
+        if (entry.Length >= 2 && entry[0] is ConsumerAssignment.Op or ConsumerAssignment.RemoveOp)
+        {
+            if (ConsumerAssignment.Decode(entry.AsSpan(1)) is { } consumer)
+            {
+                OnConsumerApplied(entry[0], consumer, replay);
+            }
+            return;
+        }
         if (entry.Length < 2 || entry[0] is not (StreamAssignment.Op or StreamAssignment.RemoveOp)
             || StreamAssignment.Decode(entry.AsSpan(1)) is not { } assignment)
         {
@@ -290,6 +332,10 @@ internal sealed class MetaGroup : IAsyncDisposable
             lock (_assignments)
             {
                 _assignments.Remove((assignment.Account, assignment.Stream));
+                foreach (var key in _consumers.Keys.Where(k => k.Account == assignment.Account && k.Stream == assignment.Stream).ToList())
+                {
+                    _consumers.Remove(key);
+                }
             }
             _replicated?.Remove(assignment, answer: !replay && IsLeader);
             return;

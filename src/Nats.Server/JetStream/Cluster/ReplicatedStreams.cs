@@ -3,6 +3,7 @@ using System.Text.Json;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Accounts;
 using Nats.Server.JetStream.Api;
+using Nats.Server.JetStream.Consumers;
 
 namespace Nats.Server.JetStream.Cluster;
 
@@ -16,6 +17,7 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
     private const string Prefix = "io.nats.jetstream.api.v1.";
 
     private readonly Dictionary<(string Account, string Stream), StreamGroup> _groups = [];
+    private readonly Dictionary<(string Account, string Stream, string Consumer), ConsumerGroup> _consumerGroups = [];
     private readonly Lock _queue = new();
     private Task _tail = Task.CompletedTask;
     private bool _disposed;
@@ -28,6 +30,24 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
 
     /// <param name="answer">Whether this server (the meta leader) answers the delete request.</param>
     public void Remove(StreamAssignment assignment, bool answer) => Enqueue(() => RemoveCoreAsync(assignment, answer));
+
+    public void AssignConsumer(ConsumerAssignment assignment, bool replay) => Enqueue(() =>
+    {
+        AssignConsumerCore(assignment, replay);
+        return Task.CompletedTask;
+    });
+
+    /// <param name="answer">Whether this server (the meta leader) answers the delete request.</param>
+    public void RemoveConsumer(ConsumerAssignment assignment, bool answer) => Enqueue(() => RemoveConsumerCoreAsync(assignment, answer));
+
+    /// <summary>The group of a replicated consumer this server holds a replica of, or null.</summary>
+    public ConsumerGroup? FindConsumer(string account, string stream, string consumer)
+    {
+        lock (_groups)
+        {
+            return _consumerGroups.GetValueOrDefault((account, stream, consumer));
+        }
+    }
 
     /// <summary>The group of a replicated stream this server holds a replica of, or null.</summary>
     public StreamGroup? Find(string account, string stream)
@@ -119,9 +139,21 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
     private async Task RemoveCoreAsync(StreamAssignment assignment, bool answer)
     {
         StreamGroup? group;
+        List<ConsumerGroup> consumers;
         lock (_groups)
         {
             _groups.Remove((assignment.Account, assignment.Stream), out group);
+            var keys = _consumerGroups.Keys.Where(k => k.Account == assignment.Account && k.Stream == assignment.Stream).ToList();
+            consumers = [.. keys.Select(k => _consumerGroups[k])];
+            foreach (var key in keys)
+            {
+                _consumerGroups.Remove(key);
+            }
+        }
+        foreach (var consumer in consumers)
+        {
+            await consumer.DisposeAsync().ConfigureAwait(false);
+            consumer.DeleteLog();
         }
         if (group is not null)
         {
@@ -145,9 +177,13 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
     }
 
     private void Respond<T>(Account account, JsAccount js, StreamAssignment assignment, T response,
+        System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type, JsApiError? error) =>
+        Respond(account, js, assignment.Subject, assignment.Reply, assignment.Config, response, type, error);
+
+    private void Respond<T>(Account account, JsAccount js, string subject, string reply, byte[] body, T response,
         System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type, JsApiError? error)
     {
-        if (assignment.Reply.Length == 0)
+        if (reply.Length == 0)
         {
             return;
         }
@@ -155,9 +191,9 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         {
             JsAccount = js,
             Account = account,
-            Subject = assignment.Subject,
-            Reply = Encoding.UTF8.GetBytes(assignment.Reply),
-            Body = assignment.Config,
+            Subject = subject,
+            Reply = Encoding.UTF8.GetBytes(reply),
+            Body = body,
         };
         ApiRouter.Respond(service, request, response, type, error);
     }
@@ -173,6 +209,115 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         return Task.WhenAll(groups.Select(g => g.HandOverAsync(timeout)));
     }
 
+    /// <summary>
+    /// A durable consumer placed here: its copy (store opened or recovered) and its group; an existing one takes the new
+    /// config, and its leader answers the update.
+    /// </summary>
+    private void AssignConsumerCore(ConsumerAssignment assignment, bool replay)
+    {
+        if (meta.Server.FindAccount(assignment.Account) is not { } account || service.FindAccount(account) is not { } js)
+        {
+            return;
+        }
+        if (js.FindStream(assignment.Stream) is not { } stream)
+        {
+            logger.LogWarning("JetStream cluster consumer '{Account} > {Stream} > {Consumer}' assigned without its stream",
+                assignment.Account, assignment.Stream, assignment.Name);
+            return;
+        }
+        var key = (assignment.Account, assignment.Stream, assignment.Name);
+        ConsumerGroup? existing;
+        lock (_groups)
+        {
+            existing = _consumerGroups.GetValueOrDefault(key);
+        }
+        if (existing is not null)
+        {
+            existing.Assignment = assignment;
+            if (existing.Consumer is { } updated)
+            {
+                updated.Update(assignment.Config);
+                if (!replay && existing.IsActiveLeader)
+                {
+                    AnswerConsumerCreate(account, js, updated, assignment);
+                }
+            }
+            return;
+        }
+        Storage.IConsumerStore inner;
+        try
+        {
+            inner = stream.Store.ConsumerStore(assignment.Name, JsConsumer.StoreConfig(assignment.Config, assignment.Created));
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or Storage.StoreException)
+        {
+            logger.LogWarning("JetStream cluster could not create consumer '{Account} > {Stream} > {Consumer}': {Error}",
+                assignment.Account, assignment.Stream, assignment.Name, e.Message);
+            return;
+        }
+        var group = new ConsumerGroup(meta, assignment, inner, logger);
+        var consumer = stream.Consumers.AddReplica(assignment.Name, assignment.Config, assignment.Created, group.Store);
+        consumer.Group = group;
+        consumer.LoadState(inner.State());
+        group.Consumer = consumer;
+        lock (_groups)
+        {
+            _consumerGroups[key] = group;
+        }
+        var fresh = !replay && !inner.HasState();
+        Action<ConsumerGroup>? answer = fresh && assignment.Reply.Length > 0
+            ? _ =>
+            {
+                try
+                {
+                    AnswerConsumerCreate(account, js, consumer, assignment);
+                    ConsumerAdvisories.Action(consumer, "create");
+                }
+                finally
+                {
+                    consumer.Run();
+                }
+            }
+        : null;
+        // The stream's leader campaigns first, so that a consumer usually delivers from where its messages are stored.
+        var campaign = fresh && Find(assignment.Account, assignment.Stream) is { IsActiveLeader: true };
+        group.Start(meta.StoreDirectory, system, campaign, answer);
+    }
+
+    private void AnswerConsumerCreate(Account account, JsAccount js, JsConsumer consumer, ConsumerAssignment assignment)
+    {
+        var info = consumer.Info(Prefix + "consumer_create_response");
+        Respond(account, js, assignment.Subject, assignment.Reply, [], info, ConsumerJson.Context.ConsumerInfo, null);
+    }
+
+    private async Task RemoveConsumerCoreAsync(ConsumerAssignment assignment, bool answer)
+    {
+        ConsumerGroup? group;
+        lock (_groups)
+        {
+            _consumerGroups.Remove((assignment.Account, assignment.Stream, assignment.Name), out group);
+        }
+        if (group is not null)
+        {
+            await group.DisposeAsync().ConfigureAwait(false);
+            group.DeleteLog();
+        }
+        if (meta.Server.FindAccount(assignment.Account) is not { } account || service.FindAccount(account) is not { } js)
+        {
+            return;
+        }
+        if (js.FindStream(assignment.Stream)?.Consumers is { } consumers && consumers.Find(assignment.Name) is { } consumer
+            && (group is null || ReferenceEquals(consumer.Group, group)))
+        {
+            consumers.Delete(consumer, advisory: answer);
+        }
+        if (answer)
+        {
+            var response = new SuccessResponse { Type = Prefix + "consumer_delete_response", Success = true };
+            Respond(account, js, assignment.Subject, assignment.Reply, [], response, JsJson.Context.SuccessResponse, null);
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         Task tail;
@@ -183,10 +328,17 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         }
         await tail.ConfigureAwait(false);
         List<StreamGroup> groups;
+        List<ConsumerGroup> consumers;
         lock (_groups)
         {
             groups = [.. _groups.Values];
             _groups.Clear();
+            consumers = [.. _consumerGroups.Values];
+            _consumerGroups.Clear();
+        }
+        foreach (var consumer in consumers)
+        {
+            await consumer.DisposeAsync().ConfigureAwait(false);
         }
         foreach (var group in groups)
         {

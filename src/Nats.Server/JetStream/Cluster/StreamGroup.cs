@@ -172,37 +172,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     }
 
     /// <summary>Go's ClusterInfo for the stream's info: the leader and, on the leader, the other replicas as it sees them.</summary>
-    public StreamClusterInfo ClusterInfo()
-    {
-        var status = Status;
-        var info = new StreamClusterInfo
-        {
-            Name = _meta.ClusterName,
-            Leader = _activeLeader ? _meta.Server.ServerName : status.Leader is { } leader ? _meta.NameOf(leader) : null,
-        };
-        var replicas = new List<Monitoring.PeerInfo>();
-        foreach (var peer in Assignment.Peers)
-        {
-            if (peer == _meta.PeerId)
-            {
-                continue;
-            }
-            var name = _meta.NameOf(peer);
-            var seen = status.Peers.FirstOrDefault(p => p.Peer == peer);
-            var lastSeen = seen is null || seen.LastSeenMs < 0 ? 0 : seen.LastSeenMs;
-            replicas.Add(new Monitoring.PeerInfo
-            {
-                Name = name ?? $"Server name unknown at this time (peerID: {peer})",
-                Current = seen is not null && seen.Current && lastSeen <= 10_000,
-                Offline = name is null,
-                Active = lastSeen * 1_000_000,
-                Lag = seen?.Lag ?? 0,
-                Peer = peer,
-            });
-        }
-        info.Replicas = replicas.Count > 0 ? replicas : null;
-        return info;
-    }
+    public StreamClusterInfo ClusterInfo() => GroupClusterInfo.Build(_meta, Status, Assignment.Peers, _activeLeader);
 
     public string LeaderName => Status.Leader is { } leader ? _meta.NameOf(leader) ?? "" : "";
 

@@ -10,12 +10,6 @@ internal sealed class SequenceInfo
     [JsonPropertyName("last_active")] public GoTime? Last { get; set; }
 }
 
-internal sealed class ClusterInfo
-{
-    [JsonPropertyName("name")] public string? Name { get; set; }
-    [JsonPropertyName("leader")] public string? Leader { get; set; }
-}
-
 /// <summary>Go's ConsumerInfo fields; the create/info answers embed them after type and error.</summary>
 internal sealed class ConsumerInfo
 {
@@ -31,7 +25,7 @@ internal sealed class ConsumerInfo
     [JsonPropertyName("num_redelivered")] public int NumRedelivered { get; set; }
     [JsonPropertyName("num_waiting")] public int NumWaiting { get; set; }
     [JsonPropertyName("num_pending")] public ulong NumPending { get; set; }
-    [JsonPropertyName("cluster")] public ClusterInfo? Cluster { get; set; }
+    [JsonPropertyName("cluster")] public StreamClusterInfo? Cluster { get; set; }
 
     [JsonPropertyName("push_bound")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]

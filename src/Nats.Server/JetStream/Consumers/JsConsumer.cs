@@ -52,6 +52,8 @@ internal sealed partial class JsConsumer : IDisposable
     // Stream sequences the loop's pass acknowledged (ack none on interest/work-queue streams); only the loop uses it.
     private readonly List<ulong> _pumpAcked = [];
     private volatile bool _stopped;
+    // A replicated consumer's leaderships: a loop of an earlier one ends instead of delivering beside the next.
+    private volatile int _generation;
     private Task? _loop;
 
     public JsConsumer(JsStream stream, string name, ConsumerConfig config, GoTime created, IConsumerStore? store)
@@ -95,19 +97,7 @@ internal sealed partial class JsConsumer : IDisposable
             // arrived since (messages kept for an offline MQTT session, for one).
             if (recovered && _store is not null)
             {
-                var state = _store.State();
-                _sseq = state.Delivered.Stream + 1;
-                _dseq = state.Delivered.Consumer + 1;
-                _ackFloorConsumer = state.AckFloor.Consumer;
-                _ackFloorStream = state.AckFloor.Stream;
-                foreach (var (seq, pending) in state.Pending)
-                {
-                    _pending[seq] = pending;
-                }
-                foreach (var (seq, count) in state.Redelivered)
-                {
-                    _redelivered[seq] = count;
-                }
+                LoadStateLocked(_store.State());
                 // Everything pending was in flight when we stopped: redeliver it now rather than after ack_wait.
                 foreach (var seq in _pending.Keys.Order())
                 {
@@ -119,6 +109,32 @@ internal sealed partial class JsConsumer : IDisposable
                 SelectStart();
             }
         }
+        Subscribe();
+    }
+
+    /// <summary>Under the lock: the position and pending deliveries of a stored state.</summary>
+    private void LoadStateLocked(Storage.ConsumerState state)
+    {
+        _sseq = state.Delivered.Stream + 1;
+        _dseq = state.Delivered.Consumer + 1;
+        _ackFloorConsumer = state.AckFloor.Consumer;
+        _ackFloorStream = state.AckFloor.Stream;
+        _pending.Clear();
+        _redelivered.Clear();
+        _redeliverQueue.Clear();
+        foreach (var (seq, pending) in state.Pending)
+        {
+            _pending[seq] = pending;
+        }
+        foreach (var (seq, count) in state.Redelivered)
+        {
+            _redelivered[seq] = count;
+        }
+    }
+
+    /// <summary>The ack, interest and flow-control subscriptions of a delivering consumer.</summary>
+    private void Subscribe()
+    {
         var prefix = $"$JS.ACK.{Stream.Name}.{Name}.>";
         _subscriptions.Add(_transport.Subscribe(Account, prefix, OnAck));
         if (_config.IsPush)
@@ -142,7 +158,8 @@ internal sealed partial class JsConsumer : IDisposable
                 return;
             }
             _pacer.Start(_config, Stream.Store.FastState().LastSeq, RateBurst());
-            _loop = Task.Run(RunAsync);
+            var generation = _generation;
+            _loop = Task.Run(() => RunAsync(generation));
         }
     }
 
@@ -224,9 +241,9 @@ internal sealed partial class JsConsumer : IDisposable
         }
     }
 
-    private async Task RunAsync()
+    private async Task RunAsync(int generation)
     {
-        while (!_stopped)
+        while (!_stopped && generation == _generation)
         {
             long wait;
             bool expired;
@@ -314,6 +331,7 @@ internal sealed partial class JsConsumer : IDisposable
                 NumWaiting = _config.IsPush ? 0 : _waiting.Count,
                 NumPending = NumPending(),
                 PushBound = _config.IsPush && _pushActive,
+                Cluster = Group?.ClusterInfo(),
             };
         }
     }

@@ -118,7 +118,7 @@ internal sealed class StreamConsumers(JsStream stream)
         config.IsDurable && !config.MemoryStorage && stream.Config.Storage != StorageKind.Memory;
 
     /// <summary>Go's checkNewConsumerConfig: what an existing consumer may not change.</summary>
-    private static void CheckUpdate(ConsumerConfig old, ConsumerConfig updated, JsAccount js)
+    internal static void CheckUpdate(ConsumerConfig old, ConsumerConfig updated, JsAccount js)
     {
         static void Fail(string text) => throw new JsApiException(JsErrors.ConsumerCreate.WithErr(text));
         var oldJson = JsonSerializer.Serialize(old, ConsumerJson.Context.ConsumerConfig);
@@ -192,9 +192,33 @@ internal sealed class StreamConsumers(JsStream stream)
         return new string(name);
     }
 
+    /// <summary>
+    /// A replicated consumer's copy on this replica (the meta group assigned it here): held, not started; its group
+    /// activates it on the replica that leads. An existing copy takes the new config.
+    /// </summary>
+    public JsConsumer AddReplica(string name, ConsumerConfig config, GoTime created, Storage.IConsumerStore store)
+    {
+        lock (_lock)
+        {
+            if (_consumers.TryGetValue(name, out var existing))
+            {
+                return existing;
+            }
+            var consumer = new JsConsumer(stream, name, config, created, store);
+            _consumers[name] = consumer;
+            _snapshot = [.. _consumers.Values];
+            return consumer;
+        }
+    }
+
     /// <summary>Recreates the durable consumers whose state the stream's store kept.</summary>
     public void Recover()
     {
+        if (stream.Config.Replicas > 1 && stream.Account.Service.Server.Options.Cluster.Enabled)
+        {
+            // A replicated stream's durables come back through the meta group's consumer assignments, each with its group.
+            return;
+        }
         foreach (var name in stream.Store.ConsumerNames())
         {
             try
