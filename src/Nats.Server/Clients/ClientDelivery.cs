@@ -12,7 +12,8 @@ namespace Nats.Server.Clients;
 /// delivery permissions and header stripping, then the copy into the client's
 /// <see cref="OutboundQueue"/> with its outcomes (max_pending, auto-unsubscribe, the stall gate, a
 /// no_fast_producer_stall drop). A publisher waiting on this client to drain
-/// (<see cref="StallList"/>) waits here, and cuts it when it makes no progress.
+/// (<see cref="StallList"/>) waits here; a client that makes no progress is cut at the write deadline, or
+/// stops pausing publishers after a second of it (then max_pending bounds it).
 /// </summary>
 internal sealed class ClientDelivery : IDrainable
 {
@@ -141,8 +142,9 @@ internal sealed class ClientDelivery : IDrainable
     }
 
     /// <summary>
-    /// A publisher waits for this client to drain (see <see cref="StallList"/>); the client is cut as a
-    /// slow consumer when it writes nothing for <see cref="StuckBound"/>.
+    /// A publisher waits for this client to drain (see <see cref="StallList"/>). When the client writes nothing
+    /// for <see cref="StuckBound"/> it is cut as a slow consumer if that bound is the write deadline; a shorter
+    /// bound only stops publishers waiting on it.
     /// </summary>
     public async ValueTask WaitUntilDrainedAsync()
     {
@@ -151,6 +153,14 @@ internal sealed class ClientDelivery : IDrainable
         var bound = StuckBound;
         if (await _outbound.WaitUntilDrainedAsync(bound).ConfigureAwait(false) || _outbound.IsClosed)
         {
+            return;
+        }
+        if (bound < _settings.Options.WriteDeadline)
+        {
+            // A second without progress is short of Go's write deadline: on a busy host the reader may only be
+            // starved of CPU. The publisher goes back to full speed; max_pending or the write deadline (the
+            // connection's tick) cut the reader if it really stopped.
+            _outbound.SuspendStalls();
             return;
         }
         _server.RecordSlowConsumer();

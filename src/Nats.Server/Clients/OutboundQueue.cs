@@ -67,6 +67,10 @@ internal sealed class OutboundQueue
     private TaskCompletionSource? _stallGate;
     private long _stallThreshold;
 
+    // _bytesWritten when a publisher last gave up waiting on this reader (-1: never). Until the reader writes
+    // again, publishers go on without pausing for it: max_pending and the write deadline decide its fate.
+    private long _stallsSuspendedAt = -1;
+
     /// <summary>Id of the publisher batch that last queued here; dedupes <see cref="FlushBatch"/>.</summary>
     internal long FlushMark;
 
@@ -177,7 +181,7 @@ internal sealed class OutboundQueue
             _buffer.Advance(length);
             OutMsgs++;
             OutBytes += message.Length - 2;
-            if (canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > stallThreshold)
+            if (canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > stallThreshold && !StallsSuspended)
             {
                 _stallThreshold = stallThreshold;
                 _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -232,7 +236,7 @@ internal sealed class OutboundQueue
             OutMsgs++;
             OutBytes += message.Length - 2;
             var threshold = Math.Min(maxPending / 2, StallThresholdCap);
-            if (!noFastProducerStall && canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > threshold)
+            if (!noFastProducerStall && canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > threshold && !StallsSuspended)
             {
                 _stallThreshold = threshold;
                 _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -309,6 +313,25 @@ internal sealed class OutboundQueue
                 return false;
             }
         }
+    }
+
+    private bool StallsSuspended => _stallsSuspendedAt == Volatile.Read(ref _bytesWritten);
+
+    /// <summary>
+    /// Lets the publishers waiting on this reader go on, and stops pausing new ones until the reader writes
+    /// again: a reader that made no progress for a short while may only be starved of CPU, so it is not cut
+    /// for that; max_pending and the write deadline still bound it, as in Go.
+    /// </summary>
+    public void SuspendStalls()
+    {
+        TaskCompletionSource? gate;
+        lock (_sync)
+        {
+            _stallsSuspendedAt = Volatile.Read(ref _bytesWritten);
+            gate = _stallGate;
+            _stallGate = null;
+        }
+        gate?.TrySetResult();
     }
 
     /// <summary>Opens the stall gate once the queue is drained enough (or closed).</summary>

@@ -45,6 +45,59 @@ public class OutboundQueueFrameTests
     }
 
     [Fact]
+    public async Task SuspendedStalls_ReleaseTheWaiter_AndNobodyWaitsAgainUntilTheReaderWrites()
+    {
+        var (transport, client) = PipeTransport.CreatePair();
+        var queue = new OutboundQueue(new Owner(), transport);
+        var body = new byte[1000];
+        "\r\n"u8.CopyTo(body.AsSpan(998));
+        var stalled = false;
+        while (!stalled)
+        {
+            Assert.True(queue.AppendFrame("RMSG $G a 998\r\n"u8, body, stallThreshold: 8 * 1024, canStall: true, out stalled));
+        }
+        var waiter = queue.WaitUntilDrainedAsync(TimeSpan.FromMinutes(5)).AsTask();
+        Assert.False(waiter.IsCompleted);
+
+        queue.SuspendStalls();
+        Assert.True(await waiter.WaitAsync(TimeSpan.FromSeconds(30)));
+        // The reader wrote nothing since: past the threshold, nobody is asked to wait for it.
+        Assert.True(queue.AppendFrame("RMSG $G a 998\r\n"u8, body, stallThreshold: 8 * 1024, canStall: true, out var stillSuspended));
+        Assert.False(stillSuspended);
+
+        // Once it writes, publishers wait for it again.
+        var writer = Task.Run(queue.RunWriteLoopAsync);
+        using var stop = new CancellationTokenSource();
+        var reader = Task.Run(async () =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                var read = await client.Input.ReadAsync(stop.Token);
+                client.Input.AdvanceTo(read.Buffer.End);
+            }
+        });
+        queue.SignalFlush();
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (queue.BytesWritten == 0)
+        {
+            Assert.True(DateTime.UtcNow < deadline, "the queue wrote nothing");
+            await Task.Delay(1);
+        }
+        var stalledAgain = false;
+        for (var i = 0; i < 1000 && !stalledAgain; i++)
+        {
+            Assert.True(queue.AppendFrame("RMSG $G a 998\r\n"u8, body, stallThreshold: 8 * 1024, canStall: true, out stalledAgain));
+        }
+        Assert.True(stalledAgain);
+
+        Assert.True(queue.TryClose());
+        queue.SignalFlush();
+        await writer.WaitAsync(TimeSpan.FromSeconds(30));
+        await stop.CancelAsync();
+        await reader.WaitAsync(TimeSpan.FromSeconds(30)).ContinueWith(_ => { }, TaskScheduler.Default);
+    }
+
+    [Fact]
     public async Task FramesAreWrittenInOrder_AndNothingIsQueuedOnceClosed()
     {
         var (transport, client) = PipeTransport.CreatePair();
