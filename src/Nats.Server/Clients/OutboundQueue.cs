@@ -277,7 +277,7 @@ internal sealed class OutboundQueue
                 OutBytes += payloadBytes;
             }
             var threshold = Math.Min(maxPending / 2, StallThresholdCap);
-            if (!noFastProducerStall && canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > threshold)
+            if (!noFastProducerStall && canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > threshold && !StallsSuspended)
             {
                 _stallThreshold = threshold;
                 _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);

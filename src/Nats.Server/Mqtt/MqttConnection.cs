@@ -20,8 +20,6 @@ namespace Nats.Server.Mqtt;
 /// </summary>
 internal sealed class MqttConnection : IOutboundOwner
 {
-    private static readonly TimeSpan MaxStuckTime = TimeSpan.FromSeconds(1);
-
     private readonly MqttServer _owner;
     private readonly NatsServer _server;
     private readonly ClientTransport _transport;
@@ -49,7 +47,7 @@ internal sealed class MqttConnection : IOutboundOwner
             RemotePort = remote.Port;
         }
         _remoteAddress = $"{RemoteIp}:{RemotePort} - mid:{Id}";
-        Outbound = new MqttOutbound(this, transport, () => server.Options.MaxPending, StuckBound, () => server.Options.NoFastProducerStall);
+        Outbound = new MqttOutbound(this, transport, () => server.Options.MaxPending, () => server.Options.WriteDeadline, () => server.Options.NoFastProducerStall);
         Outbound.SlowConsumer += OnSlowConsumer;
         Outbound.FastProducerDrop += server.RecordFastProducerDrop;
         var publish = new MqttPublishHandler(this, owner, logger);
@@ -293,19 +291,13 @@ internal sealed class MqttConnection : IOutboundOwner
         SendDisconnect(e.Reason, e.Message);
     }
 
-    private TimeSpan StuckBound()
-    {
-        var deadline = _server.Options.WriteDeadline;
-        return deadline < MaxStuckTime ? deadline : MaxStuckTime;
-    }
-
     private void OnSlowConsumer(bool stuck)
     {
         _server.RecordSlowConsumer();
         if (stuck)
         {
             _logger.LogInformation("{Connection} - Slow Consumer Detected: WriteDeadline of {Bound} exceeded with {Chunks} chunks of {Pending} total bytes.",
-                this, GoDuration.Format(StuckBound()), Outbound.Queue.PendingChunks, Outbound.Queue.PendingAndInFlight);
+                this, GoDuration.Format(Outbound.StuckBound), Outbound.Queue.PendingChunks, Outbound.Queue.PendingAndInFlight);
         }
         else
         {

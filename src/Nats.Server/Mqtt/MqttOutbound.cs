@@ -10,32 +10,36 @@ namespace Nats.Server.Mqtt;
 /// queue's lock with the same limits (max_pending, the stall threshold in chunk memory, the
 /// no_fast_producer_stall drop past three quarters), joins the publisher's <see cref="FlushBatch"/>
 /// (written inline at the end of its batch when the transport can, else by the write loop), and a
-/// publisher past the threshold waits here until the queue drains; one that sees no byte written for
-/// the stuck bound cuts the connection as a slow consumer. Control packets (CONNACK, acks, PINGRESP)
+/// publisher past the threshold waits here until the queue drains. A connection that writes nothing for a
+/// second stops pausing publishers (it may only be starved of CPU) and is cut at max_pending or the write
+/// deadline, as a client is; with write_deadline at or below a second the wait is the deadline and the
+/// connection is cut when it passes. Control packets (CONNACK, acks, PINGRESP)
 /// are queued without limits and wake the write loop.
 /// </summary>
 internal sealed class MqttOutbound : IDrainable
 {
     private readonly OutboundQueue _queue;
     private readonly Func<long> _maxPending;
-    private readonly Func<TimeSpan> _stuckBound;
+    private static readonly TimeSpan MaxStuckTime = TimeSpan.FromSeconds(1);
+
+    private readonly Func<TimeSpan> _writeDeadline;
     private readonly Func<bool> _noFastProducerStall;
     private long _stalls;
 
     /// <param name="maxPending">Read per message, as the other two: a reload applies at once.</param>
-    /// <param name="stuckBound">How long a waiting publisher lets this connection write nothing before it is cut.</param>
-    public MqttOutbound(IOutboundOwner owner, ClientTransport transport, Func<long> maxPending, Func<TimeSpan> stuckBound, Func<bool> noFastProducerStall)
+    /// <param name="writeDeadline">write_deadline: a waiting publisher gives up after a second (or this, if lower) without a byte written.</param>
+    public MqttOutbound(IOutboundOwner owner, ClientTransport transport, Func<long> maxPending, Func<TimeSpan> writeDeadline, Func<bool> noFastProducerStall)
     {
         _queue = new OutboundQueue(owner, transport);
         _maxPending = maxPending;
-        _stuckBound = stuckBound;
+        _writeDeadline = writeDeadline;
         _noFastProducerStall = noFastProducerStall;
     }
 
     /// <summary>Raised for each message dropped under no_fast_producer_stall.</summary>
     public event Action? FastProducerDrop;
 
-    /// <summary>Raised when a delivery would pass max_pending (false) or a waiting publisher saw no write progress for the stuck bound (true).</summary>
+    /// <summary>Raised when a delivery would pass max_pending (false) or a waiting publisher saw no write progress for the write deadline (true).</summary>
     public event Action<bool>? SlowConsumer;
 
     public OutboundQueue Queue => _queue;
@@ -88,12 +92,30 @@ internal sealed class MqttOutbound : IDrainable
         return true;
     }
 
-    /// <summary>A publisher's wait (see <see cref="StallList"/>): until the queue has drained, or the connection is cut as stuck.</summary>
+    /// <summary>The bound a waiting publisher gives a connection that writes nothing: a second, or write_deadline if lower.</summary>
+    public TimeSpan StuckBound
+    {
+        get
+        {
+            var deadline = _writeDeadline();
+            return deadline < MaxStuckTime ? deadline : MaxStuckTime;
+        }
+    }
+
+    /// <summary>A publisher's wait (see <see cref="StallList"/>), as on a client's <see cref="ClientDelivery"/>.</summary>
     public async ValueTask WaitUntilDrainedAsync()
     {
         Interlocked.Increment(ref _stalls);
-        if (await _queue.WaitUntilDrainedAsync(_stuckBound()).ConfigureAwait(false) || _queue.IsClosed)
+        var bound = StuckBound;
+        if (await _queue.WaitUntilDrainedAsync(bound).ConfigureAwait(false) || _queue.IsClosed)
         {
+            return;
+        }
+        if (bound < _writeDeadline())
+        {
+            // Short of the write deadline the reader may only be starved of CPU: publishers go on, and
+            // max_pending or the write deadline (the heartbeat) cut it if it really stopped.
+            _queue.SuspendStalls();
             return;
         }
         SlowConsumer?.Invoke(true);

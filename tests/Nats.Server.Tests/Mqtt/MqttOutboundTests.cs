@@ -26,10 +26,10 @@ public class MqttOutboundTests
         public void OnWriteLoopFailed(Exception exception) => throw exception;
     }
 
-    private static (MqttOutbound Outbound, System.IO.Pipelines.IDuplexPipe Client) Create(TimeSpan stuckBound, bool noFastProducerStall = false)
+    private static (MqttOutbound Outbound, System.IO.Pipelines.IDuplexPipe Client) Create(TimeSpan writeDeadline, bool noFastProducerStall = false)
     {
         var (transport, client) = PipeTransport.CreatePair();
-        return (new MqttOutbound(new Owner(), transport, () => MaxPending, () => stuckBound, () => noFastProducerStall), client);
+        return (new MqttOutbound(new Owner(), transport, () => MaxPending, () => writeDeadline, () => noFastProducerStall), client);
     }
 
     private static ClientConnection Publisher(NatsServer server, bool stallable) =>
@@ -97,7 +97,27 @@ public class MqttOutboundTests
     }
 
     [Fact]
-    public async Task A_connection_that_writes_nothing_for_the_stuck_bound_is_reported_slow()
+    public async Task A_connection_that_writes_nothing_for_a_second_stops_pausing_publishers_and_is_not_cut()
+    {
+        var server = new NatsServer(new ServerOptions());
+        var (outbound, _) = Create(Generous);
+        var slow = 0;
+        outbound.SlowConsumer += _ => slow++;
+        var publisher = Publisher(server, stallable: true);
+        for (var i = 0; i < 8; i++)
+        {
+            outbound.Deliver(new byte[256 * 1024], 1000, publisher.Origin, canStall: true, mayDrop: true);
+        }
+        await outbound.WaitUntilDrainedAsync().AsTask().WaitAsync(Generous);
+        Assert.Equal(0, slow);
+        publisher.Origin.StalledOn.MoveTo([]);
+        // Until it writes again, further deliveries past the threshold do not pause the publisher.
+        outbound.Deliver(new byte[256 * 1024], 1000, publisher.Origin, canStall: true, mayDrop: true);
+        Assert.False(publisher.Origin.StalledOn.MustStall);
+    }
+
+    [Fact]
+    public async Task With_a_write_deadline_below_a_second_a_connection_that_writes_nothing_until_it_passes_is_reported_slow()
     {
         var server = new NatsServer(new ServerOptions());
         var (outbound, _) = Create(TimeSpan.FromMilliseconds(50));
