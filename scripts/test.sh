@@ -49,6 +49,16 @@ if [ ! -d /usr/share/gocode/src/github.com/nats-io/nats.go ] || ! command -v go 
   fi
 fi
 
+# nats.c (the C client) logs in with creds files in the operator-mode client tests; compiled with gcc.
+if [ ! -f /usr/include/nats/nats.h ] || ! command -v gcc >/dev/null 2>&1; then
+  log "installing gcc and Debian's nats.c (libnats-dev)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq gcc libnats-dev >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq gcc libnats-dev >/dev/null
+  fi
+fi
+
 if [ -f tests/js/package.json ]; then
   log "installing nats.js scenario packages"
   npm ci --prefix tests/js --no-audit --no-fund --loglevel=error

@@ -100,6 +100,18 @@ internal sealed class Account
 
     private Auth.Jwt.AccountJwt? _jwt;
 
+    /// <summary>
+    /// Operator mode (Go's Account.expired): set when the JWT's exp passes or the full resolver deletes
+    /// the account; logins are refused until an update brings new claims.
+    /// </summary>
+    public bool Expired
+    {
+        get => Volatile.Read(ref _expired);
+        set => Volatile.Write(ref _expired, value);
+    }
+
+    private bool _expired;
+
     /// <summary>Subject mappings applied to what this account's clients publish; null when there are none.</summary>
     public Mappings.SubjectMapper? Mappings { get; set; }
 

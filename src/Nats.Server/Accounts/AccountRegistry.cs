@@ -203,22 +203,44 @@ internal sealed class AccountRegistry
         {
             foreach (var (_, subscription) in account.ImportSubscriptions)
             {
-                switch (subscription.Receiver)
-                {
-                    case StreamImportRoute stream when stream.Import.Exporter == updated.Name:
-                        stream.Invalid = !ImportExportResolver.ExportApproves(updated.Options.StreamExports.Select(e => e.Grant), account.Name, stream.Import.From,
-                            grant => ActivationValid(updated.Name, account.Name, grant, stream.Import.Token, stream.Import.From, isService: false));
-                        break;
-                    case ServiceImportRoute service when service.Import.Exporter == updated.Name:
-                        service.Invalid = !ImportExportResolver.ExportApproves(updated.Options.ServiceExports.Select(e => e.Grant), account.Name, service.Import.To,
-                            grant => ActivationValid(updated.Name, account.Name, grant, service.Import.Token, service.Import.To, isService: true));
-                        break;
-                }
+                Recheck(account, updated, subscription.Receiver);
             }
         }
         foreach (var account in others.Where(a => a.IncompleteImportsFrom.Contains(updated.Name)))
         {
             ResolveOperatorImports(account);
+        }
+    }
+
+    /// <summary>Checks an import route of <paramref name="importer"/> from <paramref name="exporter"/> again: it turns invalid (or valid) in place.</summary>
+    private void Recheck(Account importer, Account exporter, object? receiver)
+    {
+        switch (receiver)
+        {
+            case StreamImportRoute stream when stream.Import.Exporter == exporter.Name:
+                stream.Invalid = !ImportExportResolver.ExportApproves(exporter.Options.StreamExports.Select(e => e.Grant), importer.Name, stream.Import.From,
+                    grant => ActivationValid(exporter.Name, importer.Name, grant, stream.Import.Token, stream.Import.From, isService: false));
+                break;
+            case ServiceImportRoute service when service.Import.Exporter == exporter.Name:
+                service.Invalid = !ImportExportResolver.ExportApproves(exporter.Options.ServiceExports.Select(e => e.Grant), importer.Name, service.Import.To,
+                    grant => ActivationValid(exporter.Name, importer.Name, grant, service.Import.Token, service.Import.To, isService: true));
+                break;
+        }
+    }
+
+    /// <summary>
+    /// Go's activationExpired: an import whose activation token's exp passed is checked again (a newer
+    /// token from an update would keep it valid) and otherwise turns invalid.
+    /// </summary>
+    public void RecheckImports(Account importer, string exporterName)
+    {
+        if (Find(exporterName) is not { } exporter)
+        {
+            return;
+        }
+        foreach (var (_, subscription) in importer.ImportSubscriptions)
+        {
+            Recheck(importer, exporter, subscription.Receiver);
         }
     }
 
@@ -261,6 +283,12 @@ internal sealed class AccountRegistry
 
     public Account? Find(string name) => _accounts.GetValueOrDefault(name);
 
+    /// <summary>Go's ErrAccountExpired text.</summary>
+    public const string AccountExpired = "account expired";
+
+    /// <summary>Every account, unordered (no sort: the heartbeat walks it).</summary>
+    public ICollection<Account> Unordered => _accounts.Values;
+
     /// <summary>Operator mode: an account fetched from the resolver joined the registry.</summary>
     public event Action<Account>? Registered;
 
@@ -276,6 +304,12 @@ internal sealed class AccountRegistry
         error = null;
         if (Find(name) is { } known)
         {
+            // Go fetches an expired account again; only a claims update revives it here (see AccountExpiry).
+            if (known.Expired)
+            {
+                error = AccountExpired;
+                return null;
+            }
             return known;
         }
         if (Operator?.Fetch(name, out error) is not { } claims)

@@ -54,6 +54,9 @@ internal sealed class ClientReload
         }
     }
 
+    /// <summary>Whether this client was decided by the auth callout (it is not one of the auth_users).</summary>
+    public bool AdmittedByCallout(Auth.Callout.AuthCalloutOptions callout) => !callout.AuthUsers.Contains(Auth.Callout.AuthCallout.RawAuthUser(_connect));
+
     /// <summary>Go's clientHasMovedToDifferentAccount (see <see cref="ConnectionAuth.HasMovedToDifferentAccount"/>).</summary>
     public bool HasMovedToDifferentAccount(ServerOptions options) => _auth.HasMovedToDifferentAccount(_connect, options);
 
@@ -160,5 +163,13 @@ internal sealed class ClientReload
         _logger.LogError("{Client} - maximum account active connections exceeded", _client);
         _protocol.SendNow("-ERR 'maximum account active connections exceeded'\r\n"u8);
         _client.CloseConnection(ClosedReason.MaxAccountConnectionsExceeded);
+    }
+
+    /// <summary>Go's accountAuthExpired: the account's JWT expired or the account was deleted.</summary>
+    public void CloseForAccountExpired()
+    {
+        _logger.LogDebug("{Client} - Account Authentication Expired", _client);
+        _protocol.SendNow("-ERR 'Account Authentication Expired'\r\n"u8);
+        _client.CloseConnection(ClosedReason.AuthenticationExpired);
     }
 }

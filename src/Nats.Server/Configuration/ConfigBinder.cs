@@ -313,6 +313,9 @@ internal sealed class ConfigBinder
                 case "timeout":
                     timeoutSeconds = item.SecondsOrOne();
                     return true;
+                case "auth_callout" or "auth_hook":
+                    _options.AuthCallout = Auth.Callout.AuthCalloutOptions.Bind(item, _errors);
+                    return true;
                 case "users" or "default_permission" or "default_permissions" or "permissions":
                     // Bound by the auth binder once the single user/token are known (below).
                     return true;

@@ -154,5 +154,8 @@ public sealed class ServerOptions
     /// <summary>Operator mode: trusted operators and keys, the account resolver and its preloads.</summary>
     internal Auth.Jwt.OperatorOptions Operator { get; } = new();
 
+    /// <summary>authorization { auth_callout { ... } } (nats-server 2.10); null when not configured.</summary>
+    internal Auth.Callout.AuthCalloutOptions? AuthCallout { get; set; }
+
     internal Dictionary<string, ConfigValue> UnsupportedConfig { get; } = new(StringComparer.Ordinal);
 }

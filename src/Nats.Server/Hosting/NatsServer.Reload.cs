@@ -157,9 +157,10 @@ internal sealed partial class NatsServer
     private void ReloadAuthorization(ServerOptions options)
     {
         var authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
-        _authenticator = authenticator;
-        _info = BuildInfo(options, authenticator);
-        var clients = _clients.Values.Where(c => c.ConnectReceived && !c.IsClosed).ToList();
+        _authenticator = WithCallout(authenticator, options);
+        _info = BuildInfo(options, _authenticator);
+        // Clients the auth callout admitted keep what it granted (Go would ask the service again).
+        var clients = _clients.Values.Where(c => c.ConnectReceived && !c.IsClosed && !(options.AuthCallout is { } callout && c.Reload.AdmittedByCallout(callout))).ToList();
         var remaining = new List<ClientConnection>(clients.Count);
         foreach (var client in clients)
         {

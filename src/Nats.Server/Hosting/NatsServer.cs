@@ -49,12 +49,15 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _loggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
         _logger = _loggerFactory.CreateLogger("nats-server");
         _clientLogger = _loggerFactory.CreateLogger("nats-server.client");
-        ServerId = NewServerId();
+        // The auth callout signs its requests with the server's nkey, whose public key is then the server id (as in Go).
+        ServerKey = options.AuthCallout is not null ? NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.Server) : null;
+        ServerId = ServerKey?.GetPublicKey() ?? NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         _accounts = new AccountRegistry(options, _logger);
-        _authenticator = _accounts.Operator is not null
+        _authenticator = WithCallout(_accounts.Operator is not null
             ? new Auth.Jwt.JwtAuthenticator(_accounts, options.Operator, _clientLogger)
-            : new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
+            : new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser), options);
+        AccountExpiry = _accounts.Operator is not null ? new Auth.Jwt.AccountExpiry(this, _accounts) : null;
         ClaimUpdates = Auth.Jwt.AccountClaimsUpdates.For(this, _accounts, options.Operator, _logger);
         _history = new ConnectionHistory(options.MaxClosedClients > 0 ? options.MaxClosedClients : ConnectionHistory.DefaultMaxClosedClients);
         // Invalid mappings throw MappingException here; a configuration file reports them at load time.
@@ -117,6 +120,25 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     /// <summary>The system account's internal client, requests and events; null with no_system_account.</summary>
     internal SystemAccountService? SystemEvents { get; private set; }
+
+    /// <summary>The server's own nkey; only made when something signs with it (the auth callout).</summary>
+    internal NATS.NKeys.KeyPair? ServerKey { get; }
+
+    private Auth.Callout.AuthCallout? _authCallout;
+
+    /// <summary>Wraps the configured authenticator in the auth callout when one is configured (server configuration mode only).</summary>
+    private IClientAuthenticator WithCallout(IClientAuthenticator inner, ServerOptions options)
+    {
+        if (options.AuthCallout is not { } callout || ServerKey is null || _accounts.Operator is not null)
+        {
+            return inner;
+        }
+        _authCallout ??= new Auth.Callout.AuthCallout(this, callout, ServerKey, _logger);
+        return new Auth.Callout.AuthCalloutAuthenticator(inner, _authCallout);
+    }
+
+    /// <summary>Operator mode's account and activation expiry, run on the heartbeat; null otherwise.</summary>
+    internal Auth.Jwt.AccountExpiry? AccountExpiry { get; }
 
     /// <summary>The full resolver's claim services; null unless operator mode runs a full resolver.</summary>
     internal Auth.Jwt.AccountClaimsUpdates? ClaimUpdates { get; }
@@ -344,6 +366,11 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             await _acceptLoop.ConfigureAwait(false);
         }
+        if (JetStream?.Meta is { } meta)
+        {
+            // Go's stepdownRaftNodes: leaders hand over while the routes still carry the transfer.
+            await meta.StepDownLeadersAsync().ConfigureAwait(false);
+        }
         if (SystemEvents is { } events)
         {
             // Go's shutdownEventing: the SHUTDOWN event goes out before the clients (and routes) are closed.
@@ -502,6 +529,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
             client.OnHeartbeat(now);
         }
         Mqtt?.OnHeartbeat(now);
+        AccountExpiry?.Check();
     }
 
     private TimeSpan HeartbeatInterval()

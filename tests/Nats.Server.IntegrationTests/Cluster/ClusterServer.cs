@@ -46,7 +46,7 @@ internal sealed partial class ClusterServer : IAsyncDisposable
     public string TempDir { get; }
 
     /// <summary>Where a JetStream test keeps this server's store (the directory survives restarts).</summary>
-    public string StoreDir => Path.Combine(TempDir, "store");
+    public required string StoreDir { get; init; }
 
     public RouteProxy Proxy { get; }
 

@@ -38,7 +38,10 @@ internal sealed class TestCluster : IAsyncDisposable
             {
                 var tempDir = Directory.CreateTempSubdirectory($"nats-cluster-{(char)('a' + i)}-").FullName;
                 var index = i;
-                cluster._servers.Add(new ClusterServer(i, spec.Kinds[i], tempDir, new RouteProxy(), () => cluster.ConfigFor(index), spec.ExtraArgs));
+                cluster._servers.Add(new ClusterServer(i, spec.Kinds[i], tempDir, new RouteProxy(), () => cluster.ConfigFor(index), spec.ExtraArgs)
+                {
+                    StoreDir = spec.StoreDirOf?.Invoke(i) ?? Path.Combine(tempDir, "store"),
+                });
             }
             // In order: a server whose peers are not up yet keeps retrying its explicit routes, as in production.
             foreach (var server in cluster._servers)
@@ -216,6 +219,9 @@ internal sealed record ClusterSpec(IReadOnlyList<string> Kinds)
 
     /// <summary>Command line flags added for every server (-D, -V ...).</summary>
     public IReadOnlyList<string> ExtraArgs { get; init; } = [];
+
+    /// <summary>Where server i keeps its JetStream store, when not in its temp directory (e.g. on a power-cut file system).</summary>
+    public Func<int, string?>? StoreDirOf { get; init; }
 
     /// <summary>Whether StartAsync waits for the full mesh (off for topologies that are not one).</summary>
     public bool WaitForMesh { get; init; } = true;

@@ -78,7 +78,8 @@ internal sealed class DirectoryAccountResolver : IAccountResolver
             {
                 return false;
             }
-            File.Delete(path);
+            // Go's RenameDeleted (what allow_delete selects): the JWT stays on disk as <key>.jwt.deleted.
+            File.Move(path, path + ".deleted", overwrite: true);
             return true;
         }
     }

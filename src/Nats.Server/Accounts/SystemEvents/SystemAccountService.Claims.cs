@@ -7,7 +7,7 @@ namespace Nats.Server.Accounts.SystemEvents;
 /// The full resolver's claim subjects ($SYS.REQ.CLAIMS.UPDATE, $SYS.REQ.ACCOUNT.&lt;id&gt;.CLAIMS.UPDATE
 /// and its old form $SYS.ACCOUNT.&lt;id&gt;.CLAIMS.UPDATE, .CLAIMS.LOOKUP, $SYS.REQ.CLAIMS.LIST): the
 /// answers are Go's respondToUpdate and handleListRequest documents; the work is in
-/// <see cref="Auth.Jwt.AccountClaimsUpdates"/>.
+/// <see cref="Auth.Jwt.AccountClaimsUpdates"/>. $SYS.REQ.CLAIMS.DELETE answers the same way.
 /// </summary>
 internal sealed partial class SystemAccountService
 {
@@ -48,6 +48,7 @@ internal sealed partial class SystemAccountService
                 json.WriteEndObject();
             });
         }));
+        Subscribe("$SYS.REQ.CLAIMS.DELETE", Queue((_, reply, body) => Answer(reply, updates.Delete(Encoding.UTF8.GetString(body)))));
         return true;
     }
 
@@ -59,7 +60,12 @@ internal sealed partial class SystemAccountService
 
     private void ClaimsUpdate(Auth.Jwt.AccountClaimsUpdates updates, string? accountKey, string reply, byte[] body)
     {
-        var outcome = updates.Update(accountKey, Encoding.UTF8.GetString(body));
+        Answer(reply, updates.Update(accountKey, Encoding.UTF8.GetString(body)));
+    }
+
+    /// <summary>Go's respondToUpdate document.</summary>
+    private void Answer(string reply, Auth.Jwt.AccountClaimsUpdates.Outcome outcome)
+    {
         if (reply.Length == 0)
         {
             return;

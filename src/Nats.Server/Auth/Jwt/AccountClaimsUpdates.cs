@@ -18,6 +18,7 @@ internal sealed class AccountClaimsUpdates
     private readonly IAccountResolver _resolver;
     private readonly string _operatorKey;
     private readonly bool _strict;
+    private readonly HashSet<string> _operatorKeys;
     private readonly ILogger _logger;
 
     private AccountClaimsUpdates(NatsServer server, AccountRegistry accounts, OperatorOptions options, ILogger logger)
@@ -28,6 +29,12 @@ internal sealed class AccountClaimsUpdates
         _resolver = _operator.Resolver!;
         _operatorKey = options.TrustedOperators[0].Subject;
         _strict = options.TrustedOperators[0].Nats.StrictSigningKeyUsage;
+        // Go's getOperatorKeys: who may sign a delete request.
+        _operatorKeys = new HashSet<string>(options.TrustedOperators[0].Nats.SigningKeys ?? [], StringComparer.Ordinal);
+        if (!_strict)
+        {
+            _operatorKeys.Add(_operatorKey);
+        }
         _logger = logger;
     }
 
@@ -78,6 +85,90 @@ internal sealed class AccountClaimsUpdates
             return Respond(new Outcome(key, "jwt update resulted in error", saveError));
         }
         return Respond(new Outcome(key, "jwt updated", null));
+    }
+
+    /// <summary>
+    /// Go's handleDeleteRequest ($SYS.REQ.CLAIMS.DELETE): a generic JWT self-signed by the operator (or
+    /// one of its signing keys) whose "nats" object lists "accounts"; each is removed from the store
+    /// (renamed to .deleted, as Go's allow_delete does) and, if loaded, expired with its clients closed.
+    /// </summary>
+    public Outcome Delete(string jwt)
+    {
+        var subject = "";
+        string? error = null;
+        var accounts = new List<string>();
+        try
+        {
+            var claims = JwtDecoder.DecodeGeneric(jwt);
+            subject = claims.Subject;
+            error = DeleteRequestError(claims, accounts);
+        }
+        catch (JwtException e)
+        {
+            error = e.Message;
+        }
+        if (error is not null)
+        {
+            return Respond(new Outcome(null, $"delete accounts request by {subject} failed", error));
+        }
+        var errors = new List<string>();
+        foreach (var key in accounts)
+        {
+            try
+            {
+                // A key with no stored JWT counts as deleted, as in Go.
+                _resolver.Delete(key);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                errors.Add(e.Message);
+                continue;
+            }
+            if (_accounts.Find(key) is { } account)
+            {
+                _logger.LogDebug("Disable account {Account} due to remove", key);
+                _server.AccountExpiry?.Expire(account);
+            }
+        }
+        var passed = accounts.Count - errors.Count;
+        return errors.Count == 0
+            ? Respond(new Outcome(null, $"deleted {passed} accounts", null))
+            : Respond(new Outcome(null, $"deleted {passed} accounts, failed for {errors.Count}", string.Join('\n', errors)));
+    }
+
+    /// <summary>Go's checks in their order; fills <paramref name="accounts"/> from the request.</summary>
+    private string? DeleteRequestError(GenericClaims claims, List<string> accounts)
+    {
+        if (!_resolver.AllowDelete)
+        {
+            return "delete must be enabled in server config";
+        }
+        if (claims.Subject != claims.Issuer)
+        {
+            return "not self signed";
+        }
+        if (!_operatorKeys.Contains(claims.Issuer))
+        {
+            return "not trusted";
+        }
+        if (claims.Nats is not { } nats || !nats.TryGetProperty("accounts", out var list) || list.ValueKind != System.Text.Json.JsonValueKind.Array)
+        {
+            return "malformed request";
+        }
+        var system = _accounts.System?.Name;
+        foreach (var entry in list.EnumerateArray())
+        {
+            if (entry.ValueKind != System.Text.Json.JsonValueKind.String || entry.GetString() is not { Length: > 0 } key || !NKeys.IsValidPublicAccountKey(key))
+            {
+                return "malformed request";
+            }
+            if (key == system)
+            {
+                return "not allowed to delete system account";
+            }
+            accounts.Add(key);
+        }
+        return null;
     }
 
     /// <summary>The stored JWT for CLAIMS.LOOKUP; null (no answer) when there is none.</summary>
@@ -167,6 +258,8 @@ internal sealed class AccountClaimsUpdates
         account.Options = AccountFromClaims.Options(claims);
         account.Mappings = Mappings.SubjectMapper.Create(account.Options.Mappings);
         account.Jwt = updated;
+        // Go's checkExpiration: only claims still in time get here, so the account is live again.
+        account.Expired = false;
         _accounts.RefreshImports(account);
         _server.JetStream?.UpdateAccount(account);
 
@@ -231,7 +324,18 @@ internal sealed class AccountClaimsUpdates
     {
         if (outcome.Error is null)
         {
-            _logger.LogDebug("{Message} - {Account}", outcome.Message, outcome.Account);
+            if (outcome.Account is null)
+            {
+                _logger.LogDebug("{Message}", outcome.Message);
+            }
+            else
+            {
+                _logger.LogDebug("{Message} - {Account}", outcome.Message, outcome.Account);
+            }
+        }
+        else if (outcome.Account is null)
+        {
+            _logger.LogError("{Message} - {Error}", outcome.Message, outcome.Error);
         }
         else
         {

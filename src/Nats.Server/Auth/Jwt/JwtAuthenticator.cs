@@ -101,7 +101,7 @@ internal sealed class JwtAuthenticator : IClientAuthenticator
             (pub, sub) = templated;
             limits = scope.Template;
         }
-        if (accountJwt.IsExpired(now))
+        if (account.Expired || accountJwt.IsExpired(now))
         {
             return Refuse(client, "Account JWT has expired");
         }

@@ -30,16 +30,7 @@ internal static partial class JwtDecoder
         {
             throw new JwtException("expected 3 chunks");
         }
-        var header = Parse(DecodeChunk(chunks[0]), JwtJsonContext.Default.JwtHeader);
-        if (!string.Equals(header.Type, "JWT", StringComparison.OrdinalIgnoreCase))
-        {
-            throw new JwtException($"not supported type {GoQuote.Quote(header.Type ?? "")}");
-        }
-        var algorithm = (header.Algorithm ?? "").ToLowerInvariant();
-        if (algorithm is not ("ed25519" or "ed25519-nkey"))
-        {
-            throw new JwtException($"unexpected {GoQuote.Quote(header.Algorithm ?? "")} algorithm");
-        }
+        ParseHeader(chunks[0]);
         var payload = DecodeChunk(chunks[1]);
         var claims = LoadClaims(payload);
         claims.Token = token;
@@ -58,6 +49,73 @@ internal static partial class JwtDecoder
         if (NKeys.PrefixOf(claims.Issuer) is not { } prefix || !allowed.Contains(prefix))
         {
             throw new JwtException($"unable to validate expected prefixes - {names}");
+        }
+        return claims;
+    }
+
+    /// <summary>jwt's parseHeaders; returns the algorithm in lower case.</summary>
+    private static string ParseHeader(string chunk)
+    {
+        var header = Parse(DecodeChunk(chunk), JwtJsonContext.Default.JwtHeader);
+        if (!string.Equals(header.Type, "JWT", StringComparison.OrdinalIgnoreCase))
+        {
+            throw new JwtException($"not supported type {GoQuote.Quote(header.Type ?? "")}");
+        }
+        var algorithm = (header.Algorithm ?? "").ToLowerInvariant();
+        if (algorithm is not ("ed25519" or "ed25519-nkey"))
+        {
+            throw new JwtException($"unexpected {GoQuote.Quote(header.Algorithm ?? "")} algorithm");
+        }
+        return algorithm;
+    }
+
+    /// <summary>
+    /// jwt.DecodeGeneric: any claim kind, read as issuer, subject and the raw "nats" object; the
+    /// signature is checked (an old "ed25519" token signs the payload alone) but not the issuer's prefix.
+    /// </summary>
+    public static GenericClaims DecodeGeneric(string token)
+    {
+        var chunks = token.Split('.');
+        if (chunks.Length != 3)
+        {
+            throw new JwtException("expected 3 chunks");
+        }
+        var algorithm = ParseHeader(chunks[0]);
+        var payload = DecodeChunk(chunks[1]);
+        GenericClaims claims;
+        try
+        {
+            using var json = JsonDocument.Parse(payload);
+            if (json.RootElement.ValueKind != JsonValueKind.Object)
+            {
+                throw new JwtException("json: cannot unmarshal into Go value of type jwt.GenericClaims");
+            }
+            var root = json.RootElement;
+            claims = new GenericClaims(
+                root.TryGetProperty("iss", out var iss) ? iss.GetString() ?? "" : "",
+                root.TryGetProperty("sub", out var sub) ? sub.GetString() ?? "" : "",
+                root.TryGetProperty("nats", out var nats) && nats.ValueKind != JsonValueKind.Null ? nats.Clone() : null)
+            {
+                Audience = root.TryGetProperty("aud", out var aud) ? aud.GetString() ?? "" : "",
+                Expires = root.TryGetProperty("exp", out var exp) ? exp.GetInt64() : 0,
+                NotBefore = root.TryGetProperty("nbf", out var nbf) ? nbf.GetInt64() : 0,
+            };
+            if (claims.Nats is { ValueKind: not JsonValueKind.Object })
+            {
+                throw new JwtException("json: cannot unmarshal into Go struct field GenericClaims.nats of type map[string]interface {}");
+            }
+        }
+        catch (Exception e) when (e is JsonException or InvalidOperationException or FormatException)
+        {
+            throw new JwtException(e.Message);
+        }
+        var signature = DecodeChunk(chunks[2]);
+        var signed = algorithm == "ed25519"
+            ? Encoding.ASCII.GetBytes(chunks[1])
+            : Encoding.ASCII.GetBytes(token, 0, chunks[0].Length + 1 + chunks[1].Length);
+        if (!NKeys.Verify(claims.Issuer, signed, signature))
+        {
+            throw new JwtException(algorithm == "ed25519" ? "claim failed V1 signature verification" : "claim failed V2 signature verification");
         }
         return claims;
     }
@@ -139,3 +197,17 @@ internal static partial class JwtDecoder
 
 /// <summary>A JWT that does not decode or verify; the message is the Go library's.</summary>
 internal sealed class JwtException(string message) : Exception(message);
+
+/// <summary>jwt.GenericClaims as the server reads it: who signed, about whom, and the "nats" object.</summary>
+internal sealed record GenericClaims(string Issuer, string Subject, JsonElement? Nats)
+{
+    public string Audience { get; init; } = "";
+
+    public long Expires { get; init; }
+
+    public long NotBefore { get; init; }
+
+    /// <summary>A string member of the "nats" object; empty when absent.</summary>
+    public string NatsString(string name) =>
+        Nats is { ValueKind: JsonValueKind.Object } nats && nats.TryGetProperty(name, out var value) && value.ValueKind == JsonValueKind.String ? value.GetString()! : "";
+}

@@ -171,6 +171,22 @@ internal sealed class MetaGroup : IAsyncDisposable
         return info;
     }
 
+    /// <summary>
+    /// Go's stepdownRaftNodes at a clean shutdown, while the routes are still up: the stream groups this server leads
+    /// hand over (and wait, bounded, for the new leader), then the meta group if it leads.
+    /// </summary>
+    public async Task StepDownLeadersAsync()
+    {
+        if (_replicated is { } replicated)
+        {
+            await replicated.HandOverAsync(TimeSpan.FromSeconds(2)).ConfigureAwait(false);
+        }
+        if (_runner is { } runner && IsLeader)
+        {
+            await runner.Ask((node, now) => node.StepDown(now)).ConfigureAwait(false);
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         if (_replicated is { } replicated)

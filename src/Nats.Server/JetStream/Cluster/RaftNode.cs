@@ -36,6 +36,9 @@ internal sealed class RaftNode
     private long _nextHeartbeat;
     private long _leaderSince;
 
+    // The term in which the leader handed leadership to this node (a LeaderTransfer entry naming it).
+    private ulong _transferTerm;
+
     /// <param name="growable">Whether a member beyond <paramref name="clusterSize"/> is taken in (growing the size, as Go's
     /// meta group grows when servers join) rather than refused.</param>
     public RaftNode(string id, IEnumerable<string> peers, int clusterSize, RaftOptions options, IRaftStore store,
@@ -199,7 +202,7 @@ internal sealed class RaftNode
     }
 
     /// <summary>
-    /// Gives up leadership: the most up-to-date follower is told (a LeaderTransfer entry, as Go) to campaign at
+    /// Gives up leadership: the most up-to-date follower (one at random among equals) is told (a LeaderTransfer entry, as Go) to campaign at
     /// once, and this node stays out of the next election. Returns false when this node is not the leader.
     /// </summary>
     public bool StepDown(long now)
@@ -208,14 +211,26 @@ internal sealed class RaftNode
         {
             return false;
         }
+        // Among the most up-to-date followers one at random, as Go's map order picks one: a fixed choice would pass
+        // leadership back and forth between the same two members of a larger group.
         string? target = null;
         ulong best = 0;
+        var ties = 0;
         foreach (var (peer, progress) in _progress)
         {
-            if (now - progress.LastSeen < _options.LostQuorumMs && (target is null || progress.Match > best))
+            if (now - progress.LastSeen >= _options.LostQuorumMs)
+            {
+                continue;
+            }
+            if (target is null || progress.Match > best)
             {
                 target = peer;
                 best = progress.Match;
+                ties = 1;
+            }
+            else if (progress.Match == best && _random.Next(++ties) == 0)
+            {
+                target = peer;
             }
         }
         if (target is not null)
@@ -287,8 +302,10 @@ internal sealed class RaftNode
         {
             BecomeFollower(append.Term, append.Leader, now);
         }
-        else
+        else if (_transferTerm != Term)
         {
+            // Not once the leader handed over to this node: an append it sent before the transfer and delivered after
+            // it would otherwise put the campaign off by a whole election timeout.
             ResetElection(now);
         }
 
@@ -342,6 +359,7 @@ internal sealed class RaftNode
             if (type == RaftEntryType.LeaderTransfer && Encoding.ASCII.GetString(data) == Id)
             {
                 _electionDeadline = now;
+                _transferTerm = Term;
             }
         }
         var commit = Math.Min(append.Commit, index);

@@ -162,6 +162,17 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         ApiRouter.Respond(service, request, response, type, error);
     }
 
+    /// <summary>Every group this server leads hands over to another member (a clean shutdown), all at once.</summary>
+    public Task HandOverAsync(TimeSpan timeout)
+    {
+        List<StreamGroup> groups;
+        lock (_groups)
+        {
+            groups = [.. _groups.Values.Where(g => g.Status.Role == RaftRole.Leader)];
+        }
+        return Task.WhenAll(groups.Select(g => g.HandOverAsync(timeout)));
+    }
+
     public async ValueTask DisposeAsync()
     {
         Task tail;

@@ -86,6 +86,31 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     /// <summary>Hands leadership to another member; false when this member does not lead.</summary>
     public Task<bool> StepDownAsync() => _runner is { } runner ? runner.Ask((node, now) => node.StepDown(now)) : Task.FromResult(false);
 
+    /// <summary>
+    /// Before a clean shutdown, as Go's stepdownRaftNodes: a leader hands over and waits (bounded) until another member
+    /// leads, so the transfer has left this server before its routes close and publishing resumes at once instead of
+    /// after an election timeout.
+    /// </summary>
+    public async Task HandOverAsync(TimeSpan timeout)
+    {
+        var handedOver = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Volatile.Write(ref _handedOver, handedOver);
+        if (!await StepDownAsync().ConfigureAwait(false))
+        {
+            return;
+        }
+        try
+        {
+            await handedOver.Task.WaitAsync(timeout).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            _logger.LogDebug("{Group} no new leader within {Timeout} of the hand-over", Name, timeout);
+        }
+    }
+
+    private TaskCompletionSource? _handedOver;
+
     public void Apply(ulong index, byte[] data)
     {
         if (!StreamMsgEntry.TryDecode(data, out var entry))
@@ -142,6 +167,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         {
             // Another member leads: it answers the create, if anyone still has to.
             _onFirstLeader = null;
+            Volatile.Read(ref _handedOver)?.TrySetResult();
         }
     }
 
