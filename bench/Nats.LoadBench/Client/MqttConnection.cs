@@ -4,9 +4,9 @@ using System.Text;
 namespace Nats.LoadBench.Client;
 
 /// <summary>
-/// Minimal MQTT 3.1.1 client: CONNECT (clean session), SUBSCRIBE and PUBLISH at QoS 0 or 1, and a
-/// receive loop that counts PUBLISH packets by their remaining-length field (answering QoS 1 ones with
-/// PUBACKs, one write per socket read) and PUBACKs.
+/// Minimal MQTT 3.1.1 or MQTT 5 client: CONNECT (clean session / clean start), SUBSCRIBE and PUBLISH at
+/// QoS 0 or 1 (MQTT 5: with an empty property section), and a receive loop that counts PUBLISH packets by
+/// their remaining-length field (answering QoS 1 ones with PUBACKs, one write per socket read) and PUBACKs.
 /// </summary>
 internal sealed class MqttConnection : IDisposable
 {
@@ -37,8 +37,11 @@ internal sealed class MqttConnection : IDisposable
 
     public bool Closed { get; private set; }
 
+    /// <summary>Speaks MQTT 5 (property sections in CONNECT, SUBSCRIBE, PUBLISH).</summary>
+    public bool V5 { get; private set; }
+
     /// <summary>Connects to an MQTT port, or with <paramref name="webSocket"/> to a websocket port's /mqtt path.</summary>
-    public static MqttConnection Connect(string host, int port, string clientId, int timeoutMs = 10_000, bool webSocket = false)
+    public static MqttConnection Connect(string host, int port, string clientId, int timeoutMs = 10_000, bool webSocket = false, bool v5 = false)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true, SendBufferSize = 4 << 20, ReceiveBufferSize = 4 << 20 };
         socket.ReceiveTimeout = timeoutMs;
@@ -66,11 +69,18 @@ internal sealed class MqttConnection : IDisposable
             }
         }
 
-        var conn = new MqttConnection(socket, stream);
+        var conn = new MqttConnection(socket, stream) { V5 = v5 };
         try
         {
             var id = Encoding.UTF8.GetBytes(clientId);
-            var body = new List<byte> { 0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', 4, 0x02, 0, 60, (byte)(id.Length >> 8), (byte)id.Length };
+            var body = new List<byte> { 0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', (byte)(v5 ? 5 : 4), 0x02, 0, 60 };
+            if (v5)
+            {
+                body.Add(0); // no CONNECT properties
+            }
+
+            body.Add((byte)(id.Length >> 8));
+            body.Add((byte)id.Length);
             body.AddRange(id);
             conn._stream.Write(Packet(0x10, body.ToArray()));
             var (type, payload) = conn.ReadPacket();
@@ -91,27 +101,38 @@ internal sealed class MqttConnection : IDisposable
     public void Subscribe(string topic, byte qos = 0)
     {
         var t = Encoding.UTF8.GetBytes(topic);
-        var body = new List<byte> { 0, 1, (byte)(t.Length >> 8), (byte)t.Length };
+        var body = new List<byte> { 0, 1 };
+        if (V5)
+        {
+            body.Add(0); // no SUBSCRIBE properties
+        }
+
+        body.Add((byte)(t.Length >> 8));
+        body.Add((byte)t.Length);
         body.AddRange(t);
         body.Add(qos);
         _stream.Write(Packet(0x82, body.ToArray()));
         var (type, payload) = ReadPacket();
-        if (type != 9 || payload.Length < 3 || payload[2] == 0x80)
+        // MQTT 5's SUBACK has a property section (empty from us) before the reason codes.
+        var code = V5 ? 3 : 2;
+        if (type != 9 || payload.Length <= code || payload[code] >= 0x80)
         {
             throw new SetupException("MQTT SUBACK refused");
         }
     }
 
     /// <summary>A PUBLISH; at QoS 1 its packet id (2 bytes, see <see cref="PacketIdOffset"/>) is set per send.</summary>
-    public static byte[] EncodePublish(string topic, int payloadSize, byte qos = 0)
+    public static byte[] EncodePublish(string topic, int payloadSize, byte qos = 0, bool v5 = false)
     {
         var t = Encoding.UTF8.GetBytes(topic);
         var idLength = qos > 0 ? 2 : 0;
-        var body = new byte[2 + t.Length + idLength + payloadSize];
+        // MQTT 5: one byte of property length (0) after the packet id; the body around it is the same.
+        var properties = v5 ? 1 : 0;
+        var body = new byte[2 + t.Length + idLength + properties + payloadSize];
         body[0] = (byte)(t.Length >> 8);
         body[1] = (byte)t.Length;
         t.CopyTo(body, 2);
-        body.AsSpan(2 + t.Length + idLength).Fill((byte)'x');
+        body.AsSpan(2 + t.Length + idLength + properties).Fill((byte)'x');
         return Packet((byte)(0x30 | (qos << 1)), body);
     }
 
@@ -259,7 +280,23 @@ internal sealed class MqttConnection : IDisposable
                             QueuePubAck(_buf[bodyStart + 2 + topicLen], _buf[bodyStart + 3 + topicLen]);
                         }
 
-                        OnPublish?.Invoke(bodyLen - 2 - topicLen - (qos > 0 ? 2 : 0));
+                        var header = 2 + topicLen + (qos > 0 ? 2 : 0);
+                        if (V5)
+                        {
+                            // The property section: its variable-length size, then the properties.
+                            int propertiesLength = 0, shift = 0, at = bodyStart + header;
+                            byte b;
+                            do
+                            {
+                                b = _buf[at++];
+                                propertiesLength |= (b & 0x7F) << shift;
+                                shift += 7;
+                            }
+                            while ((b & 0x80) != 0);
+                            header = at - bodyStart + propertiesLength;
+                        }
+
+                        OnPublish?.Invoke(bodyLen - header);
                     }
                     else if (type == 4)
                     {

@@ -55,6 +55,8 @@ internal static class Catalog
         new PubSubScenario { Name = "ws-pub-128b", Section = Ws, Title = "WebSocket pub only", PayloadSize = 128, Transport = Transport.WebSocket, Features = Features.WebSocket, SmokeCount = 20_000 },
         new MqttScenario { Name = "mqtt-pubsub-128b", Section = Mqtt, Title = "MQTT pub/sub QoS 0", PayloadSize = 128, Features = Features.Mqtt, SmokeCount = 10_000 },
         new MqttScenario { Name = "mqtt-qos1-128b", Section = Mqtt, Title = "MQTT pub/sub QoS 1", PayloadSize = 128, Qos = 1, Features = Features.Mqtt, SmokeCount = 10_000 },
+        new MqttScenario { Name = "mqtt5-pubsub-128b", Section = Mqtt, Title = "MQTT 5 pub/sub QoS 0 (Go: 3.1.1)", PayloadSize = 128, Version5 = true, Features = Features.Mqtt, SmokeCount = 10_000 },
+        new MqttScenario { Name = "mqtt5-qos1-128b", Section = Mqtt, Title = "MQTT 5 pub/sub QoS 1 (Go: 3.1.1)", PayloadSize = 128, Qos = 1, Version5 = true, Features = Features.Mqtt, SmokeCount = 10_000 },
         new MqttScenario { Name = "mqtt-ws-pubsub-128b", Section = Mqtt, Title = "MQTT over WebSocket pub/sub QoS 0", PayloadSize = 128, WebSocket = true, Features = Features.Mqtt | Features.WebSocket, SmokeCount = 10_000 },
         new MqttScenario { Name = "mqtt-cross-128b", Section = Mqtt, Title = "Cross-protocol NATS to MQTT", PayloadSize = 128, NatsPublisher = true, Features = Features.Mqtt, SmokeCount = 10_000 },
         // Publisher (or requester) on server 0, subscribers (services) on the others; each message crosses a route.

@@ -18,6 +18,10 @@ internal sealed class MqttScenario : Scenario
     /// (stored in $MQTT_msgs, delivered by the subscription's durable consumer, PUBACKed both ways).</summary>
     public byte Qos { get; init; }
 
+    /// <summary>MQTT 5 clients against ours; Go speaks only 3.1.1, so its column is the same row in 3.1.1
+    /// (and ours in 3.1.1 is the row without it, measured in the same run).</summary>
+    public bool Version5 { get; init; }
+
     /// <summary>MQTT clients over the websocket listener's /mqtt path instead of the MQTT port.</summary>
     public bool WebSocket { get; init; }
 
@@ -30,13 +34,14 @@ internal sealed class MqttScenario : Scenario
         }
 
         var mqttPort = WebSocket ? ep.WsPort : ep.MqttPort;
+        var v5 = Version5 && ep.Ours;
 
         var settings = run.Settings;
         string topic = $"bench/mqtt/{settings.RunId}";
         MqttConnection sub;
         try
         {
-            sub = MqttConnection.Connect(ep.Host, mqttPort, $"lbsub{settings.RunId}", webSocket: WebSocket);
+            sub = MqttConnection.Connect(ep.Host, mqttPort, $"lbsub{settings.RunId}", webSocket: WebSocket, v5: v5);
             sub.Subscribe(topic, Qos);
         }
         catch (Exception ex) when (ex is IOException or System.Net.Sockets.SocketException or TimeoutException or InvalidOperationException)
@@ -76,8 +81,8 @@ internal sealed class MqttScenario : Scenario
             }
             else
             {
-                var pub = mqttPub = MqttConnection.Connect(ep.Host, mqttPort, $"lbpub{settings.RunId}", webSocket: WebSocket);
-                frame = MqttConnection.EncodePublish(topic, PayloadSize, Qos);
+                var pub = mqttPub = MqttConnection.Connect(ep.Host, mqttPort, $"lbpub{settings.RunId}", webSocket: WebSocket, v5: v5);
+                frame = MqttConnection.EncodePublish(topic, PayloadSize, Qos, v5);
                 send = pub.Send;
                 if (Qos > 0)
                 {

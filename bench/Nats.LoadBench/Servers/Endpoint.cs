@@ -8,6 +8,9 @@ internal sealed record Endpoint(string Host, int Port, int MqttPort = 0, int WsP
 
     public int MonitorPort { get; init; }
 
+    /// <summary>Our server rather than Go's: a row may speak what only ours does (MQTT 5) and fall back to 3.1.1 for Go.</summary>
+    public bool Ours { get; init; }
+
     /// <summary>Server <paramref name="index"/> of the cluster (this one when not clustered).</summary>
     public Endpoint Server(int index) => index == 0 ? this : Cluster![index];
 }

@@ -67,7 +67,7 @@ internal sealed class ServerProcess : IDisposable
             throw new SetupException($"could not start {spec.FileName}: {ex.Message}", ex);
         }
 
-        var server = new ServerProcess(process, dir, new Endpoint("127.0.0.1", port, mqttPort, wsPort, features.HasFlag(Features.Tls)));
+        var server = new ServerProcess(process, dir, new Endpoint("127.0.0.1", port, mqttPort, wsPort, features.HasFlag(Features.Tls)) { Ours = spec.IsOurs });
         process.OutputDataReceived += (_, e) => server.Capture(e.Data);
         process.ErrorDataReceived += (_, e) => server.Capture(e.Data);
         process.BeginOutputReadLine();

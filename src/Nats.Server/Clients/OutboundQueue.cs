@@ -247,6 +247,47 @@ internal sealed class OutboundQueue
     }
 
     /// <summary>
+    /// Copies one whole frame of another protocol (an MQTT packet) into the queue, under the limits
+    /// <see cref="AppendMessage"/> applies: max_pending, the no_fast_producer_stall drop and the stall
+    /// gate. Counts a message only when <paramref name="payloadBytes"/> is not negative.
+    /// </summary>
+    public AppendResult AppendPacket(ReadOnlySpan<byte> packet, int payloadBytes, long maxPending, bool noFastProducerStall, bool canStall, out bool stall)
+    {
+        stall = false;
+        lock (_sync)
+        {
+            if (IsClosed)
+            {
+                return AppendResult.Closed;
+            }
+            var pending = _buffer.PendingBytes + Volatile.Read(ref _inFlightBytes) + packet.Length;
+            if (pending > maxPending)
+            {
+                return AppendResult.SlowConsumer;
+            }
+            if (noFastProducerStall && canStall && pending > maxPending / 4 * 3)
+            {
+                return AppendResult.Dropped;
+            }
+            packet.CopyTo(_buffer.GetSpan(packet.Length));
+            _buffer.Advance(packet.Length);
+            if (payloadBytes >= 0)
+            {
+                OutMsgs++;
+                OutBytes += payloadBytes;
+            }
+            var threshold = Math.Min(maxPending / 2, StallThresholdCap);
+            if (!noFastProducerStall && canStall && _buffer.HeldBytes + Volatile.Read(ref _inFlightHeld) > threshold && !StallsSuspended)
+            {
+                _stallThreshold = threshold;
+                _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                stall = true;
+            }
+            return AppendResult.Queued;
+        }
+    }
+
+    /// <summary>
     /// Waits until the queue has drained below half the stall threshold (true), or until
     /// <paramref name="bound"/> passes without a byte written (false: the reader is stuck).
     /// Returns true at once when no stall is pending.

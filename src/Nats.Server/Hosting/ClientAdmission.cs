@@ -10,7 +10,8 @@ namespace Nats.Server.Hosting;
 /// <summary>
 /// The one door a client connection comes in by, whatever carries it: plain TCP or TLS from the accept
 /// loop, a WebSocket from its listener, the embedded host's in-process pipe, each as its own
-/// <see cref="ClientTransport"/> (MQTT connections have their own listener and codec, and share the count, the totals and the limit: see MqttServer.Admit). It gives the connection its id, counts it, applies
+/// <see cref="ClientTransport"/>, and MQTT connections from the MQTT port or the websocket /mqtt path
+/// (<see cref="AdmitMqtt"/>: Go's createMQTTClient, the same steps without INFO). It gives the connection its id, counts it, applies
 /// max_connections, joins it to $G (CONNECT may move it), renders its INFO (with a nonce when the
 /// authenticator needs one) and starts its loops. Go does the same in createClient.
 /// </summary>
@@ -59,5 +60,26 @@ internal sealed class ClientAdmission
             client.CloseConnection(ClosedReason.ServerShutdown);
         }
         return client;
+    }
+
+    /// <summary>
+    /// Admits an MQTT connection over <paramref name="transport"/>: the same id sequence, totals and
+    /// max_connections as a client (Go keeps both in one map); over the limit or during shutdown it is
+    /// closed before a byte is read. Tracked for shutdown like a client.
+    /// </summary>
+    public Mqtt.MqttConnection AdmitMqtt(ClientTransport transport, Mqtt.MqttServer mqtt)
+    {
+        var id = _server.NextClientId();
+        transport.OnAdmitted(id);
+        _server.CountConnection();
+        var connection = new Mqtt.MqttConnection(mqtt, _server, transport, id, mqtt.ConnectionLogger);
+        var options = _server.Options;
+        var overLimit = options.MaxConnections > 0 && _server.ConnectionCountForLimit >= options.MaxConnections;
+        ClosedReason? refused = overLimit ? ClosedReason.MaxConnectionsExceeded : _server.IsShuttingDown ? ClosedReason.ServerShutdown : null;
+        mqtt.Register(connection);
+        var task = Task.Run(() => connection.RunAsync(refused));
+        _clientTasks[id] = task;
+        task.ContinueWith(_ => _clientTasks.TryRemove(id, out Task? _), TaskScheduler.Default);
+        return connection;
     }
 }

@@ -290,7 +290,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
         if (Options.Mqtt.Enabled)
         {
-            var mqtt = new Mqtt.MqttServer(this, () => (ulong)Interlocked.Increment(ref _nextClientId), _loggerFactory);
+            var mqtt = new Mqtt.MqttServer(this, _loggerFactory);
             mqtt.Start();
             Mqtt = mqtt;
         }
@@ -480,37 +480,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _logger.LogDebug("{Client} - Client connection closed: {Reason}", connection, connection.ClosedReason.ToText());
     }
 
-    private async Task AcceptLoopAsync()
-    {
-        var listener = _listener!;
-        while (!_shutdown.IsCancellationRequested)
-        {
-            Socket socket;
-            try
-            {
-                socket = await listener.AcceptAsync(_shutdown.Token).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
-            {
-                break;
-            }
-            catch (ObjectDisposedException)
-            {
-                break;
-            }
-            catch (SocketException ex)
-            {
-                if (_shutdown.IsCancellationRequested || IsLameDuckMode)
-                {
-                    break;
-                }
-                _logger.LogError("Temporary accept error: {Error}", ex.Message);
-                await Task.Delay(10).ConfigureAwait(false);
-                continue;
-            }
-            AcceptClient(socket);
-        }
-    }
+    private Task AcceptLoopAsync() =>
+        AcceptLoop.RunAsync(_listener!, AcceptClient, () => IsLameDuckMode, _logger, _shutdown.Token);
 
     private void AcceptClient(Socket socket) =>
         AdmitClient(Options.TlsContext is { } tls ? new TlsTransport(socket, tls, _clientLogger, Options.AllowNonTls) : new SocketTransport(socket));
@@ -525,6 +496,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     /// <summary>Admits a connection a listener other than the client port accepted (WebSocket).</summary>
     internal ClientConnection AdmitClient(ClientTransport transport) => _admission.Admit(transport);
+
+    /// <summary>Admits an MQTT connection (the MQTT port, or the websocket listener's /mqtt path) by the same door.</summary>
+    internal Mqtt.MqttConnection AdmitMqtt(ClientTransport transport, Mqtt.MqttServer mqtt) => _admission.AdmitMqtt(transport, mqtt);
 
     private Protocol.ServerInfo BuildInfo(ServerOptions options, IClientAuthenticator authenticator) => new()
     {
@@ -555,12 +529,13 @@ internal sealed partial class NatsServer : IAsyncDisposable
         {
             client.OnHeartbeat(now);
         }
+        Mqtt?.OnHeartbeat(now);
         AccountExpiry?.Check();
     }
 
     private TimeSpan HeartbeatInterval()
     {
-        var shortest = new[] { Options.PingInterval, Options.AuthTimeout, Options.WriteDeadline, TimeSpan.FromSeconds(2) }
+        var shortest = new[] { Options.PingInterval, Options.AuthTimeout, Options.WriteDeadline, Options.Mqtt.AuthTimeout, TimeSpan.FromSeconds(2) }
             .Where(t => t > TimeSpan.Zero)
             .Min();
         var tick = shortest / 4;

@@ -53,6 +53,15 @@ internal static class MqttConfigBinder
                     }
                     mqtt.MaxAckPending = (int)pending;
                     return true;
+                case "max_keep_alive":
+                    // Ours (MQTT 5's Server Keep Alive).
+                    var keepAlive = item.Int64();
+                    if (keepAlive is < 0 or > 0xFFFF)
+                    {
+                        throw new ConfigBindException(item, $"invalid value {keepAlive}, should in [0..{0xFFFF}] range");
+                    }
+                    mqtt.MaxKeepAlive = (ushort)keepAlive;
+                    return true;
                 case "receive_maximum":
                     // Ours (MQTT 5; Go speaks 3.1.1 only).
                     var receive = item.Int64();

@@ -44,11 +44,17 @@ internal sealed class MqttConnect
     public ushort TopicAliasMaximum { get; init; }
     public bool RequestProblemInfo { get; init; } = true;
 
+    /// <summary>MQTT 5 Request Response Information: CONNACK then names a topic prefix for the client's responses.</summary>
+    public bool RequestResponseInfo { get; init; }
+
     /// <summary>MQTT 5: the client sent an empty client id and CONNACK tells it the one assigned.</summary>
     public bool AssignedClientId { get; init; }
 
     /// <summary>Go's read deadline: 1.5 times the keep-alive, in whole seconds; zero when keep-alive is off.</summary>
-    public TimeSpan ReadDeadline => KeepAlive == 0 ? TimeSpan.Zero : TimeSpan.FromSeconds((long)(KeepAlive * 1.5));
+    public TimeSpan ReadDeadline => DeadlineFor(KeepAlive);
+
+    /// <summary>The read deadline of a keep-alive of <paramref name="keepAlive"/> seconds (the client's, or MQTT 5's Server Keep Alive).</summary>
+    public static TimeSpan DeadlineFor(ushort keepAlive) => keepAlive == 0 ? TimeSpan.Zero : TimeSpan.FromSeconds((long)(keepAlive * 1.5));
 
     /// <summary>Parses CONNECT; a refusal that has a CONNACK code carries it in the exception.</summary>
     public static MqttConnect Parse(ReadOnlySpan<byte> packet, Func<string> newClientId)
@@ -178,6 +184,7 @@ internal sealed class MqttConnect
             MaximumPacketSize = v5.MaximumPacketSize,
             TopicAliasMaximum = v5.TopicAliasMaximum,
             RequestProblemInfo = v5.RequestProblemInfo,
+            RequestResponseInfo = v5.RequestResponseInfo,
             AssignedClientId = level == 5 && idBytes.IsEmpty,
         };
     }
@@ -191,6 +198,7 @@ internal readonly struct MqttConnectProperties()
     public uint MaximumPacketSize { get; init; }
     public ushort TopicAliasMaximum { get; init; }
     public bool RequestProblemInfo { get; init; } = true;
+    public bool RequestResponseInfo { get; init; }
 
     public static MqttConnectProperties Parse(ReadOnlySpan<byte> section)
     {
@@ -222,6 +230,9 @@ internal readonly struct MqttConnectProperties()
                     break;
                 case MqttProperties.RequestProblemInfo:
                     result = result with { RequestProblemInfo = property.Number == 1 };
+                    break;
+                case MqttProperties.RequestResponseInfo:
+                    result = result with { RequestResponseInfo = property.Number == 1 };
                     break;
                 case MqttProperties.AuthenticationMethod:
                     // Enhanced authentication (AUTH exchanges) is not offered: CONNACK 0x8C [MQTT-4.12.0-1].

@@ -1,175 +1,157 @@
-using System.Buffers;
-using System.IO.Pipelines;
 using System.Net;
-using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Nats.Server.Auth;
 using Nats.Server.Clients;
+using Nats.Server.Configuration;
 using Nats.Server.Hosting;
-using Nats.Server.Protocol;
+using Nats.Server.Transport;
 
 namespace Nats.Server.Mqtt;
 
 /// <summary>
-/// One MQTT connection: reads packets (Go's mqttParse: the first must be CONNECT, any violation closes
-/// the connection), publishes into the account through its session's internal client, and writes
-/// what its session's subscriptions encode.
+/// One MQTT connection, a coordinator of small parts as <see cref="ClientConnection"/> is. It is admitted
+/// by the same door as a NATS client (<see cref="ClientAdmission.AdmitMqtt"/>) over the same
+/// <see cref="ClientTransport"/>s (plain TCP, TLS first, WebSocket) and writes through the same
+/// <see cref="OutboundQueue"/> (<see cref="MqttOutbound"/>); its time-driven checks (authentication
+/// timeout, keep-alive, write deadline) run on the server's heartbeat like a client's. The parts:
+/// <see cref="MqttReadLoop"/> (receive, packet split, stalls), <see cref="MqttPacketDispatcher"/>,
+/// <see cref="MqttConnectHandler"/>, <see cref="MqttPublishHandler"/>, <see cref="MqttSubscribeHandler"/>
+/// and <see cref="MqttDeparture"/> (what closing does to the session).
 /// </summary>
-internal sealed class MqttConnection
+internal sealed class MqttConnection : IOutboundOwner
 {
     private readonly MqttServer _owner;
     private readonly NatsServer _server;
-    private readonly Socket? _socket;
-    private Stream _stream;
+    private readonly ClientTransport _transport;
     private readonly ILogger _logger;
-    private readonly MqttPublishHandler _publish;
-    private readonly MqttSubscribeHandler _subscribe;
-    private readonly CancellationTokenSource _shutdown = new();
-    private readonly CancellationTokenSource _readTimeout = new();
-    private MqttConnect? _connect;
-    private MqttSession? _session;
-    private AuthenticatedUser? _user;
-    private TimeSpan _readDeadline;
+    private readonly MqttReadLoop _readLoop;
+    private readonly MqttDeparture _departure;
+    private readonly string _remoteAddress;
+    private readonly long _authDeadlineTicks;
     private int _closed;
-    private volatile bool _willDiscarded;
-    private MqttStoreAcks? _storeAcks;
-    private volatile PipeReader? _reader;
-    private ClosedReason? _refused;
-    private MqttV5Link? _v5;
-    private byte _level;
     private int _disconnectSent;
+    private long _lastReadTicks = Environment.TickCount64;
+    private long _keepAliveDeadlineMs;
 
-    /// <summary>A client of the MQTT port: <paramref name="socket"/> carries the packets (inside TLS when the block has tls {}).</summary>
-    public MqttConnection(MqttServer owner, NatsServer server, Socket socket, ulong id, ILogger logger)
-        : this(owner, server, new NetworkStream(socket, ownsSocket: true), socket.RemoteEndPoint as IPEndPoint, webSocket: false, id, logger)
-    {
-        _socket = socket;
-        _socket.NoDelay = true;
-    }
-
-    /// <summary>
-    /// A client of the websocket port at /mqtt: <paramref name="stream"/> reads the payloads of its
-    /// binary messages back to back and writes each flush as one message, so packets cross message
-    /// boundaries freely; the listener already did TLS, and closes the WebSocket when this connection ends.
-    /// </summary>
-    public MqttConnection(MqttServer owner, NatsServer server, Stream stream, IPEndPoint? remote, bool webSocket, ulong id, ILogger logger)
+    public MqttConnection(MqttServer owner, NatsServer server, ClientTransport transport, ulong id, ILogger logger)
     {
         _owner = owner;
         _server = server;
-        _publish = new MqttPublishHandler(this, owner, logger);
-        _subscribe = new MqttSubscribeHandler(this, owner, logger);
-        _stream = stream;
-        IsWebSocket = webSocket;
+        _transport = transport;
         _logger = logger;
         Id = id;
         Start = DateTime.UtcNow;
-        if (remote is not null)
+        if (transport.RemoteEndPoint is IPEndPoint remote)
         {
             RemoteIp = remote.Address.IsIPv4MappedToIPv6 ? remote.Address.MapToIPv4().ToString() : remote.Address.ToString();
             RemotePort = remote.Port;
         }
-        // A publisher waiting on this connection's full queue cuts it after this long without a write: the
-        // bound a NATS client gets (ClientDelivery.StuckBound), write_deadline capped at one second.
-        var stuck = server.Options.WriteDeadline < TimeSpan.FromSeconds(1) ? server.Options.WriteDeadline : TimeSpan.FromSeconds(1);
-        Outbound = new MqttOutbound(server.Options.MaxPending, stuck, () => server.Options.NoFastProducerStall);
-        Outbound.SlowConsumer += () =>
-        {
-            server.RecordSlowConsumer();
-            Close(ClosedReason.SlowConsumerPendingBytes);
-        };
+        _remoteAddress = $"{RemoteIp}:{RemotePort} - mid:{Id}";
+        Outbound = new MqttOutbound(this, transport, () => server.Options.MaxPending, () => server.Options.WriteDeadline, () => server.Options.NoFastProducerStall);
+        Outbound.SlowConsumer += OnSlowConsumer;
         Outbound.FastProducerDrop += server.RecordFastProducerDrop;
+        var publish = new MqttPublishHandler(this, owner, logger);
+        var subscribe = new MqttSubscribeHandler(this, owner, logger);
+        var connect = new MqttConnectHandler(this, owner, server, logger);
+        _departure = new MqttDeparture(this, owner, publish);
+        _readLoop = new MqttReadLoop(this, transport, new MqttPacketDispatcher(this, connect, publish, subscribe), server);
+        if (owner.AuthRequired)
+        {
+            var timeout = owner.Options.AuthTimeout > TimeSpan.Zero ? owner.Options.AuthTimeout : server.Options.AuthTimeout;
+            _authDeadlineTicks = Environment.TickCount64 + (long)timeout.TotalMilliseconds;
+        }
     }
 
     public ulong Id { get; }
 
     /// <summary>Came through the websocket listener: allowed_connection_types calls it MQTT_WS (Go's connectionTypeAllowed).</summary>
-    public bool IsWebSocket { get; }
+    public bool IsWebSocket => _transport.IsWebSocket;
 
     public DateTime Start { get; }
     public string RemoteIp { get; } = "";
     public int RemotePort { get; }
     public MqttOutbound Outbound { get; }
-    public string ClientId => _connect?.ClientId ?? "";
-    public string? User => _user?.Name;
-    public string AccountName => _session?.Account.Name ?? Accounts.Account.GlobalAccountName;
-    public DateTime LastActivity { get; private set; } = DateTime.UtcNow;
+    public string ClientId => Connect?.ClientId ?? "";
+    public string? User => AuthUser?.Name;
+    public string AccountName => Session?.Account.Name ?? Accounts.Account.GlobalAccountName;
+    public DateTime LastActivity => DateTime.UtcNow - TimeSpan.FromMilliseconds(Math.Max(0, Environment.TickCount64 - Volatile.Read(ref _lastReadTicks)));
     public ClosedReason ClosedReason { get; private set; }
+    public bool IsClosed => Volatile.Read(ref _closed) != 0;
     public long InMsgs;
     public long InBytes;
-    public long OutMsgs;
-    public long OutBytes;
+    public long OutMsgs => Volatile.Read(ref Outbound.Queue.OutMsgs);
+    public long OutBytes => Volatile.Read(ref Outbound.Queue.OutBytes);
+    public long PendingBytes => Outbound.Queue.PendingBytes;
+
+    /// <summary>The TLS session for /connz (null on plain connections and before the handshake).</summary>
+    internal TlsConnectionState? TlsState => _transport.Tls;
+
+    /// <summary>The CONNECT that bound this connection; null before.</summary>
+    public MqttConnect? Connect { get; private set; }
+
+    public AuthenticatedUser? AuthUser { get; private set; }
 
     /// <summary>The user's permissions with the per-connection caches a NATS client has (the same checks, the same code).</summary>
     public ClientPermissions? Permissions { get; private set; }
 
     /// <summary>Bound by CONNECT; null before.</summary>
-    public MqttSession? Session => _session;
+    public MqttSession? Session { get; private set; }
 
     /// <summary>Releases PUBACK/PUBREC once JetStream has the message; bound by CONNECT.</summary>
-    public MqttStoreAcks? StoreAcks => _storeAcks;
-
-    public int SubscriptionCount => _session?.FilterCount ?? 0;
+    public MqttStoreAcks? StoreAcks { get; private set; }
 
     /// <summary>MQTT 5 connections only: what CONNECT negotiated.</summary>
-    public MqttV5Link? V5 => _v5;
+    public MqttV5Link? V5 { get; private set; }
 
-    public void CountOut(int bytes)
+    /// <summary>The protocol level CONNECT asked for (4: 3.1.1, 5), known before the rest of it is parsed.</summary>
+    public byte Level { get; set; }
+
+    public int SubscriptionCount => Session?.FilterCount ?? 0;
+
+    /// <summary>The client's DISCONNECT discarded the will (or a takeover did).</summary>
+    public bool WillDiscarded { get; set; }
+
+    public override string ToString() => Connect is null ? _remoteAddress : $"{_remoteAddress} - \"{Connect.ClientId}\"";
+
+    /// <summary>CONNECT was accepted: the connection is bound to its user and session.</summary>
+    internal void Bind(MqttConnect connect, AuthenticatedUser user, MqttSession session, MqttStoreAcks storeAcks, MqttV5Link? v5, TimeSpan keepAliveDeadline)
     {
-        Interlocked.Increment(ref OutMsgs);
-        Interlocked.Add(ref OutBytes, bytes);
+        _keepAliveDeadlineMs = (long)keepAliveDeadline.TotalMilliseconds;
+        AuthUser = user;
+        Permissions = user.Permissions is { } compiled ? new ClientPermissions(compiled) : null;
+        Session = session;
+        StoreAcks = storeAcks;
+        V5 = v5;
+        Connect = connect;
     }
 
-    public override string ToString() => _connect is null ? $"{RemoteIp}:{RemotePort} - mid:{Id}" : $"{RemoteIp}:{RemotePort} - mid:{Id} - \"{_connect.ClientId}\"";
+    internal void NoteRead() => Volatile.Write(ref _lastReadTicks, Environment.TickCount64);
 
-    /// <summary>Admission said no (max_connections, shutdown): <see cref="RunAsync"/> closes without reading.</summary>
-    public void RefuseAdmission(ClosedReason reason) => _refused = reason;
-
-    public async Task RunAsync()
+    /// <summary>Runs both loops until the connection ends; <paramref name="refused"/> (max_connections, shutdown) closes it unread.</summary>
+    public async Task RunAsync(ClosedReason? refused)
     {
-        if (_refused is { } refused)
+        var writer = Task.Run(Outbound.Queue.RunWriteLoopAsync);
+        if (refused is { } reason)
         {
-            if (refused == ClosedReason.MaxConnectionsExceeded)
+            if (reason == ClosedReason.MaxConnectionsExceeded)
             {
                 _logger.LogError("{Connection} - maximum connections exceeded", this);
             }
-            CloseUnstarted(refused);
-            return;
+            Close(reason);
         }
-        // Over WebSocket the listener's own TLS (or none) applies, as Go's createMQTTClient skips the MQTT block's for ws clients.
-        if (!IsWebSocket && _owner.Options.TlsContext is { } tls)
+        else
         {
-            if (await MqttTlsHandshake.HandshakeAsync(_stream, tls, _logger, this).ConfigureAwait(false) is not { } secured)
-            {
-                CloseUnstarted(ClosedReason.TlsHandshakeError);
-                return;
-            }
-            _stream = secured;
+            Close(await ReadAsync().ConfigureAwait(false));
         }
-        var writer = Outbound.RunAsync(_stream, _shutdown.Token);
-        _ = writer.ContinueWith(t =>
-        {
-            if (t.IsFaulted)
-            {
-                Close(ClosedReason.WriteError);
-            }
-        }, TaskScheduler.Default);
-        Timer? authTimer = null;
-        if (_owner.AuthRequired)
-        {
-            var timeout = _owner.Options.AuthTimeout > TimeSpan.Zero ? _owner.Options.AuthTimeout : _server.Options.AuthTimeout;
-            authTimer = new Timer(_ =>
-            {
-                if (_connect is null)
-                {
-                    _logger.LogError("{Connection} - Authentication Timeout", this);
-                    Close(ClosedReason.AuthenticationTimeout);
-                }
-            }, null, timeout, Timeout.InfiniteTimeSpan);
-        }
-        var reason = ClosedReason.ClientClosed;
+        await writer.ConfigureAwait(false);
+        _owner.OnClosed(this);
+    }
+
+    private async Task<ClosedReason> ReadAsync()
+    {
         try
         {
-            reason = await ReadLoopAsync().ConfigureAwait(false);
+            return await _readLoop.RunAsync().ConfigureAwait(false);
         }
         catch (MqttProtocolException e)
         {
@@ -178,7 +160,7 @@ internal sealed class MqttConnection
             {
                 await Task.Delay(flapping.Jail).ConfigureAwait(false);
             }
-            if (_level == 5)
+            if (Level == 5)
             {
                 SendV5Refusal(e);
             }
@@ -186,58 +168,59 @@ internal sealed class MqttConnection
             {
                 Outbound.Enqueue([MqttPackets.ConnAck, 2, 0, e.ConnAckCode]);
             }
-            reason = e is ConnectionRefused ? ClosedReason.AuthenticationViolation : ClosedReason.ProtocolViolation;
+            return e is MqttConnectHandler.ConnectionRefused ? ClosedReason.AuthenticationViolation : ClosedReason.ProtocolViolation;
         }
-        catch (OperationCanceledException) when (_readTimeout.IsCancellationRequested && !_shutdown.IsCancellationRequested)
+        catch (TlsHandshakeFailedException)
+        {
+            return ClosedReason.TlsHandshakeError;
+        }
+        catch (Exception e) when (e is IOException or System.Net.Sockets.SocketException or System.Net.WebSockets.WebSocketException
+            or OperationCanceledException or ObjectDisposedException)
+        {
+            return IsClosed ? ClosedReason : ClosedReason.ReadError;
+        }
+    }
+
+    /// <summary>
+    /// The server heartbeat's checks (as a client's <c>OnHeartbeat</c>): the authentication timeout, the
+    /// keep-alive (1.5 times the client's interval without a packet, Go's read deadline) and the write deadline.
+    /// </summary>
+    internal void OnHeartbeat(long now)
+    {
+        if (IsClosed)
+        {
+            return;
+        }
+        if (_authDeadlineTicks != 0 && Connect is null && now >= _authDeadlineTicks)
+        {
+            _logger.LogError("{Connection} - Authentication Timeout", this);
+            Close(ClosedReason.AuthenticationTimeout);
+            return;
+        }
+        var keepAlive = Volatile.Read(ref _keepAliveDeadlineMs);
+        if (keepAlive > 0 && Connect is not null && now - Volatile.Read(ref _lastReadTicks) > keepAlive)
         {
             _logger.LogDebug("{Connection} - Client connection timed out (keep-alive)", this);
             SendDisconnect(MqttReasonCodes.KeepAliveTimeout, "keep alive timeout");
-            reason = ClosedReason.StaleConnection;
+            Close(ClosedReason.StaleConnection);
+            return;
         }
-        catch (Exception e) when (e is IOException or SocketException or System.Net.WebSockets.WebSocketException or OperationCanceledException or ObjectDisposedException)
+        var writeStarted = Outbound.Queue.WriteStartedTicks;
+        var deadline = _server.Options.WriteDeadline;
+        if (writeStarted != 0 && now - writeStarted > (long)deadline.TotalMilliseconds)
         {
-            reason = _shutdown.IsCancellationRequested ? ClosedReason : ClosedReason.ReadError;
+            _server.RecordSlowConsumer();
+            _logger.LogInformation("{Connection} - Slow Consumer Detected: WriteDeadline of {Deadline} exceeded with {Chunks} chunks of {Pending} total bytes.",
+                this, GoDuration.Format(deadline), Outbound.Queue.PendingChunks, Outbound.Queue.PendingAndInFlight);
+            Close(ClosedReason.SlowConsumerWriteDeadline);
         }
-        finally
-        {
-            authTimer?.Dispose();
-        }
-        Close(reason);
-        try
-        {
-            await writer.ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is IOException or SocketException or System.Net.WebSockets.WebSocketException or OperationCanceledException or ObjectDisposedException)
-        {
-        }
-        if (_socket is not null)
-        {
-            _socket.Dispose();
-        }
-        else
-        {
-            await _stream.DisposeAsync().ConfigureAwait(false);
-        }
-        _owner.OnClosed(this);
     }
 
-    private void CloseUnstarted(ClosedReason reason)
-    {
-        ClosedReason = reason;
-        Interlocked.Exchange(ref _closed, 1);
-        Outbound.Close();
-        if (_socket is not null)
-        {
-            _socket.Dispose();
-        }
-        else
-        {
-            _stream.Dispose();
-        }
-        _owner.OnClosed(this);
-    }
-
-    /// <summary>Closes once: publishes the will unless DISCONNECT discarded it, ends the session's live part, flushes and shuts the socket.</summary>
+    /// <summary>
+    /// Closes once: the session side first (<see cref="MqttDeparture"/>: the will, detach, expiry), then the
+    /// queue. Protocol closes flush what is queued (a CONNACK refusal, a DISCONNECT) within the write
+    /// deadline; slow consumers and broken sockets are cut at once, as a client's are.
+    /// </summary>
     public void Close(ClosedReason reason)
     {
         if (Interlocked.Exchange(ref _closed, 1) == 1)
@@ -249,295 +232,46 @@ internal sealed class MqttConnection
         {
             SendDisconnect(MqttReasonCodes.ServerShuttingDown, "server shutting down");
         }
-        if (_session is { } session)
+        _departure.Leave();
+        StoreAcks?.Close();
+        var queue = Outbound.Queue;
+        if (!queue.TryClose())
         {
-            var will = _willDiscarded ? null : _connect?.Will;
-            var expiry = _v5?.SessionExpiry ?? 0;
-            if (will is not null && (will.Delay == 0 || session.Clean))
-            {
-                _publish.PublishWill(session, will);
-                FlushPublished();
-                will = null;
-            }
-            if (session.Detach(this))
-            {
-                if (session.Clean)
-                {
-                    session.Clear();
-                    _owner.RemoveSession(session);
-                }
-                else if (_v5 is not null)
-                {
-                    _owner.ScheduleExpiry(session, expiry, will?.Delay ?? 0, will is null ? null : () =>
-                    {
-                        _publish.PublishWill(session, will);
-                        FlushPublished();
-                    });
-                }
-            }
+            return;
         }
-        _storeAcks?.Close();
-        Outbound.Close();
-        try
+        if (reason is ClosedReason.SlowConsumerPendingBytes or ClosedReason.SlowConsumerWriteDeadline or ClosedReason.WriteError or ClosedReason.ReadError)
         {
-            // A WebSocket has no half close: the pending read returns instead, and the writer still flushes.
-            _socket?.Shutdown(SocketShutdown.Receive);
-            _reader?.CancelPendingRead();
+            queue.Discard();
+            _transport.Abort();
         }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException or InvalidOperationException)
+        else
         {
+            _ = Task.Delay(_server.Options.WriteDeadline).ContinueWith(static (_, state) => ((ClientTransport)state!).Abort(), _transport, TaskScheduler.Default);
         }
-        _shutdown.CancelAfter(TimeSpan.FromSeconds(2));
+        // Publishers waiting for this connection to drain go back to full speed.
+        queue.ReleaseStallIfDrained();
+        queue.SignalFlush();
     }
 
     /// <summary>A takeover: the old connection goes without its will, as Go removes it before closing.</summary>
     public void CloseReplaced()
     {
-        _willDiscarded = true;
+        WillDiscarded = true;
         SendDisconnect(MqttReasonCodes.SessionTakenOver, "session taken over");
         Close(ClosedReason.DuplicateClientId);
     }
 
-    private async Task<ClosedReason> ReadLoopAsync()
+    /// <summary>MQTT 5: the server-initiated DISCONNECT, once, with the reason text unless the client asked for none.</summary>
+    public void SendDisconnect(byte reason, string text)
     {
-        var reader = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: 65536, minimumReadSize: 4096, leaveOpen: true));
-        _reader = reader;
-        try
+        if (V5 is { } v5 && Interlocked.Exchange(ref _disconnectSent, 1) == 0)
         {
-            if (Volatile.Read(ref _closed) == 1)
-            {
-                return ClosedReason;
-            }
-            while (true)
-            {
-                ReadResult result;
-                if (_readDeadline > TimeSpan.Zero)
-                {
-                    _readTimeout.CancelAfter(_readDeadline);
-                    result = await reader.ReadAsync(_readTimeout.Token).ConfigureAwait(false);
-                    _readTimeout.CancelAfter(Timeout.InfiniteTimeSpan);
-                }
-                else
-                {
-                    result = await reader.ReadAsync(_shutdown.Token).ConfigureAwait(false);
-                }
-                if (Volatile.Read(ref _closed) == 1)
-                {
-                    return ClosedReason;
-                }
-                var buffer = result.Buffer;
-                LastActivity = DateTime.UtcNow;
-                var stalled = false;
-                while (TryReadPacket(ref buffer, out var header, out var body))
-                {
-                    if (!Process(header, body))
-                    {
-                        FlushPublished();
-                        return ClosedReason.ClientClosed;
-                    }
-                    if (_session?.Publisher.StallPending == true)
-                    {
-                        stalled = true;
-                        break;
-                    }
-                }
-                FlushPublished();
-                if (stalled)
-                {
-                    // A subscriber we fed is full: the rest of the buffer waits until it has drained, as a NATS publisher's does.
-                    reader.AdvanceTo(buffer.Start);
-                    while (_session?.Publisher is { StallPending: true } nats && Volatile.Read(ref _closed) == 0)
-                    {
-                        await nats.WaitForStallsAsync().ConfigureAwait(false);
-                    }
-                    continue;
-                }
-                reader.AdvanceTo(buffer.Start, buffer.End);
-                if (result.IsCompleted)
-                {
-                    return ClosedReason.ClientClosed;
-                }
-            }
+            Outbound.Enqueue(MqttV5Packets.Disconnect(reason, v5.Connect.RequestProblemInfo ? text : null));
         }
-        finally
-        {
-            await reader.CompleteAsync().ConfigureAwait(false);
-        }
-    }
-
-    /// <summary>Splits off one complete packet; Go's first-packet and remaining-length checks happen here.</summary>
-    private bool TryReadPacket(ref ReadOnlySequence<byte> buffer, out byte header, out ReadOnlySequence<byte> body)
-    {
-        header = 0;
-        body = default;
-        if (buffer.IsEmpty)
-        {
-            return false;
-        }
-        Span<byte> head = stackalloc byte[MqttDecoder.MaxFixedHeader];
-        var available = (int)Math.Min(buffer.Length, MqttDecoder.MaxFixedHeader);
-        buffer.Slice(0, available).CopyTo(head);
-        header = head[0];
-        var type = (byte)(header & MqttPackets.TypeMask);
-        if (_connect is null && type != MqttPackets.Connect)
-        {
-            throw new MqttProtocolException($"the first packet should be a CONNECT ({MqttPackets.Connect}), got {type}");
-        }
-        var position = MqttDecoder.ReadRemainingLength(head[..available], out var length);
-        if (position == 0)
-        {
-            return false;
-        }
-        if (_v5 is { } v5 && (uint)(position + length) > v5.MaximumPacketSize)
-        {
-            throw new MqttProtocolException($"packet of {position + length} bytes over the maximum packet size {v5.MaximumPacketSize}",
-                reason: MqttReasonCodes.PacketTooLarge);
-        }
-        if (type == MqttPackets.Publish && length > _server.Options.MaxPayload + 65536 + 4)
-        {
-            // Go 2.9.10 buffers any size; we refuse what cannot be a max_payload message plus a topic.
-            throw new MqttProtocolException("maximum payload exceeded");
-        }
-        if (buffer.Length < position + length)
-        {
-            return false;
-        }
-        body = buffer.Slice(position, length);
-        buffer = buffer.Slice(position + length);
-        return true;
-    }
-
-    /// <summary>Publishes of one read buffer reach their receivers' sockets in one flush per receiver.</summary>
-    private void FlushPublished()
-    {
-        if (_session is { } session)
-        {
-            lock (session.Nats)
-            {
-                session.Publisher.FlushBatch();
-            }
-        }
-    }
-
-    private bool Process(byte header, ReadOnlySequence<byte> body)
-    {
-        byte[]? rented = null;
-        ReadOnlySpan<byte> span;
-        if (body.IsSingleSegment)
-        {
-            span = body.FirstSpan;
-        }
-        else
-        {
-            rented = ArrayPool<byte>.Shared.Rent((int)body.Length);
-            body.CopyTo(rented);
-            span = rented.AsSpan(0, (int)body.Length);
-        }
-        try
-        {
-            return Dispatch(header, span);
-        }
-        finally
-        {
-            if (rented is not null)
-            {
-                ArrayPool<byte>.Shared.Return(rented);
-            }
-        }
-    }
-
-    private bool Dispatch(byte header, ReadOnlySpan<byte> body)
-    {
-        var type = (byte)(header & MqttPackets.TypeMask);
-        switch (type)
-        {
-            case MqttPackets.Publish:
-                _publish.HandlePublish((byte)(header & 0x0f), body);
-                return true;
-            case MqttPackets.PubAck:
-                MqttV5Disconnect.CheckAck(body, _v5);
-                if (_session!.PubAck(new MqttReader(body).ReadUInt16("packet identifier")) is { } acked)
-                {
-                    _session.Ack(acked);
-                }
-                return true;
-            case MqttPackets.Subscribe:
-                _subscribe.HandleSubscribe(header, body);
-                return true;
-            case MqttPackets.Unsubscribe:
-                _subscribe.HandleUnsubscribe(header, body);
-                return true;
-            case MqttPackets.PingReq:
-                Outbound.Enqueue([MqttPackets.PingResp, 0]);
-                return true;
-            case MqttPackets.Connect:
-                if (_connect is not null)
-                {
-                    throw new MqttProtocolException("received a second CONNECT packet");
-                }
-                HandleConnect(body);
-                return true;
-            case MqttPackets.Disconnect:
-                // [MQTT-3.1.2-8]: a normal disconnect discards the will; MQTT 5's 0x04 keeps it.
-                _willDiscarded = _v5 is null || MqttV5Disconnect.Read(body, _v5);
-                return false;
-            case MqttV5Disconnect.Auth when _v5 is not null:
-                throw new MqttProtocolException("AUTH without an authentication method in CONNECT", reason: MqttReasonCodes.ProtocolError);
-            case MqttPackets.PubRec:
-                MqttV5Disconnect.CheckAck(body, _v5);
-                _publish.HandlePubRec(new MqttReader(body).ReadUInt16("packet identifier"));
-                return true;
-            case MqttPackets.PubRel:
-                MqttV5Disconnect.CheckAck(body, _v5);
-                _publish.HandlePubRel(body);
-                return true;
-            case MqttPackets.PubComp:
-                MqttV5Disconnect.CheckAck(body, _v5);
-                if (_session!.PubComp(new MqttReader(body).ReadUInt16("packet identifier")) is { } completed)
-                {
-                    _session.Ack(completed);
-                }
-                return true;
-            default:
-                throw new MqttProtocolException($"received unknown packet type {type >> 4}");
-        }
-    }
-
-    private void HandleConnect(ReadOnlySpan<byte> body)
-    {
-        // The level decides how a refusal is answered, so it is known before the rest is parsed.
-        _level = body.Length > 6 && body[..6].SequenceEqual("\0\u0004MQTT"u8) ? body[6] : (byte)4;
-        var connect = MqttConnect.Parse(body, MqttServer.NewClientId);
-        var user = _owner.Authenticate(connect, RemoteIp, IsWebSocket ? ConnectionTypes.MqttWebsocket : ConnectionTypes.Mqtt);
-        if (user is null)
-        {
-            _logger.LogError("{Connection} - authentication error", this);
-            throw new ConnectionRefused();
-        }
-        _user = user;
-        Permissions = user.Permissions is { } compiled ? new ClientPermissions(compiled) : null;
-        var (session, present) = _owner.BindSession(this, connect, user);
-        _session = session;
-        _connect = connect;
-        _readDeadline = connect.ReadDeadline;
-        _storeAcks = new MqttStoreAcks(session.Nats, session.Account, _owner.JetStream.Origin, Id, Outbound, OnStoreFailed);
-        if (connect.IsV5)
-        {
-            _v5 = new MqttV5Link(connect, _owner.Options.EffectiveReceiveMaximum, (uint)(_server.Options.MaxPayload + 65536 + 4 + 5 + 65536));
-            _storeAcks.Link = _v5;
-            Outbound.Enqueue(MqttV5Packets.ConnAck(present, MqttReasonCodes.Success, connect, connect.AssignedClientId ? connect.ClientId : null,
-                _v5.ReceiveMaximum, _v5.MaximumPacketSize));
-        }
-        else
-        {
-            Outbound.Enqueue([MqttPackets.ConnAck, 2, present ? (byte)1 : (byte)0, MqttPackets.RcAccepted]);
-        }
-        session.Attach(this);
-        _logger.LogDebug("{Connection} - Client connected", this);
     }
 
     /// <summary>A QoS 1/2 message JetStream refused: Go's mqttProcessPub fails, so no PUBACK/PUBREC and the connection closes.</summary>
-    private void OnStoreFailed(byte packet, ushort packetId, string error)
+    internal void OnStoreFailed(byte packet, ushort packetId, string error)
     {
         _logger.LogError("{Connection} - unable to store QoS {Qos} message with packet id {Id}: {Error}", this,
             packet == MqttPackets.PubRec ? 2 : 1, packetId, error);
@@ -548,7 +282,7 @@ internal sealed class MqttConnection
     /// <summary>MQTT 5: a refused CONNECT gets a CONNACK with the reason code, a violation after it a DISCONNECT.</summary>
     private void SendV5Refusal(MqttProtocolException e)
     {
-        if (_v5 is null)
+        if (V5 is null)
         {
             var reason = e.ConnAckCode != 0 ? MqttReasonCodes.FromConnAck311(e.ConnAckCode) : e.Reason;
             Outbound.Enqueue(MqttV5Packets.ConnAck(false, reason, null, null, 0, 0));
@@ -557,15 +291,30 @@ internal sealed class MqttConnection
         SendDisconnect(e.Reason, e.Message);
     }
 
-    /// <summary>MQTT 5: the server-initiated DISCONNECT, once, with the reason text unless the client asked for none.</summary>
-    private void SendDisconnect(byte reason, string text)
+    private void OnSlowConsumer(bool stuck)
     {
-        if (_v5 is { } v5 && Interlocked.Exchange(ref _disconnectSent, 1) == 0)
+        _server.RecordSlowConsumer();
+        if (stuck)
         {
-            Outbound.Enqueue(MqttV5Packets.Disconnect(reason, v5.Connect.RequestProblemInfo ? text : null));
+            _logger.LogInformation("{Connection} - Slow Consumer Detected: WriteDeadline of {Bound} exceeded with {Chunks} chunks of {Pending} total bytes.",
+                this, GoDuration.Format(Outbound.StuckBound), Outbound.Queue.PendingChunks, Outbound.Queue.PendingAndInFlight);
         }
+        else
+        {
+            _logger.LogInformation("{Connection} - Slow Consumer Detected: MaxPending of {MaxPending} Exceeded", this, _server.Options.MaxPending);
+        }
+        Close(ClosedReason.SlowConsumerPendingBytes);
     }
 
-    /// <summary>An authentication failure: CONNACK 5 (MQTT 5: 0x87) is queued and the connection closes.</summary>
-    private sealed class ConnectionRefused() : MqttProtocolException("authentication error", MqttPackets.RcNotAuthorized);
+    void IOutboundOwner.OnWriteError() => Close(ClosedReason.WriteError);
+
+    void IOutboundOwner.NoteWriteActivity()
+    {
+    }
+
+    void IOutboundOwner.OnWriteLoopFailed(Exception exception)
+    {
+        _logger.LogError(exception, "{Connection} - Unexpected error in write loop", this);
+        Close(ClosedReason.WriteError);
+    }
 }

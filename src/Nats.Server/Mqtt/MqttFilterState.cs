@@ -51,7 +51,7 @@ internal sealed class MqttFilterReceiver(MqttSession session, MqttFilterState st
     public override ClientConnection? Connection => session.Nats;
 
     public override bool Deliver(Subscription subscription, in Message message) =>
-        stored ? session.DeliverStored(state, message) : session.DeliverPlain(state, message);
+        stored ? session.Delivery.DeliverStored(state, message) : session.Delivery.DeliverPlain(state, message);
 }
 
 /// <summary>The receiver of a session's PUBREL consumer (<c>$MQTT_out</c>).</summary>
@@ -59,7 +59,7 @@ internal sealed class MqttPubRelReceiver(MqttSession session) : MessageReceiver
 {
     public override ClientConnection? Connection => session.Nats;
 
-    public override bool Deliver(Subscription subscription, in Message message) => session.DeliverPubRel(message);
+    public override bool Deliver(Subscription subscription, in Message message) => session.Delivery.DeliverPubRel(message);
 }
 
 /// <summary>An MQTT 5 subscription's options: none of them for 3.1.1.</summary>

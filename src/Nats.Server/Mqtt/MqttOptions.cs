@@ -40,6 +40,12 @@ public sealed class MqttOptions
     /// <summary>MQTT 5 Receive Maximum in CONNACK (ours; <c>receive_maximum</c>): QoS 1/2 PUBLISHes a client may have in flight.</summary>
     internal ushort ReceiveMaximum { get; set; }
 
+    /// <summary>
+    /// MQTT 5 (ours; <c>max_keep_alive</c>, seconds): an MQTT 5 client asking for no keep-alive or a longer one is
+    /// given this one as Server Keep Alive in CONNACK, and the connection is held to it. 0: the client's value stands.
+    /// </summary>
+    internal ushort MaxKeepAlive { get; set; }
+
     internal ushort EffectiveReceiveMaximum => ReceiveMaximum > 0 ? ReceiveMaximum : ushort.MaxValue;
 
     public int EffectiveMaxAckPending => MaxAckPending > 0 ? MaxAckPending : DefaultMaxAckPending;

@@ -1,209 +1,123 @@
 using Nats.Server.Clients;
+using Nats.Server.Delivery;
+using Nats.Server.Transport;
 
 namespace Nats.Server.Mqtt;
 
 /// <summary>
-/// Outbound bytes of one MQTT connection: producers (the connection's read loop and publishers'
-/// threads delivering to its subscriptions) append encoded packets under a short lock into one of two
-/// buffers; the write loop swaps them and writes a whole batch, so a fan-out costs a copy and no
-/// allocation in steady state.
+/// The MQTT connection's side of the shared <see cref="OutboundQueue"/>: what a NATS client's
+/// <see cref="ClientDelivery"/> is to its queue, for whole MQTT packets. A delivery is copied under the
+/// queue's lock with the same limits (max_pending, the stall threshold in chunk memory, the
+/// no_fast_producer_stall drop past three quarters), joins the publisher's <see cref="FlushBatch"/>
+/// (written inline at the end of its batch when the transport can, else by the write loop), and a
+/// publisher past the threshold waits here until the queue drains. A connection that writes nothing for a
+/// second stops pausing publishers (it may only be starved of CPU) and is cut at max_pending or the write
+/// deadline, as a client is; with write_deadline at or below a second the wait is the deadline and the
+/// connection is cut when it passes. Control packets (CONNACK, acks, PINGRESP)
+/// are queued without limits and wake the write loop.
 /// </summary>
-/// <remarks>
-/// The flow control of a client's <see cref="OutboundQueue"/>, with its numbers: a publisher whose
-/// delivery takes the pending bytes past the stall threshold (half of max_pending, at most
-/// <see cref="OutboundQueue.StallThresholdCap"/>) is told to stall and waits in its
-/// <see cref="StallList"/> (<see cref="IDrainable"/>) until a completed write leaves the queued bytes at
-/// or below half the threshold, so a subscriber that keeps reading is never cut, whatever the
-/// publisher's pace. One that writes nothing for the stuck bound while a publisher waits is cut as a
-/// slow consumer; max_pending stays the hard limit for publishers that cannot wait. With
-/// <c>no_fast_producer_stall</c> a publisher never waits: past three quarters of max_pending this
-/// subscriber misses the message instead, as a client does. The bytes sit in two growing arrays swapped
-/// per write rather than pooled chunks: an MQTT PUBLISH is framed whole before it is queued.
-/// </remarks>
 internal sealed class MqttOutbound : IDrainable
 {
-    private readonly Lock _lock = new();
-    private readonly AsyncSignal _signal = new();
-    private readonly long _maxPending;
-    private readonly long _stallThreshold;
-    private readonly TimeSpan _stuckBound;
-    private readonly Func<bool> _noFastProducerStall;
-    private byte[] _filling = new byte[4096];
-    private byte[] _spare = new byte[4096];
-    private int _length;
-    private long _inFlight;
-    private long _written;
-    private bool _closed;
-    private TaskCompletionSource? _stallGate;
+    private readonly OutboundQueue _queue;
+    private readonly Func<long> _maxPending;
+    private static readonly TimeSpan MaxStuckTime = TimeSpan.FromSeconds(1);
 
-    /// <param name="noFastProducerStall">Read per message, so a reload of no_fast_producer_stall applies at once.</param>
-    public MqttOutbound(long maxPending, TimeSpan stuckBound, Func<bool> noFastProducerStall)
+    private readonly Func<TimeSpan> _writeDeadline;
+    private readonly Func<bool> _noFastProducerStall;
+    private long _stalls;
+
+    /// <param name="maxPending">Read per message, as the other two: a reload applies at once.</param>
+    /// <param name="writeDeadline">write_deadline: a waiting publisher gives up after a second (or this, if lower) without a byte written.</param>
+    public MqttOutbound(IOutboundOwner owner, ClientTransport transport, Func<long> maxPending, Func<TimeSpan> writeDeadline, Func<bool> noFastProducerStall)
     {
+        _queue = new OutboundQueue(owner, transport);
         _maxPending = maxPending;
-        _stallThreshold = Math.Min(maxPending / 2, OutboundQueue.StallThresholdCap);
-        _stuckBound = stuckBound;
+        _writeDeadline = writeDeadline;
         _noFastProducerStall = noFastProducerStall;
     }
 
-    /// <summary>Raised (outside the lock) for each message dropped under no_fast_producer_stall.</summary>
+    /// <summary>Raised for each message dropped under no_fast_producer_stall.</summary>
     public event Action? FastProducerDrop;
 
-    /// <summary>Raised (once, outside the lock) when pending bytes exceed max_pending, or when a waiting publisher saw no write progress for the stuck bound.</summary>
-    public event Action? SlowConsumer;
+    /// <summary>Raised when a delivery would pass max_pending (false) or a waiting publisher saw no write progress for the write deadline (true).</summary>
+    public event Action<bool>? SlowConsumer;
 
-    public void Enqueue(ReadOnlySpan<byte> packet) => Enqueue(packet, canStall: false, mayDrop: false);
+    public OutboundQueue Queue => _queue;
 
-    /// <summary>
-    /// Queues one packet; true when the publisher (if it <paramref name="canStall"/>) must wait for
-    /// <see cref="WaitUntilDrainedAsync"/>. <paramref name="mayDrop"/>: not a stored message's delivery,
-    /// which no_fast_producer_stall never drops.
-    /// </summary>
-    public bool Enqueue(ReadOnlySpan<byte> packet, bool canStall, bool mayDrop)
+    /// <summary>Times this connection's full queue paused a publisher.</summary>
+    public long Stalls => Interlocked.Read(ref _stalls);
+
+    /// <summary>Queues a control packet and wakes the write loop; false once the connection is closed.</summary>
+    public bool Enqueue(ReadOnlySpan<byte> packet)
     {
-        var slow = false;
-        var stall = false;
-        var dropped = false;
-        // A stalled client's publisher decides per message (ClientDelivery): with no_fast_producer_stall it never waits.
-        var dropFast = canStall && mayDrop && _noFastProducerStall();
-        lock (_lock)
-        {
-            if (_closed)
-            {
-                return false;
-            }
-            dropped = dropFast && _length + _inFlight + packet.Length > _maxPending / 4 * 3;
-            slow = !dropped && !Reserve(packet.Length);
-            if (!slow && !dropped)
-            {
-                packet.CopyTo(_filling.AsSpan(_length));
-                _length += packet.Length;
-                if (canStall && !dropFast && _length + _inFlight > _stallThreshold)
-                {
-                    _stallGate ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-                    stall = true;
-                }
-            }
-        }
-        if (dropped)
-        {
-            // This subscriber misses it; the publisher goes on.
-            FastProducerDrop?.Invoke();
-            return false;
-        }
-        Finish(slow);
-        return stall;
-    }
-
-    public void Close()
-    {
-        TaskCompletionSource? gate;
-        lock (_lock)
-        {
-            _closed = true;
-            gate = _stallGate;
-            _stallGate = null;
-        }
-        gate?.TrySetResult();
-        _signal.Set();
-    }
-
-    /// <summary>
-    /// A publisher's wait: until the queue is drained below half the stall threshold, or closed. When
-    /// the write loop makes no progress for the stuck bound the subscriber is cut (it is not reading).
-    /// </summary>
-    public async ValueTask WaitUntilDrainedAsync()
-    {
-        while (true)
-        {
-            Task gate;
-            long progress;
-            lock (_lock)
-            {
-                if (_stallGate is null || _closed)
-                {
-                    return;
-                }
-                gate = _stallGate.Task;
-                progress = _written;
-            }
-            await gate.WaitAsync(_stuckBound).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            if (!gate.IsCompleted && Volatile.Read(ref _written) == progress)
-            {
-                SlowConsumer?.Invoke();
-                return;
-            }
-        }
-    }
-
-    /// <summary>Writes batches until closed; the final flush happens before it returns.</summary>
-    public async Task RunAsync(Stream stream, CancellationToken cancellationToken)
-    {
-        while (true)
-        {
-            await _signal.WaitAsync().ConfigureAwait(false);
-            byte[] batch;
-            int length;
-            bool closed;
-            lock (_lock)
-            {
-                batch = _filling;
-                length = _length;
-                closed = _closed;
-                _filling = _spare;
-                _spare = batch;
-                _length = 0;
-                _inFlight = length;
-            }
-            if (length > 0)
-            {
-                await stream.WriteAsync(batch.AsMemory(0, length), cancellationToken).ConfigureAwait(false);
-                Written(length);
-            }
-            if (closed)
-            {
-                return;
-            }
-        }
-    }
-
-    private void Written(int length)
-    {
-        TaskCompletionSource? gate = null;
-        lock (_lock)
-        {
-            _inFlight = 0;
-            _written += length;
-            if (_stallGate is not null && _length <= _stallThreshold / 2)
-            {
-                gate = _stallGate;
-                _stallGate = null;
-            }
-        }
-        gate?.TrySetResult();
-    }
-
-    private bool Reserve(int size)
-    {
-        if (_length + _inFlight + size > _maxPending)
+        if (!_queue.Write(packet))
         {
             return false;
         }
-        if (_length + size > _filling.Length)
-        {
-            var grown = new byte[Math.Max(_length + size, _filling.Length * 2)];
-            _filling.AsSpan(0, _length).CopyTo(grown);
-            _filling = grown;
-        }
+        _queue.SignalFlush();
         return true;
     }
 
-    private void Finish(bool slow)
+    /// <summary>
+    /// Queues one PUBLISH for <paramref name="origin"/> (null: the connection's own answers, such as a
+    /// retained message on SUBSCRIBE). <paramref name="canStall"/>: the publisher may wait;
+    /// <paramref name="mayDrop"/>: not a stored message's delivery, which no_fast_producer_stall never
+    /// drops. False when nothing was queued.
+    /// </summary>
+    public bool Deliver(ReadOnlySpan<byte> packet, int payloadBytes, MessageOrigin? origin, bool canStall, bool mayDrop)
     {
-        if (slow)
+        var dropFast = canStall && mayDrop && _noFastProducerStall();
+        var result = _queue.AppendPacket(packet, payloadBytes, _maxPending(), dropFast, canStall, out var stall);
+        switch (result)
         {
-            SlowConsumer?.Invoke();
+            case AppendResult.Closed:
+                return false;
+            case AppendResult.SlowConsumer:
+                SlowConsumer?.Invoke(false);
+                return false;
+            case AppendResult.Dropped:
+                FastProducerDrop?.Invoke();
+                return false;
+        }
+        if (origin is null)
+        {
+            _queue.SignalFlush();
+            return true;
+        }
+        if (stall)
+        {
+            origin.StallOn(this);
+        }
+        origin.FlushBatch.Add(_queue);
+        return true;
+    }
+
+    /// <summary>The bound a waiting publisher gives a connection that writes nothing: a second, or write_deadline if lower.</summary>
+    public TimeSpan StuckBound
+    {
+        get
+        {
+            var deadline = _writeDeadline();
+            return deadline < MaxStuckTime ? deadline : MaxStuckTime;
+        }
+    }
+
+    /// <summary>A publisher's wait (see <see cref="StallList"/>), as on a client's <see cref="ClientDelivery"/>.</summary>
+    public async ValueTask WaitUntilDrainedAsync()
+    {
+        Interlocked.Increment(ref _stalls);
+        var bound = StuckBound;
+        if (await _queue.WaitUntilDrainedAsync(bound).ConfigureAwait(false) || _queue.IsClosed)
+        {
             return;
         }
-        _signal.Set();
+        if (bound < _writeDeadline())
+        {
+            // Short of the write deadline the reader may only be starved of CPU: publishers go on, and
+            // max_pending or the write deadline (the heartbeat) cut it if it really stopped.
+            _queue.SuspendStalls();
+            return;
+        }
+        SlowConsumer?.Invoke(true);
     }
 }

@@ -19,6 +19,7 @@ internal static class MqttProperties
     public const byte RequestProblemInfo = 0x17;
     public const byte WillDelay = 0x18;
     public const byte RequestResponseInfo = 0x19;
+    public const byte ResponseInfo = 0x1A;
     public const byte ReasonString = 0x1F;
     public const byte ReceiveMaximum = 0x21;
     public const byte TopicAliasMaximum = 0x22;

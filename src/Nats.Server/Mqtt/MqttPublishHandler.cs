@@ -19,6 +19,7 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
     private byte[] _storeScratch = new byte[256];
     private byte[] _linesScratch = [];
     private byte[] _headerScratch = [];
+    private byte[] _sourceScratch = [];
 
     public void HandlePublish(byte flags, ReadOnlySpan<byte> body)
     {
@@ -44,6 +45,10 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
                 }
                 lines = _linesScratch.AsSpan(0, MqttV5Headers.AppendLines(publish.Properties, _linesScratch, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()));
             }
+        }
+        if (qos > 0 && _connection.Session!.HasNoLocal)
+        {
+            lines = WithSource(lines, _connection.Session.SourceLine);
         }
         if (qos == 2)
         {
@@ -108,12 +113,12 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
     public void HandlePubRec(ushort packetId)
     {
         var session = _connection.Session!;
-        var acked = session.PubRec(packetId);
+        var acked = session.Delivery.PubRec(packetId);
         var headers = Encoding.ASCII.GetBytes($"NATS/1.0\r\nNmqtt-PubRel:{packetId}\r\n\r\n");
         _owner.JetStream.Store(session.Account, session.PubRelSubject, headers, default);
         if (acked is not null)
         {
-            session.Ack(acked);
+            session.Delivery.Ack(acked);
         }
     }
 
@@ -165,7 +170,7 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
             // The response topic is the NATS reply too, so a NATS responder answers an MQTT 5 requester.
             reply = MqttV5Headers.ReplyIn(lines);
         }
-        lock (session.Nats)
+        lock (session.PublishLock)
         {
             using (MqttPublishContext.Enter(qos, retain))
             {
@@ -189,6 +194,19 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
                 }
             }
         }
+    }
+
+    /// <summary>The publish's header lines plus the session's source line (no local for QoS 1/2: MqttSession.HasNoLocal).</summary>
+    private ReadOnlySpan<byte> WithSource(ReadOnlySpan<byte> lines, ReadOnlySpan<byte> source)
+    {
+        var size = lines.Length + source.Length;
+        if (_sourceScratch.Length < size)
+        {
+            _sourceScratch = new byte[size * 2];
+        }
+        lines.CopyTo(_sourceScratch);
+        source.CopyTo(_sourceScratch.AsSpan(lines.Length));
+        return _sourceScratch.AsSpan(0, size);
     }
 
     /// <summary>The constant 3.1.1 header block with an MQTT 5 publish's lines inserted before its final CRLF.</summary>

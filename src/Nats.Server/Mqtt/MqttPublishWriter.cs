@@ -5,7 +5,7 @@ namespace Nats.Server.Mqtt;
 
 /// <summary>
 /// Encodes a PUBLISH for a subscriber's connection into its <see cref="MqttOutbound"/> (on the
-/// publisher's thread, no allocation up to 512 bytes), and stalls the publisher on it when full.
+/// publisher's thread, no allocation up to 512 bytes), which stalls the publisher on it when full.
 /// </summary>
 internal static class MqttPublishWriter
 {
@@ -40,10 +40,10 @@ internal static class MqttPublishWriter
         // Not the session's own publisher: its read loop would wait on the connection it feeds (NATS clients never stall on themselves either).
         var canStall = origin is not null && origin.Connection != sessionNats;
         var mayDrop = canStall && !origin!.WaitsForSubscribers;
-        bool stall;
         if (connection.V5 is { } v5)
         {
-            var room = MqttV5Headers.MaxPropertiesSize(headers.Length, reply.Length);
+            // Three more bytes for a topic alias.
+            var room = MqttV5Headers.MaxPropertiesSize(headers.Length, reply.Length) + 3;
             var properties = t_properties ??= new byte[1024];
             if (properties.Length < room)
             {
@@ -53,41 +53,58 @@ internal static class MqttPublishWriter
             {
                 return false;
             }
-            var v5Size = MqttV5Packets.PublishSize(topic.Length, propertiesLength, payload.Length, qos);
-            if (!v5.Fits(v5Size))
+            if (v5.OutboundAliases is not { } aliases)
             {
-                return false;
+                return SendV5(connection, v5, topic, properties.AsSpan(0, propertiesLength), payload, qos, pi, dup, retain, origin, canStall, mayDrop, out _);
             }
-            var v5Packet = System.Buffers.ArrayPool<byte>.Shared.Rent(v5Size);
-            MqttV5Packets.WritePublish(v5Packet, topic, properties.AsSpan(0, propertiesLength), payload, qos, pi, dup, retain);
-            stall = connection.Outbound.Enqueue(v5Packet.AsSpan(0, v5Size), canStall, mayDrop);
-            System.Buffers.ArrayPool<byte>.Shared.Return(v5Packet);
-            connection.CountOut(payload.Length);
-            if (stall)
+            lock (aliases.Sync)
             {
-                origin!.StallOn(connection.Outbound);
+                var alias = aliases.Find(topic, out var known);
+                propertiesLength += MqttProperties.WriteUInt16(properties.AsSpan(propertiesLength), MqttProperties.TopicAlias, alias);
+                var fits = SendV5(connection, v5, known ? default : topic, properties.AsSpan(0, propertiesLength), payload, qos, pi, dup, retain, origin,
+                    canStall, mayDrop, out var queued);
+                if (queued && !known)
+                {
+                    // Only a binding the client received may be relied on: a dropped PUBLISH binds nothing.
+                    aliases.Bind(alias, topic);
+                }
+                return fits;
             }
-            return true;
         }
         var size = MqttPackets.PublishSize(topic.Length, payload.Length, qos);
         if (size <= 512)
         {
             Span<byte> small = stackalloc byte[size];
             MqttPackets.WritePublish(small, topic, payload, qos, pi, dup, retain);
-            stall = connection.Outbound.Enqueue(small, canStall, mayDrop);
+            connection.Outbound.Deliver(small, payload.Length, origin, canStall, mayDrop);
         }
         else
         {
             var packet = System.Buffers.ArrayPool<byte>.Shared.Rent(size);
             MqttPackets.WritePublish(packet.AsSpan(0, size), topic, payload, qos, pi, dup, retain);
-            stall = connection.Outbound.Enqueue(packet.AsSpan(0, size), canStall, mayDrop);
+            connection.Outbound.Deliver(packet.AsSpan(0, size), payload.Length, origin, canStall, mayDrop);
             System.Buffers.ArrayPool<byte>.Shared.Return(packet);
         }
-        connection.CountOut(payload.Length);
-        if (stall)
+        return true;
+    }
+
+    /// <summary>
+    /// One MQTT 5 PUBLISH with its encoded properties; false when it is over the client's maximum packet size.
+    /// <paramref name="queued"/>: the queue took it (not closed, dropped or over max_pending).
+    /// </summary>
+    private static bool SendV5(MqttConnection connection, MqttV5Link v5, ReadOnlySpan<byte> topic, ReadOnlySpan<byte> properties, ReadOnlySpan<byte> payload,
+        byte qos, ushort pi, bool dup, bool retain, MessageOrigin? origin, bool canStall, bool mayDrop, out bool queued)
+    {
+        queued = false;
+        var size = MqttV5Packets.PublishSize(topic.Length, properties.Length, payload.Length, qos);
+        if (!v5.Fits(size))
         {
-            origin!.StallOn(connection.Outbound);
+            return false;
         }
+        var packet = System.Buffers.ArrayPool<byte>.Shared.Rent(size);
+        MqttV5Packets.WritePublish(packet, topic, properties, payload, qos, pi, dup, retain);
+        queued = connection.Outbound.Deliver(packet.AsSpan(0, size), payload.Length, origin, canStall, mayDrop);
+        System.Buffers.ArrayPool<byte>.Shared.Return(packet);
         return true;
     }
 }

@@ -19,6 +19,17 @@ internal sealed class MqttPersistedSession
     [JsonPropertyName("subs")] public Dictionary<string, byte>? Subs { get; set; }
     [JsonPropertyName("cons")] public Dictionary<string, ConsumerConfig>? Cons { get; set; }
     [JsonPropertyName("pubrel")] public ConsumerConfig? PubRel { get; set; }
+
+    /// <summary>Ours: MQTT 5 subscription options by filter (Go ignores the field), so they survive a reconnect and a restart.</summary>
+    [JsonPropertyName("nmqtt_opts")] public Dictionary<string, MqttPersistedOptions>? Options { get; set; }
+}
+
+/// <summary>An MQTT 5 filter's options as <c>$MQTT_sess</c> keeps them (a shared filter's group is in its key).</summary>
+internal sealed class MqttPersistedOptions
+{
+    [JsonPropertyName("nl"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool NoLocal { get; set; }
+    [JsonPropertyName("rap"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool RetainAsPublished { get; set; }
+    [JsonPropertyName("sid"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public int SubscriptionId { get; set; }
 }
 
 /// <summary>Go 2.10's mqttRetainedMsg, the JSON of a retained message in <c>$MQTT_rmsgs</c>.</summary>

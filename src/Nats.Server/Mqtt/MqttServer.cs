@@ -22,10 +22,8 @@ internal sealed class MqttServer : IAsyncDisposable
     private readonly NatsServer _server;
     private readonly ILogger _logger;
     private readonly ILogger _connectionLogger;
-    private readonly Func<ulong> _nextId;
     private readonly CancellationTokenSource _shutdown = new();
     private readonly ConcurrentDictionary<ulong, MqttConnection> _connections = new();
-    private readonly ConcurrentDictionary<ulong, Task> _tasks = new();
     private readonly Dictionary<string, MqttSession> _sessions = new(StringComparer.Ordinal);
     private readonly Dictionary<string, long> _flappers = new(StringComparer.Ordinal);
     private readonly Lock _sessionsLock = new();
@@ -33,10 +31,9 @@ internal sealed class MqttServer : IAsyncDisposable
     private Socket? _listener;
     private Task? _acceptLoop;
 
-    public MqttServer(NatsServer server, Func<ulong> nextId, ILoggerFactory loggerFactory)
+    public MqttServer(NatsServer server, ILoggerFactory loggerFactory)
     {
         _server = server;
-        _nextId = nextId;
         _logger = loggerFactory.CreateLogger("nats-server.mqtt");
         _connectionLogger = loggerFactory.CreateLogger("nats-server.mqtt.client");
         Options = server.Options.Mqtt;
@@ -85,8 +82,11 @@ internal sealed class MqttServer : IAsyncDisposable
         _listener = listener;
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
         _logger.LogInformation("Listening for MQTT clients on {Scheme}://{Host}:{Port}", Options.TlsContext is null ? "mqtt" : "tls", Options.Host, Port);
-        _acceptLoop = Task.Run(AcceptLoopAsync);
+        _acceptLoop = Task.Run(() => AcceptLoop.RunAsync(listener, Accept, () => false, _logger, _shutdown.Token));
     }
+
+    /// <summary>The logger MQTT connections write to (Go's client lines, with "mid").</summary>
+    public ILogger ConnectionLogger => _connectionLogger;
 
     public async ValueTask DisposeAsync()
     {
@@ -96,11 +96,11 @@ internal sealed class MqttServer : IAsyncDisposable
         {
             await _acceptLoop.ConfigureAwait(false);
         }
+        // The admission door tracks the connections' tasks; the server's shutdown waits for them with the clients'.
         foreach (var connection in _connections.Values)
         {
             connection.Close(ClosedReason.ServerShutdown);
         }
-        await Task.WhenAny(Task.WhenAll(_tasks.Values.ToArray()), Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
     }
 
     public MqttRetainedStore Retained(Account account) => _retained.GetOrAdd(account.Name, _ => new MqttRetainedStore());
@@ -312,61 +312,21 @@ internal sealed class MqttServer : IAsyncDisposable
         _server.OnMqttClosed(connection);
     }
 
-    private async Task AcceptLoopAsync()
-    {
-        var listener = _listener!;
-        while (!_shutdown.IsCancellationRequested)
-        {
-            Socket socket;
-            try
-            {
-                socket = await listener.AcceptAsync(_shutdown.Token).ConfigureAwait(false);
-            }
-            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
-            {
-                break;
-            }
-            catch (SocketException e)
-            {
-                if (_shutdown.IsCancellationRequested)
-                {
-                    break;
-                }
-                _logger.LogError("Temporary accept error: {Error}", e.Message);
-                await Task.Delay(10).ConfigureAwait(false);
-                continue;
-            }
-            _ = Admit(new MqttConnection(this, _server, socket, _nextId(), _connectionLogger));
-        }
-    }
+    /// <summary>A socket of the MQTT port: TLS first when the block has tls {} (Go's createMQTTClient), then the one admission door.</summary>
+    private void Accept(Socket socket) =>
+        _server.AdmitMqtt(Options.TlsContext is { } tls
+            ? new Transport.TlsTransport(socket, tls, _connectionLogger, allowNonTls: false, tlsFirst: true, idLabel: "mid")
+            : new Transport.SocketTransport(socket), this);
 
-    /// <summary>
-    /// Go's createMQTTClient for the websocket listener's /mqtt requests: the same connection, session
-    /// and delivery code as the MQTT port, over the upgraded WebSocket's message stream. Completes when
-    /// the connection has closed.
-    /// </summary>
-    public Task AdmitWebSocket(Stream messages, IPEndPoint remote) =>
-        Admit(new MqttConnection(this, _server, messages, remote, webSocket: true, _nextId(), _connectionLogger));
+    /// <summary>Admission took the connection in: it counts for /connz, the heartbeat and max_connections.</summary>
+    public void Register(MqttConnection connection) => _connections[connection.Id] = connection;
 
-    /// <summary>
-    /// Go's createMQTTClient: counted in the server's totals and against max_connections together with
-    /// the NATS clients (Go keeps both in one map); over the limit or during shutdown it is closed before
-    /// a byte is read.
-    /// </summary>
-    private Task Admit(MqttConnection connection)
+    /// <summary>The server heartbeat's MQTT side: each connection's timers (see <see cref="MqttConnection.OnHeartbeat"/>).</summary>
+    public void OnHeartbeat(long now)
     {
-        var id = connection.Id;
-        _server.CountConnection();
-        var limit = _server.Options.MaxConnections;
-        var overLimit = limit > 0 && _server.ConnectionCountForLimit >= limit;
-        _connections[id] = connection;
-        if (overLimit || _server.IsShuttingDown)
+        foreach (var connection in _connections.Values)
         {
-            connection.RefuseAdmission(overLimit ? ClosedReason.MaxConnectionsExceeded : ClosedReason.ServerShutdown);
+            connection.OnHeartbeat(now);
         }
-        var task = Task.Run(connection.RunAsync);
-        _tasks[id] = task;
-        _ = task.ContinueWith(_ => _tasks.TryRemove(id, out Task? _), TaskScheduler.Default);
-        return task;
     }
 }

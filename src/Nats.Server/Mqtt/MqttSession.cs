@@ -25,6 +25,7 @@ internal sealed class MqttSession
     private ConsumerConfig? _pubRelConsumer;
     private Subscription? _pubRelSubscription;
     private long _nextSid;
+    private int _noLocalFilters;
 
     public MqttSession(string clientId, Account account, ClientConnection nats, MqttOptions options, MqttJetStream js)
     {
@@ -36,7 +37,18 @@ internal sealed class MqttSession
         _options = options;
         _js = js;
         _inflight = new MqttInflight(options.EffectiveMaxAckPending);
+        Delivery = new MqttSessionDelivery(this, _inflight);
+        SourceLine = System.Text.Encoding.ASCII.GetBytes("Nmqtt-Src:" + IdHash + "\r\n");
     }
+
+    /// <summary>What goes to the client and what its acks settle.</summary>
+    public MqttSessionDelivery Delivery { get; }
+
+    /// <summary>Guards the filters, the in-flight packet ids and the binding; <see cref="Delivery"/> takes it too.</summary>
+    internal Lock Lock => _lock;
+
+    /// <summary>The PUBREL consumer of a QoS 2 subscriber (read under <see cref="Lock"/>).</summary>
+    internal ConsumerConfig? PubRelConsumer => _pubRelConsumer;
 
     public string ClientId { get; }
 
@@ -50,6 +62,9 @@ internal sealed class MqttSession
 
     /// <summary>Publishes for this session as <see cref="Nats"/> (stallable: the MQTT connection awaits its stalls).</summary>
     public InternalPublisher Publisher { get; }
+
+    /// <summary>Serializes <see cref="Publisher"/>, which the read loop, acks and a will (from whichever thread closes) share.</summary>
+    public Lock PublishLock { get; } = new();
 
     /// <summary>The last CONNECT's clean session flag; a clean session ends with its connection.</summary>
     public bool Clean { get; set; }
@@ -91,8 +106,27 @@ internal sealed class MqttSession
                 state.Consumer = consumer;
             }
             _pubRelConsumer = record.PubRel;
+            foreach (var (sid, options) in record.Options ?? [])
+            {
+                if (_subscriptions.TryGetValue(sid, out var state))
+                {
+                    state.Options = state.Options with { NoLocal = options.NoLocal, RetainAsPublished = options.RetainAsPublished, SubscriptionId = options.SubscriptionId };
+                }
+            }
+            RecountNoLocalLocked();
         }
     }
+
+    /// <summary>
+    /// Some filter of this session has MQTT 5's no local: its client's QoS 1/2 publishes then carry
+    /// <see cref="SourceLine"/> in their stored copy, which that filter's consumer delivery skips.
+    /// </summary>
+    public bool HasNoLocal => Volatile.Read(ref _noLocalFilters) > 0;
+
+    /// <summary>The header line naming this session as a stored message's publisher.</summary>
+    public byte[] SourceLine { get; }
+
+    private void RecountNoLocalLocked() => Volatile.Write(ref _noLocalFilters, _subscriptions.Values.Count(s => s.Options.NoLocal));
 
     /// <summary>Go's mqttPersistedSession for this session.</summary>
     public MqttPersistedSession ToRecord()
@@ -118,6 +152,19 @@ internal sealed class MqttSession
             if (record.Cons.Count == 0)
             {
                 record.Cons = null;
+            }
+            foreach (var (sid, state) in _subscriptions)
+            {
+                if (state.Options is { NoLocal: false, RetainAsPublished: false, SubscriptionId: 0 })
+                {
+                    continue;
+                }
+                (record.Options ??= [])[sid] = new MqttPersistedOptions
+                {
+                    NoLocal = state.Options.NoLocal,
+                    RetainAsPublished = state.Options.RetainAsPublished,
+                    SubscriptionId = state.Options.SubscriptionId,
+                };
             }
             return record;
         }
@@ -185,6 +232,7 @@ internal sealed class MqttSession
                 }
             }
             _subscriptions.Clear();
+            RecountNoLocalLocked();
             _inflight.Clear();
             pubRel = _pubRelConsumer?.Durable;
             _pubRelConsumer = null;
@@ -231,6 +279,7 @@ internal sealed class MqttSession
                 state = new MqttFilterState(this, sid, qos, subject) { Options = options };
                 _subscriptions[sid] = state;
             }
+            RecountNoLocalLocked();
         }
         if (dropConsumer is not null)
         {
@@ -280,6 +329,7 @@ internal sealed class MqttSession
             {
                 return;
             }
+            RecountNoLocalLocked();
             UnsubscribeLocked(state);
             consumer = state.Consumer;
         }
@@ -298,73 +348,14 @@ internal sealed class MqttSession
         }
     }
 
-    /// <summary>Delivers a retained message to a new subscription (retain flag set).</summary>
-    public void DeliverRetained(MqttRetainedMessage message, byte subscriptionQos, int subscriptionId = 0)
-    {
-        if (MqttV5Headers.IsExpired(message.Headers))
-        {
-            return;
-        }
-        var qos = (byte)Math.Min(subscriptionQos, message.Qos);
-        ushort pi = 0;
-        if (qos > 0)
-        {
-            lock (_lock)
-            {
-                pi = _inflight.TrackRetained();
-            }
-            if (pi == 0)
-            {
-                return;
-            }
-        }
-        if (!Send(message.Topic, message.Payload, qos, pi, dup: false, retain: true, null, message.Headers, default, subscriptionId) && pi != 0)
-        {
-            PubAck(pi);
-        }
-    }
-
-    /// <summary>PUBACK: the ack subject that settles the message in JetStream (null when nothing is to be acked).</summary>
-    public string? PubAck(ushort pi)
-    {
-        lock (_lock)
-        {
-            return _inflight.UntrackPublish(pi);
-        }
-    }
-
-    /// <summary>PUBREC: from now on the PUBREL is what is in flight for <paramref name="pi"/> (Go's mqttProcessPubRec).</summary>
-    public string? PubRec(ushort pi)
-    {
-        lock (_lock)
-        {
-            if (_pubRelConsumer is { } consumer)
-            {
-                _inflight.TrackPubRel(pi, consumer.Durable!, 0, null);
-            }
-            return _inflight.UntrackPublish(pi);
-        }
-    }
-
-    /// <summary>PUBCOMP: the ack subject of the stored PUBREL.</summary>
-    public string? PubComp(ushort pi)
-    {
-        lock (_lock)
-        {
-            return _inflight.UntrackPubRel(pi);
-        }
-    }
-
     public string PubRelSubject => MqttJetStream.PubRelPrefix + IdHash;
 
-    /// <summary>Settles a JetStream delivery (an empty message to its ack subject), from the session's client.</summary>
-    public void Ack(string ackSubject) => Ack(Encoding.ASCII.GetBytes(ackSubject));
-
-    private void Ack(ReadOnlySpan<byte> ackSubject)
+    /// <summary>Publishes of one read buffer (or a will) reach their receivers' sockets in one flush per receiver.</summary>
+    public void FlushPublished()
     {
-        lock (Nats)
+        lock (PublishLock)
         {
-            Publisher.Publish(Account, ackSubject, default, default, default);
+            Publisher.FlushBatch();
         }
     }
 
@@ -471,141 +462,4 @@ internal sealed class MqttSession
     }
 
     private static string Nuid() => Guid.NewGuid().ToString("N")[..22];
-
-    /// <summary>
-    /// Go's mqttDeliverMsgCbQoS0: QoS 0 messages, NATS publishers' messages, and QoS 1/2 ones for a QoS 0
-    /// subscription. Messages an MQTT publisher sent with QoS 1/2 reach a QoS 1/2 subscription through its consumer instead.
-    /// </summary>
-    internal bool DeliverPlain(MqttFilterState state, in Message message)
-    {
-        if (state.Reserved && message.Subject.Length > 0 && message.Subject[0] == (byte)'$')
-        {
-            return true;
-        }
-        if (message.Reply.StartsWith("$JS.ACK."u8))
-        {
-            return true;
-        }
-        byte messageQos;
-        if (!MqttPublishContext.TryGet(out messageQos, out var retain))
-        {
-            messageQos = MqttHeaders.QosFromHeaders(message.Headers);
-            retain = false;
-        }
-        if (state.Qos > 0 && messageQos > 0)
-        {
-            return true;
-        }
-        if (_connection is not { } connection)
-        {
-            return true;
-        }
-        if (connection.V5 is not null)
-        {
-            if (state.Options.NoLocal && message.Origin?.Connection == Nats)
-            {
-                return true;
-            }
-            retain &= state.Options.RetainAsPublished;
-        }
-        if (MqttV5Headers.IsExpired(message.Headers))
-        {
-            return true;
-        }
-        // The delivery deny filter a NATS client's wildcard subscription gets when it overlaps a subscribe deny.
-        if (connection.Permissions is { } permissions && !permissions.AllowDelivery(message.Subject, message.Reply))
-        {
-            return true;
-        }
-        var scratch = MqttPublishWriter.TopicScratch(message.Subject.Length);
-        var topicLength = MqttTopics.ToTopic(message.Subject, scratch);
-        Send(scratch.AsSpan(0, topicLength), message.Payload, 0, 0, dup: false, retain, message.Origin, message.Headers, message.Reply, state.Options.SubscriptionId);
-        return true;
-    }
-
-    /// <summary>Go's mqttDeliverMsgCbQoS12: a consumer's delivery of <c>$MQTT.msgs.&lt;subject&gt;</c>, sent with a tracked packet id.</summary>
-    internal bool DeliverStored(MqttFilterState state, in Message message)
-    {
-        var subject = message.Subject;
-        if (subject.Length <= MqttJetStream.MessagesPrefix.Length || !MqttInflight.TryParseAck(message.Reply, out var sseq, out var delivered))
-        {
-            return true;
-        }
-        var qos = Math.Min(MqttHeaders.QosFromHeaders(message.Headers), state.Qos);
-        if (qos == 0)
-        {
-            return true;
-        }
-        var stripped = subject[MqttJetStream.MessagesPrefix.Length..];
-        if (MqttV5Headers.IsExpired(message.Headers))
-        {
-            // Expired while queued: settled without being sent.
-            Ack(message.Reply);
-            return true;
-        }
-        ushort pi;
-        lock (_lock)
-        {
-            if (_connection is null || state.Consumer is not { } consumer)
-            {
-                return false;
-            }
-            if (state.Reserved && stripped[0] == (byte)'$')
-            {
-                pi = 0;
-            }
-            else
-            {
-                pi = _inflight.TrackPublish(consumer.Durable!, sseq, Encoding.ASCII.GetString(message.Reply));
-                if (pi == 0)
-                {
-                    // At max_ack_pending: JetStream redelivers after ack_wait.
-                    return true;
-                }
-            }
-        }
-        if (pi == 0)
-        {
-            Ack(message.Reply);
-            return true;
-        }
-        var scratch = MqttPublishWriter.TopicScratch(stripped.Length);
-        var topicLength = MqttTopics.ToTopic(stripped, scratch);
-        if (!Send(scratch.AsSpan(0, topicLength), message.Payload, (byte)qos, pi, dup: delivered > 1, retain: false, message.Origin, message.Headers, default,
-            state.Options.SubscriptionId) && PubAck(pi) is { } ack)
-        {
-            // Too large for an MQTT 5 client: discarded as if delivered [MQTT-3.1.2-25].
-            Ack(ack);
-        }
-        return true;
-    }
-
-    /// <summary>Go's mqttDeliverPubRelCb: a stored PUBREL comes back (again) for its client.</summary>
-    internal bool DeliverPubRel(in Message message)
-    {
-        var pi = MqttHeaders.PubRelId(message.Headers);
-        if (pi == 0 || !MqttInflight.TryParseAck(message.Reply, out var sseq, out _))
-        {
-            return true;
-        }
-        MqttConnection? connection;
-        lock (_lock)
-        {
-            connection = _connection;
-            if (connection is null || _pubRelConsumer is not { } consumer)
-            {
-                return false;
-            }
-            _inflight.TrackPubRel(pi, consumer.Durable!, sseq, Encoding.ASCII.GetString(message.Reply));
-        }
-        connection.Outbound.Enqueue([MqttPackets.PubRel | 0x02, 2, (byte)(pi >> 8), (byte)pi]);
-        return true;
-    }
-
-
-    /// <summary>Encodes one PUBLISH for the bound connection (if any); see <see cref="MqttPublishWriter"/>.</summary>
-    private bool Send(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, byte qos, ushort pi, bool dup, bool retain, MessageOrigin? origin,
-        ReadOnlySpan<byte> headers, ReadOnlySpan<byte> reply, int subscriptionId) =>
-        Connection is not { } connection || MqttPublishWriter.Send(connection, Nats, topic, payload, qos, pi, dup, retain, origin, headers, reply, subscriptionId);
-
 }

@@ -101,7 +101,7 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
             {
                 foreach (var message in retained.Matching(subject))
                 {
-                    session.DeliverRetained(message, qos, subscriptionId);
+                    session.Delivery.DeliverRetained(message, qos, subscriptionId);
                 }
             }
         }

@@ -15,6 +15,9 @@ internal sealed class MqttV5Link(MqttConnect connect, ushort receiveMaximum, uin
 
     public MqttTopicAliases Aliases { get; } = new();
 
+    /// <summary>Our aliases towards the client; null when its CONNECT allowed none.</summary>
+    public MqttOutboundAliases? OutboundAliases { get; } = connect.TopicAliasMaximum > 0 ? new MqttOutboundAliases(connect.TopicAliasMaximum) : null;
+
     /// <summary>Our Receive Maximum (CONNACK).</summary>
     public ushort ReceiveMaximum { get; } = receiveMaximum;
 

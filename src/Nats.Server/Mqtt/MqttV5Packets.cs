@@ -7,7 +7,10 @@ namespace Nats.Server.Mqtt;
 internal static class MqttV5Packets
 {
     /// <summary>CONNACK: what the server supports and, when it differs from what the client asked, what it decided.</summary>
-    public static byte[] ConnAck(bool present, byte reason, MqttConnect? connect, string? assignedClientId, ushort receiveMaximum, uint maximumPacketSize)
+    /// <param name="serverKeepAlive">The keep-alive the server holds the client to when it overrides the client's (0: none sent).</param>
+    /// <param name="responseInfo">The response topic prefix, when the client requested response information.</param>
+    public static byte[] ConnAck(bool present, byte reason, MqttConnect? connect, string? assignedClientId, ushort receiveMaximum, uint maximumPacketSize,
+        ushort serverKeepAlive = 0, string? responseInfo = null)
     {
         Span<byte> properties = stackalloc byte[512];
         var p = 0;
@@ -24,6 +27,14 @@ internal static class MqttV5Packets
             if (assignedClientId is not null)
             {
                 p += MqttProperties.WriteBytes(properties[p..], MqttProperties.AssignedClientId, Encoding.UTF8.GetBytes(assignedClientId));
+            }
+            if (serverKeepAlive > 0)
+            {
+                p += MqttProperties.WriteUInt16(properties[p..], MqttProperties.ServerKeepAlive, serverKeepAlive);
+            }
+            if (responseInfo is not null)
+            {
+                p += MqttProperties.WriteBytes(properties[p..], MqttProperties.ResponseInfo, Encoding.UTF8.GetBytes(responseInfo));
             }
         }
         return Packet(MqttPackets.ConnAck, [present ? (byte)1 : (byte)0, reason], properties[..p]);

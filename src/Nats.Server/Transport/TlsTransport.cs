@@ -35,14 +35,18 @@ internal sealed class TlsTransport : ClientTransport
     // handshake_first with a fallback delay: true once the client spoke first (TLS first), false when INFO goes first.
     private readonly TaskCompletionSource<bool>? _tlsFirst;
     private readonly bool _allowNonTls;
+    private readonly string _idLabel;
     private int _handshakeStarted;
     private int _aborted;
     // allow_non_tls and the client did not start a handshake: the socket carries plain text.
     private volatile bool _plain;
     private ClosedReasonHint _failure = ClosedReasonHint.HandshakeError;
 
-    public TlsTransport(Socket socket, TlsServerContext context, ILogger logger, bool allowNonTls = false)
+    /// <param name="tlsFirst">The connection starts with the handshake and has no INFO (the MQTT port with tls {}, as Go's).</param>
+    /// <param name="idLabel">How logs name the connection id: "cid" for a NATS client, "mid" for an MQTT one (Go's).</param>
+    public TlsTransport(Socket socket, TlsServerContext context, ILogger logger, bool allowNonTls = false, bool tlsFirst = false, string idLabel = "cid")
     {
+        _idLabel = idLabel;
         _allowNonTls = allowNonTls;
         _socket = socket;
         _socket.NoDelay = true;
@@ -56,7 +60,11 @@ internal sealed class TlsTransport : ClientTransport
         _cipher = new CiphertextStream(_network);
         _verifier = new ClientCertificateVerifier(context);
         _ssl = new SslStream(_cipher, leaveInnerStreamOpen: true);
-        if (context.Options.HandshakeFirst)
+        if (tlsFirst)
+        {
+            _infoSent.TrySetResult();
+        }
+        else if (context.Options.HandshakeFirst)
         {
             if (context.Options.HandshakeFirstFallback > TimeSpan.Zero)
             {
@@ -121,7 +129,7 @@ internal sealed class TlsTransport : ClientTransport
         }
     }
 
-    public override void OnAdmitted(ulong clientId) => _client = $"{_client} - cid:{clientId}";
+    public override void OnAdmitted(ulong clientId) => _client = $"{_client} - {_idLabel}:{clientId}";
 
     public override EndPoint? RemoteEndPoint => RemoteEndPointOf(_socket);
 

@@ -160,9 +160,9 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
 
     /// <summary>
     /// MQTT over WebSocket (Go's createMQTTClient with a websocket): the SDK's WebSocket (masking,
-    /// fragments, control frames, permessage-deflate when the block enables it) under a stream of its
-    /// binary messages, handed to the MQTT server's own admission; the 101 answer names the mqtt
-    /// subprotocol as Go's does.
+    /// fragments, control frames, permessage-deflate when the block enables it) in the
+    /// <see cref="WebSocketTransport"/> a NATS client gets, admitted by the same door as an MQTT
+    /// connection; the 101 answer names the mqtt subprotocol as Go's does.
     /// </summary>
     private async Task ServeMqttAsync(HttpContext context, IPEndPoint remote)
     {
@@ -182,10 +182,10 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
             // MQTT's PINGREQ and keep-alive cover liveness, as in Go.
             KeepAliveInterval = TimeSpan.Zero,
         }).ConfigureAwait(false);
-        await using (var messages = System.Net.WebSockets.WebSocketStream.Create(socket, System.Net.WebSockets.WebSocketMessageType.Binary, ownsWebSocket: false))
-        {
-            await mqtt.AdmitWebSocket(messages, remote).ConfigureAwait(false);
-        }
+        // Each outbound batch goes out as one binary message; MQTT packets may cross message boundaries.
+        var transport = new WebSocketTransport(socket, remote);
+        server.AdmitMqtt(transport, mqtt);
+        await transport.Closed.ConfigureAwait(false);
         await CloseAsync(socket).ConfigureAwait(false);
     }
 
