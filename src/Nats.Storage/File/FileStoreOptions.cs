@@ -105,6 +105,12 @@ internal sealed record FileStoreOptions
     /// are evicted and rebuilt from the block index files when next touched (the newest always stays).</summary>
     public long MaxIndexBytes { get; init; } = 8 << 20;
 
+    /// <summary>Write a sidecar index (<c>.idx</c>, ~8 bytes a message) for every sealed block, so a full
+    /// replay and an index page rebuild read it instead of the block. Without them (Go keeps no per-message
+    /// index either) both walk the block's records; the stream state file still spares a restart from
+    /// reading any of them. Existing indexes are used either way while they describe their block.</summary>
+    public bool BlockIndexes { get; init; } = true;
+
     /// <summary>Log2 of the sequences per index chunk; tests use tiny chunks to page constantly.</summary>
     public int IndexPageShift { get; init; } = 12;
 
