@@ -27,8 +27,15 @@ internal sealed class MqttSession
     private long _nextSid;
     private int _noLocalFilters;
 
-    public MqttSession(string clientId, Account account, ClientConnection nats, MqttOptions options, MqttJetStream js)
+    private readonly Func<MqttSession, string, bool> _sharedConsumerInUse;
+
+    /// <param name="sharedConsumerInUse">
+    /// Whether a shared subscription's consumer (by durable name) is still held by a session other than the given one:
+    /// the group's consumer is deleted only with its last member.
+    /// </param>
+    public MqttSession(string clientId, Account account, ClientConnection nats, MqttOptions options, MqttJetStream js, Func<MqttSession, string, bool> sharedConsumerInUse)
     {
+        _sharedConsumerInUse = sharedConsumerInUse;
         ClientId = clientId;
         IdHash = MqttJetStream.Hash(clientId);
         Account = account;
@@ -219,7 +226,7 @@ internal sealed class MqttSession
     /// <summary>Removes every subscription, consumer and in-flight message (clean session, or a clean reconnect).</summary>
     public void Clear()
     {
-        List<string> durables = [];
+        List<ConsumerConfig> consumers = [];
         string? pubRel;
         lock (_lock)
         {
@@ -228,7 +235,7 @@ internal sealed class MqttSession
                 UnsubscribeLocked(state);
                 if (state.Consumer is { } consumer)
                 {
-                    durables.Add(consumer.Durable!);
+                    consumers.Add(consumer);
                 }
             }
             _subscriptions.Clear();
@@ -243,9 +250,9 @@ internal sealed class MqttSession
                 _pubRelSubscription = null;
             }
         }
-        foreach (var durable in durables)
+        foreach (var consumer in consumers)
         {
-            _js.DeleteConsumer(Account, MqttJetStream.MessagesStream, durable);
+            DropConsumer(consumer);
         }
         if (pubRel is not null)
         {
@@ -283,14 +290,18 @@ internal sealed class MqttSession
         }
         if (dropConsumer is not null)
         {
-            _js.DeleteConsumer(Account, MqttJetStream.MessagesStream, dropConsumer.Durable!);
+            DropConsumer(dropConsumer);
         }
         if (qos > 0 && state.Consumer is null)
         {
+            // A shared subscription's members share one consumer, named after the group and filter, whose
+            // deliveries go to one member each (its deliver group is the NATS queue of the members' subscriptions).
+            var shareKey = options.Group is { } group ? MqttJetStream.Hash(group + " " + subject) : null;
             var config = _js.CreateConsumer(Account, MqttJetStream.MessagesStream, new ConsumerConfig
             {
-                DeliverSubject = MqttJetStream.SubPrefix + Nuid(),
-                Durable = IdHash + "_" + Nuid(),
+                DeliverSubject = MqttJetStream.SubPrefix + (shareKey is null ? Nuid() : SharedPrefix + shareKey),
+                DeliverGroup = options.Group,
+                Durable = shareKey is null ? IdHash + "_" + Nuid() : SharedPrefix + shareKey,
                 AckPolicy = AckPolicyKind.Explicit,
                 DeliverPolicy = DeliverPolicy.New,
                 FilterSubject = MqttJetStream.MessagesPrefix + subject,
@@ -334,6 +345,31 @@ internal sealed class MqttSession
             consumer = state.Consumer;
         }
         if (consumer is not null)
+        {
+            DropConsumer(consumer);
+        }
+    }
+
+    /// <summary>The shared subscriptions' consumer names start with it (a session's own start with its id hash).</summary>
+    internal const string SharedPrefix = "share_";
+
+    /// <summary>Whether this session holds the consumer <paramref name="durable"/> (a shared subscription's).</summary>
+    public bool HoldsConsumer(string durable)
+    {
+        lock (_lock)
+        {
+            return _subscriptions.Values.Any(s => s.Consumer?.Durable == durable);
+        }
+    }
+
+    /// <summary>
+    /// Deletes a filter's consumer once the filter is gone: a session's own at once, a shared group's only when
+    /// no other session holds it (checked after this session let go of it, so the last of two members leaving
+    /// at once sees neither and deletes it).
+    /// </summary>
+    private void DropConsumer(ConsumerConfig consumer)
+    {
+        if (consumer.DeliverGroup is null || !_sharedConsumerInUse(this, consumer.Durable!))
         {
             _js.DeleteConsumer(Account, MqttJetStream.MessagesStream, consumer.Durable!);
         }
@@ -412,7 +448,7 @@ internal sealed class MqttSession
         }
         if (state.Consumer is { } consumer && state.Delivery is null)
         {
-            var delivery = NewSubscription(consumer.DeliverSubject!, state.DeliveryReceiver);
+            var delivery = NewSubscription(consumer.DeliverSubject!, state.DeliveryReceiver, consumer.DeliverGroup);
             if (Account.SubList.Insert(delivery))
             {
                 state.Delivery = delivery;

@@ -6,7 +6,7 @@ namespace Nats.Server.Mqtt;
 /// SUBSCRIBE and UNSUBSCRIBE of one MQTT connection (Go's mqttProcessSubs/Unsubs): each filter checked
 /// by the permission code a NATS client's SUB goes through, added to the session, stored with it, and
 /// answered with its retained messages after the SUBACK. MQTT 5 adds subscription options, identifiers,
-/// shared subscriptions (granted QoS 0: a NATS queue member) and reason codes.
+/// shared subscriptions (a NATS queue member; at QoS 1/2 also a member of the group's shared consumer) and reason codes.
 /// </summary>
 internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer owner, ILogger logger)
 {
@@ -41,8 +41,9 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
             }
             var options = request.Options;
             var shared = options.Group is not null;
-            // A shared subscription is a plain NATS queue subscription: its members share QoS 0 deliveries.
-            var qos = shared ? (byte)0 : request.Qos;
+            // A shared subscription is a NATS queue subscription (its members share QoS 0 deliveries and NATS
+            // publishes) and at QoS 1/2 a member of its group's consumer (MqttSession.Subscribe).
+            var qos = request.Qos;
             var sid = request.Sid(subject);
             if (subject.StartsWith("$MQTT.sub.", StringComparison.Ordinal) || !SubscribeAllowed(subject, options.Group))
             {
