@@ -306,7 +306,7 @@ internal sealed class MqttServer : IAsyncDisposable
             loaded = [.. _sessions.Values.Where(s => s.Account == except.Account)];
         }
         // Read outside the sessions lock: each session's filters are guarded by its own lock.
-        if (loaded.Any(s => s != except && s.HoldsConsumer(durable)))
+        if (loaded.Any(s => s != except && s.Filters.HoldsConsumer(durable)))
         {
             return true;
         }

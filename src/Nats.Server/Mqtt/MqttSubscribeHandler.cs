@@ -42,7 +42,7 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
             var options = request.Options;
             var shared = options.Group is not null;
             // A shared subscription is a NATS queue subscription (its members share QoS 0 deliveries and NATS
-            // publishes) and at QoS 1/2 a member of its group's consumer (MqttSession.Subscribe).
+            // publishes) and at QoS 1/2 a member of its group's consumer (MqttSessionFilters.Subscribe).
             var qos = request.Qos;
             var sid = request.Sid(subject);
             if (subject.StartsWith("$MQTT.sub.", StringComparison.Ordinal) || !SubscribeAllowed(subject, options.Group))
@@ -50,8 +50,8 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
                 granted[i] = v5 ? MqttReasonCodes.NotAuthorized : MqttPackets.SubAckFailure;
                 continue;
             }
-            var existed = v5 && session.HasFilter(sid);
-            if (!session.Subscribe(subject, sid, qos, options))
+            var existed = v5 && session.Filters.Contains(sid);
+            if (!session.Filters.Subscribe(subject, sid, qos, options))
             {
                 granted[i] = v5 ? MqttReasonCodes.UnspecifiedError : MqttPackets.SubAckFailure;
                 continue;
@@ -60,9 +60,9 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
             if (MqttTopics.NeedsLevelUp(subject))
             {
                 var parent = subject[..^2];
-                if (!session.Subscribe(parent, request.Sid(parent) + " fwc", qos, options))
+                if (!session.Filters.Subscribe(parent, request.Sid(parent) + " fwc", qos, options))
                 {
-                    session.Unsubscribe(sid);
+                    session.Filters.Unsubscribe(sid);
                     granted[i] = v5 ? MqttReasonCodes.UnspecifiedError : MqttPackets.SubAckFailure;
                     continue;
                 }
@@ -121,11 +121,11 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
                 continue;
             }
             var sid = filters[i].Sid(subject);
-            codes[i] = session.HasFilter(sid) ? MqttReasonCodes.Success : MqttReasonCodes.NoSubscriptionExisted;
-            session.Unsubscribe(sid);
+            codes[i] = session.Filters.Contains(sid) ? MqttReasonCodes.Success : MqttReasonCodes.NoSubscriptionExisted;
+            session.Filters.Unsubscribe(sid);
             if (MqttTopics.NeedsLevelUp(subject))
             {
-                session.Unsubscribe(filters[i].Sid(subject[..^2]) + " fwc");
+                session.Filters.Unsubscribe(filters[i].Sid(subject[..^2]) + " fwc");
             }
         }
         if (_connection.V5 is not null)
