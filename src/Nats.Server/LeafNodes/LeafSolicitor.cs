@@ -171,7 +171,7 @@ internal sealed class LeafSolicitor
         _logger.LogDebug("Trying to connect as leafnode to remote server on \"{Host}:{Port}\"", url.Host, url.Port);
         if (Remote.IsWebSocket)
         {
-            var (transport, remote, error, tcpFailed) = await LeafWebSocketDialer.ConnectAsync(this, url, DialTimeout, stop).ConfigureAwait(false);
+            var (transport, remote, error, tcpFailed) = await LeafWebSocketDialer.ConnectAsync(this, url, DialTimeout, line => _logger.LogError("{Error}", line), stop).ConfigureAwait(false);
             if (transport is null)
             {
                 if (tcpFailed)

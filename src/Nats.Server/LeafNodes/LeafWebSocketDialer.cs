@@ -18,7 +18,7 @@ internal static class LeafWebSocketDialer
 
     /// <summary>The upgraded connection, or the dial error (TcpFailed when TCP itself failed: Go's dial line).</summary>
     public static async Task<(WebSocketTransport? Transport, IPEndPoint? Remote, string? Error, bool TcpFailed)> ConnectAsync(
-        LeafSolicitor solicitor, Uri url, TimeSpan timeout, CancellationToken stop)
+        LeafSolicitor solicitor, Uri url, TimeSpan timeout, Action<string> log, CancellationToken stop)
     {
         IPEndPoint? remote = null;
         string? tcpError = null;
@@ -76,7 +76,13 @@ internal static class LeafWebSocketDialer
             {
                 return (null, null, tcpError, true);
             }
-            return (null, remote, tlsRefusal ?? (e is OperationCanceledException ? "i/o timeout" : "invalid websocket connection"), false);
+            if (tlsRefusal is not null)
+            {
+                // Go's doTLSHandshake logs the refusal; the upgrade then fails with "connection closed".
+                log($"TLS leafnode handshake error: {tlsRefusal}");
+                return (null, remote, "connection closed", false);
+            }
+            return (null, remote, e is OperationCanceledException ? "i/o timeout" : "invalid websocket connection", false);
         }
         var transport = new WebSocketTransport(socket, remote);
         _ = CloseWhenDoneAsync(transport, socket, invoker);

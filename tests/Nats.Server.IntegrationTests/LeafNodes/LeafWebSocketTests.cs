@@ -33,4 +33,21 @@ public sealed class LeafWebSocketTests
             hubExtra: $"websocket {{\n  listen: \"127.0.0.1:{wsPort}\"\n  {pki.PeerTlsBlock("hub-ws")}\n}}");
         await LeafTlsTests.AssertTrafficBothWaysAsync(topology);
     }
+
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public async Task HubOfAnotherAuthorityIsRefusedWithGosLogLine(string hubKind, string leafKind)
+    {
+        using var trusted = new TestPki("Trusted CA");
+        using var other = new TestPki("Other CA");
+        var wsPort = LeafTopology.FreePort();
+        await using var topology = await LeafTopology.StartAsync([hubKind], [leafKind],
+            remote: (_, _) => $"url: \"wss://127.0.0.1:{wsPort}\"\ntls {{ ca_file: \"{trusted.CaFile}\", timeout: 10 }}",
+            hubExtra: $"websocket {{\n  listen: \"127.0.0.1:{wsPort}\"\n  {other.PeerTlsBlock("hub-ws")}\n}}", waitForLeafs: false);
+        await topology.Leaf[0].Log.WaitForAsync(
+            l => l.EndsWith("TLS leafnode handshake error: x509: certificate signed by unknown authority", StringComparison.Ordinal),
+            timeout: Cluster.TestCluster.Deadline);
+        await topology.Leaf[0].Log.WaitForAsync("Error soliciting websocket connection: connection closed", timeout: Cluster.TestCluster.Deadline);
+        Assert.Equal(0, await LeafTopology.LeafCountAsync(topology.Hub[0]));
+    }
 }
