@@ -27,6 +27,9 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
 
     public RunSettings Settings { get; } = settings;
 
+    /// <summary>kill -9 of cluster server i (the failover rows); null against the sink.</summary>
+    public Action<int>? KillServer { get; init; }
+
     /// <summary>A subject no other run on the same server has used.</summary>
     public string Subject(string kind) => $"bench.{kind}.{Settings.RunId}";
 

@@ -74,6 +74,11 @@ internal static class JsonReport
                 w.WriteNumber("medianP50Us", Math.Round(p50, 2));
                 w.WriteNumber("medianP99Us", Math.Round(s.MedianP99!.Value, 2));
             }
+
+            if (s.MedianFailoverMs is { } failover)
+            {
+                w.WriteNumber("medianFailoverMs", Math.Round(failover, 1));
+            }
         }
 
         w.WriteStartArray("rounds");
@@ -91,6 +96,11 @@ internal static class JsonReport
                 {
                     w.WriteNumber("p50Us", Math.Round(p50, 2));
                     w.WriteNumber("p99Us", Math.Round(m.P99Us!.Value, 2));
+                }
+
+                if (m.FailoverMs is { } failoverMs)
+                {
+                    w.WriteNumber("failoverMs", Math.Round(failoverMs, 1));
                 }
             }
 

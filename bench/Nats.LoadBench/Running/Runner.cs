@@ -110,7 +110,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         try
         {
             server = sc.ClusterSize > 1
-                ? ClusterStart.Start(spec, sc.ClusterSize, sc.ServerConfig)
+                ? ClusterStart.Start(spec, sc.ClusterSize, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
                 : ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null);
         }
         catch (SetupException ex)
@@ -146,7 +146,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         double? cpu = null;
         try
         {
-            if (!options.Smoke)
+            if (!options.Smoke && !sc.NoWarmup)
             {
                 await RunOnceAsync(sc, ep, new RunSettings(options.Warmup, 0, ++_runId), server);
             }
@@ -178,7 +178,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     /// <summary>One run; a cut connection or a logged slow consumer fails it even if the counts add up.</summary>
     private static async Task<Measurement> RunOnceAsync(Scenario sc, Endpoint ep, RunSettings settings, ServerProcess? server)
     {
-        await using var run = new RunContext(ep, settings, sc.Name, () => ServerSays(server));
+        await using var run = new RunContext(ep, settings, sc.Name, () => ServerSays(server)) { KillServer = server is null ? null : server.Kill };
         Measurement m;
         try
         {

@@ -35,6 +35,9 @@ internal abstract class Scenario
     /// <summary>Servers in the row's cluster (1: a single server, no routes).</summary>
     public int ClusterSize { get; init; } = 1;
 
+    /// <summary>No warm-up run on the measured servers (a row that kills one of them cannot run twice on them).</summary>
+    public bool NoWarmup { get; init; }
+
     /// <summary>Runs against the in-process loopback sink instead of the two servers.</summary>
     public bool IsLimit { get; init; }
 
