@@ -47,7 +47,9 @@ internal static class JetStreamKit
         {
             try
             {
-                var stream = await js.CreateStreamAsync(config);
+                // Go 2.9.10 can leave a create sent right after its meta leader's election unanswered: ask again.
+                using var attempt = new CancellationTokenSource(TimeSpan.FromSeconds(5));
+                var stream = await js.CreateStreamAsync(config, attempt.Token);
                 return stream.Info.Cluster?.Leader is { Length: > 0 } leader
                     ? LeaderIndex(leader, run)
                     : await StreamLeaderAsync(js, config.Name!, run, TimeSpan.FromSeconds(30));
@@ -56,6 +58,11 @@ internal static class JetStreamKit
             {
                 // Meta group not ready: "JetStream system temporarily unavailable", "insufficient resources", no responders.
                 // Setup only, outside the measured time.
+                if (Environment.GetEnvironmentVariable("LOADBENCH_CLUSTER_LOGS") == "1")
+                {
+                    Console.WriteLine($"   create {config.Name}: {ex.GetType().Name}: {ex.Message}");
+                }
+
                 await Task.Delay(250);
             }
             catch (Exception ex) when (ex is NatsException or TimeoutException or OperationCanceledException)

@@ -131,6 +131,15 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         using (server)
         {
             var result = await MeasureAsync(sc, spec.Label, spec.IsOurs, server.Endpoint, server);
+            if (result.Outcome != Outcome.Ok && server.Peers.Count > 0 && Environment.GetEnvironmentVariable("LOADBENCH_CLUSTER_LOGS") == "1")
+            {
+                // A cluster row's failure is often an election or a route: every server's log tail says which.
+                foreach (var s in server.Peers.Prepend(server))
+                {
+                    log.WriteLine($"   --- {spec.Label} server log ---\n{s.LogTail().Trim()}");
+                }
+            }
+
             if (server.HasExited)
             {
                 log.WriteLine($"   {spec.Label} exited during the run: {server.LogTail().Trim()}");
