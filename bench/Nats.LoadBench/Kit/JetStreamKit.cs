@@ -12,9 +12,9 @@ namespace Nats.LoadBench.Kit;
 /// </summary>
 internal static class JetStreamKit
 {
-    public static async Task<NatsJSContext> ContextAsync(RunContext run, string role, int server = 0)
+    public static async Task<NatsJSContext> ContextAsync(RunContext run, string role, int server = 0, bool watched = true)
     {
-        var conn = await run.ConnectAsync(role, server: server);
+        var conn = await run.ConnectAsync(role, server: server, watched: watched);
         if (conn.ServerInfo is not { JetStreamAvailable: true })
         {
             throw new SetupException("no jetstream in the server's INFO");

@@ -34,7 +34,8 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
     public string Subject(string kind) => $"bench.{kind}.{Settings.RunId}";
 
     /// <summary>A NATS.Net connection (the client users run) with the harness's options, watched for cuts.</summary>
-    public async Task<NatsConnection> ConnectAsync(string role, Transport transport = Transport.Plain, int server = 0)
+    /// <param name="watched">False for a connection the row expects to lose (to a server it kills): its cut is no failure.</param>
+    public async Task<NatsConnection> ConnectAsync(string role, Transport transport = Transport.Plain, int server = 0, bool watched = true)
     {
         var conn = new NatsConnection(NatsClients.Options(Endpoint.Server(server), transport, $"loadbench-{row}-{role}"));
         lock (_nats)
@@ -42,7 +43,11 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
             _nats.Add(conn);
         }
 
-        conn.ConnectionDisconnected += (_, e) => Problem($"{role} connection cut ({e.Message})");
+        if (watched)
+        {
+            conn.ConnectionDisconnected += (_, e) => Problem($"{role} connection cut ({e.Message})");
+        }
+
         conn.ServerError += (_, e) => Problem($"{role} got -ERR '{e.Error}'");
         conn.MessageDropped += (_, _) => Problem($"{role}: NATS.Net dropped a message");
         try

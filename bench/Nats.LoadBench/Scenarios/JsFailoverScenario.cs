@@ -24,7 +24,8 @@ internal sealed class JsFailoverScenario : Scenario
             throw new RowFailedException("the failover row needs its servers' processes");
         }
 
-        var admin = await JetStreamKit.ContextAsync(run, "js-failover-admin");
+        // Server 0 may be the leader this row kills.
+        var admin = await JetStreamKit.ContextAsync(run, "js-failover-admin", watched: false);
         string subject = run.Subject("jsf");
         string name = $"BENCHF{run.Settings.RunId}";
         int leader = await JetStreamKit.CreateReplicatedStreamAsync(admin, new StreamConfig(name, [subject]) { Storage = StreamConfigStorage.File, NumReplicas = 3 }, run);

@@ -72,7 +72,7 @@ public class ReplicatedKeyValueTests
             var ready = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             var watch = Task.Run(async () =>
             {
-                await foreach (var e in store.WatchAsync<string>("w.*", opts: new NatsKVWatchOpts { OnNoData = _ => { ready.TrySetResult(); return ValueTask.FromResult(true); } }, cancellationToken: watchCts.Token))
+                await foreach (var e in store.WatchAsync<string>("w.*", opts: new NatsKVWatchOpts { OnNoData = _ => { ready.TrySetResult(); return ValueTask.FromResult(false); } }, cancellationToken: watchCts.Token))
                 {
                     ready.TrySetResult();
                     if (e.Operation == NatsKVOperation.Put)
