@@ -135,31 +135,37 @@ public class ReplicatedStreamAdminTests(ITestOutputHelper output)
         return reply.Data ?? "";
     }
 
-    /// <summary>One stream's state on one server's own replica, from its /jsz.</summary>
+    /// <summary>One stream's state on one server's own replica.</summary>
     internal sealed record ReplicaState(string Server, long Messages, ulong FirstSeq, ulong LastSeq, long Bytes, long Deleted);
 
-    internal static async Task<ReplicaState?> ReplicaStateAsync(ClusterServer server, string stream, CancellationToken token)
+    /// <summary>Every running server's own replica of <paramref name="stream"/>, from Go's account JSZ request (each server answers for itself).</summary>
+    internal static async Task<List<ReplicaState>> ReplicaStatesAsync(TestCluster cluster, string stream, CancellationToken token)
     {
-        using var jsz = await server.GetJsonAsync("/jsz?accounts=true&streams=true", token);
-        if (!jsz.RootElement.TryGetProperty("account_details", out var accounts) || accounts.ValueKind != JsonValueKind.Array)
+        var running = cluster.Servers.Where(s => s.IsRunning).ToList();
+        await using var sys = new NatsConnection(new NatsOpts
         {
-            return null;
-        }
-        foreach (var account in accounts.EnumerateArray())
+            Url = running[0].Url,
+            AuthOpts = new NatsAuthOpts { Username = "sys", Password = "pass" },
+        });
+        var states = new List<ReplicaState>();
+        await foreach (var reply in sys.RequestManyAsync<string, string>("$SYS.REQ.ACCOUNT.APP.JSZ", """{"streams":true}""",
+            replyOpts: new NatsSubOpts { Timeout = TimeSpan.FromSeconds(2), MaxMsgs = running.Count }, cancellationToken: token))
         {
-            if (!account.TryGetProperty("stream_detail", out var details))
+            using var doc = JsonDocument.Parse(reply.Data ?? "{}");
+            if (!doc.RootElement.TryGetProperty("data", out var data) || !data.TryGetProperty("stream_detail", out var details))
             {
                 continue;
             }
+            var server = doc.RootElement.GetProperty("server").GetProperty("name").GetString() ?? "";
             foreach (var detail in details.EnumerateArray().Where(d => d.GetProperty("name").GetString() == stream))
             {
                 var state = detail.GetProperty("state");
-                return new ReplicaState(server.Name, state.GetProperty("messages").GetInt64(), state.GetProperty("first_seq").GetUInt64(),
+                states.Add(new ReplicaState(server, state.GetProperty("messages").GetInt64(), state.GetProperty("first_seq").GetUInt64(),
                     state.GetProperty("last_seq").GetUInt64(), state.GetProperty("bytes").GetInt64(),
-                    state.TryGetProperty("num_deleted", out var deleted) ? deleted.GetInt64() : 0);
+                    state.TryGetProperty("num_deleted", out var deleted) ? deleted.GetInt64() : 0));
             }
         }
-        return null;
+        return states;
     }
 
     /// <summary>Waits until every running server holds <paramref name="stream"/> with <paramref name="messages"/> messages and identical states.</summary>
@@ -171,14 +177,7 @@ public class ReplicatedStreamAdminTests(ITestOutputHelper output)
         {
             await TestCluster.WaitForAsync(async () =>
             {
-                var states = new List<ReplicaState>();
-                foreach (var server in cluster.Servers.Where(s => s.IsRunning))
-                {
-                    if (await ReplicaStateAsync(server, stream, token) is { } state)
-                    {
-                        states.Add(state);
-                    }
-                }
+                var states = await ReplicaStatesAsync(cluster, stream, token);
                 last = states;
                 return states.Count == replicas && states.Select(s => s with { Server = "" }).Distinct().Count() == 1 && states[0].Messages == messages;
             }, $"{replicas} replicas of {stream} holding {messages} messages alike", token);
