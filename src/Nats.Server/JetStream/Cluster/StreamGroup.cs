@@ -29,6 +29,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     private RaftNode? _node;
     private ulong _readyAt;
     private volatile bool _activeLeader;
+    private volatile bool _stopping;
     private int _epoch;
     private Action<StreamGroup>? _onFirstLeader;
 
@@ -171,7 +172,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         // What this batch stored reaches the operating system before anything is answered, so a killed process
         // never comes back with a store that claims sequences it lost.
         _stream.Store.FlushAllPending();
-        if (!_activeLeader && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt)
+        if (!_activeLeader && !_stopping && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt)
         {
             _stream.Ingest.BecomeReplicatedLeader(_epoch);
             _activeLeader = true;
@@ -236,6 +237,8 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        // A leader being stopped (the stream deleted or scaled down) must not take publishes again while its loop winds down.
+        _stopping = true;
         _activeLeader = false;
         _catchup?.Stop();
         if (_runner is { } runner)

@@ -132,8 +132,13 @@ public class ReplicatedStreamUpdateTests(ITestOutputHelper output)
 
         public ConcurrentQueue<(ulong Seq, string Data)> Acked { get; } = new();
 
-        public async Task RunAsync(CancellationToken token)
+        private Task _run = Task.CompletedTask;
+
+        public Task RunAsync(CancellationToken token) => _run = RunCoreAsync(token);
+
+        private async Task RunCoreAsync(CancellationToken token)
         {
+            await Task.Yield();
             var i = 0;
             while (!_stopped)
             {
@@ -144,16 +149,49 @@ public class ReplicatedStreamUpdateTests(ITestOutputHelper output)
                     continue;
                 }
                 var data = $"u{++i}";
-                var ack = await ReplicatedStreamTests.PublishUntilAckedAsync(js, "upd.x", data, token);
-                Acked.Enqueue((ack.Seq, data));
+                Acked.Enqueue((await PublishAsync(data, token), data));
             }
             _idle.TrySetResult();
+        }
+
+        /// <summary>Retried with the same id until answered; a duplicate answer names the stored original, which counts.</summary>
+        private async Task<ulong> PublishAsync(string data, CancellationToken token)
+        {
+            while (true)
+            {
+                try
+                {
+                    var ack = await js.PublishAsync("upd.x", data, opts: new NatsJSPubOpts { MsgId = data }, cancellationToken: token);
+                    if (ack.Error is { } error)
+                    {
+                        throw new InvalidOperationException($"publish {data} refused: {error.Code} {error.Description}");
+                    }
+                    return ack.Seq;
+                }
+                catch (NatsJSPublishNoResponseException)
+                {
+                }
+                catch (NatsNoRespondersException)
+                {
+                }
+                catch (NatsException e) when (e.InnerException is TimeoutException || e is NatsJSTimeoutException)
+                {
+                }
+                catch (TimeoutException)
+                {
+                }
+            }
         }
 
         public async Task WaitForAsync(int count, CancellationToken token)
         {
             while (Acked.Count < count)
             {
+                if (_run.IsFaulted)
+                {
+                    // The publisher got an error answer: surface it rather than waiting for the timeout.
+                    await _run;
+                }
                 await Task.Delay(20, token);
             }
         }
