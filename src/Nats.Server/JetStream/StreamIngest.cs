@@ -291,6 +291,18 @@ internal sealed class StreamIngest
     }
 
     /// <summary>
+    /// Proposes an admin entry (purge, message delete) after every message numbered so far: under the gate, so it takes
+    /// its place in the group's queue behind them; <paramref name="entry"/> gets the last numbered sequence.
+    /// </summary>
+    public void ProposeAfterNumbered(Cluster.StreamGroup group, Func<ulong, byte[]> entry)
+    {
+        lock (stream.Gate)
+        {
+            group.Propose(entry(_lastSeq), _leaderEpoch);
+        }
+    }
+
+    /// <summary>
     /// This member became its group's leader with every earlier entry applied: sequences continue from its store,
     /// and the duplicate window is rebuilt from it (followers keep none).
     /// </summary>
@@ -308,12 +320,30 @@ internal sealed class StreamIngest
     }
 
     /// <summary>
+    /// The stream left its group (scaled down to one replica, this one kept): sequences continue from the store, and the
+    /// duplicate window is rebuilt from it, since proposals of the group that never committed are not there.
+    /// </summary>
+    public void LeaveReplicated()
+    {
+        lock (stream.Gate)
+        {
+            _leaderEpoch++;
+            _lastSeq = stream.Store.State().LastSeq;
+            _lastSeqKnown = true;
+            _dedup.Clear();
+            _dedupLoaded = false;
+            _lastMsgId = "";
+        }
+    }
+
+    /// <summary>
     /// A committed stream entry, on every replica in log order: stored at the sequence the leader gave it. An entry
     /// at or below the store's last sequence was applied before (the log is replayed after a restart) and is
     /// skipped; a gap (an entry the store refused) is skipped over so that every replica numbers alike.
     /// Returns the sequence, 0 when skipped, or the error to answer.
     /// </summary>
-    public (ulong Seq, JsApiError? Error) ApplyReplicated(in Cluster.StreamMsgEntry entry)
+    /// <param name="catchUp">Fills the store from the group's leader up to a sequence (a replica behind the log's start); false when it could not.</param>
+    public (ulong Seq, JsApiError? Error) ApplyReplicated(in Cluster.StreamMsgEntry entry, Func<ulong, bool>? catchUp = null)
     {
         var store = stream.Store;
         var subject = Encoding.UTF8.GetString(entry.Subject);
@@ -335,6 +365,10 @@ internal sealed class StreamIngest
                     stream.LogName, last, entry.LastSeq);
                 store.Truncate(entry.LastSeq);
                 last = entry.LastSeq;
+            }
+            if (entry.LastSeq > last && catchUp is not null && catchUp(entry.LastSeq))
+            {
+                last = store.State().LastSeq;
             }
             if (entry.LastSeq > last)
             {

@@ -97,6 +97,10 @@ internal sealed class ApiRouter(JetStreamService service)
             {
                 return;
             }
+            else if (kind == "STREAM" && tokens.Length == 5 && tokens[3] == "UPDATE" && Cluster.ClusteredStreamUpdate.TryUpdate(meta, service, request, tokens[4]))
+            {
+                return;
+            }
             else if (kind == "CONSUMER" && tokens.Length >= 5 && tokens[3] is "CREATE" or "DURABLE")
             {
                 if (Cluster.ClusteredConsumerApi.TryCreate(meta, service, request, tokens))

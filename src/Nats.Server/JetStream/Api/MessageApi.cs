@@ -80,15 +80,17 @@ internal sealed class MessageApi(JetStreamService service)
 
     public void Delete(ApiRequest request, string name)
     {
-        var response = new SuccessResponse { Type = Prefix + "stream_msg_delete_response" };
-        response.Error = DeleteCore(request, name);
-        response.Success = response.Error is null;
-        // Go answers a failed removal with sendAPIResponse: counted, but not as an API error.
-        ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, response.Error is { ErrCode: 10057 or 10043 } ? null : response.Error);
+        var error = DeleteCore(request, name, out var proposed);
+        if (!proposed)
+        {
+            // A replicated stream deletes through its group instead: every replica at the same log position, the leader answers then.
+            AnswerDelete(service, request, error);
+        }
     }
 
-    private static JsApiError? DeleteCore(ApiRequest request, string name)
+    private static JsApiError? DeleteCore(ApiRequest request, string name, out bool proposed)
     {
+        proposed = false;
         if (request.JsAccount is not { } js)
         {
             return JsErrors.NotEnabledForAccount;
@@ -113,10 +115,22 @@ internal sealed class MessageApi(JetStreamService service)
         {
             return JsErrors.StreamMsgDeleteFailedF.WithErr("message delete not permitted");
         }
+        if (stream.Group is { } group)
+        {
+            group.ProposeMsgDelete(request, body.Seq, body.NoErase);
+            proposed = true;
+            return null;
+        }
+        return RemoveMsg(stream, body.Seq, body.NoErase);
+    }
+
+    /// <summary>Removes (or erases) one message; the error Go answers when that fails, null when removed.</summary>
+    public static JsApiError? RemoveMsg(JsStream stream, ulong seq, bool noErase)
+    {
         bool removed;
         try
         {
-            removed = stream.RemoveMsg(body.Seq, erase: !body.NoErase);
+            removed = stream.RemoveMsg(seq, erase: !noErase);
         }
         catch (StoreException e)
         {
@@ -128,8 +142,15 @@ internal sealed class MessageApi(JetStreamService service)
         }
         // Go's file store reports a missing message as an error, its memory store as "not removed".
         return stream.Store.Type == StorageType.File
-            ? JsErrors.StreamMsgDeleteFailedF.WithErr(body.Seq > stream.Store.State().LastSeq ? "stream store EOF" : "no message found")
-            : JsErrors.SequenceNotFound.With("seq", body.Seq);
+            ? JsErrors.StreamMsgDeleteFailedF.WithErr(seq > stream.Store.State().LastSeq ? "stream store EOF" : "no message found")
+            : JsErrors.SequenceNotFound.With("seq", seq);
+    }
+
+    /// <summary>Answers a message delete: Go counts a failed removal, but not as an API error.</summary>
+    public static void AnswerDelete(JetStreamService service, ApiRequest request, JsApiError? error)
+    {
+        var response = new SuccessResponse { Type = Prefix + "stream_msg_delete_response", Error = error, Success = error is null };
+        ApiRouter.Respond(service, request, response, JsJson.Context.SuccessResponse, error is { ErrCode: 10057 or 10043 } ? null : error);
     }
 
     /// <summary>

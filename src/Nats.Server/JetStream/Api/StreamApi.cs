@@ -20,14 +20,20 @@ internal sealed class StreamApi(JetStreamService service)
             ApiRouter.Respond(service, request, response, JsJson.Context.AccountInfoResponse, response.Error);
             return;
         }
+        response.Limits = js.Limits;
+        response.Domain = string.IsNullOrEmpty(service.Options.Domain) ? null : service.Options.Domain;
+        response.Api = new ApiStats { Total = js.ApiTotal, Errors = js.ApiErrors };
+        if (service.Meta is { } meta)
+        {
+            // The meta leader counts every server's streams, gathered from their leaders.
+            _ = Task.Run(() => Cluster.ClusteredListings.AccountInfoAsync(meta, service, request, response));
+            return;
+        }
         var (memory, storage) = js.Usage();
         response.Memory = memory;
         response.Storage = storage;
         response.Streams = js.Streams().Count;
         response.Consumers = js.Streams().Sum(s => s.Consumers.Count);
-        response.Limits = js.Limits;
-        response.Domain = string.IsNullOrEmpty(service.Options.Domain) ? null : service.Options.Domain;
-        response.Api = new ApiStats { Total = js.ApiTotal, Errors = js.ApiErrors };
         // Go reads the totals before counting this request.
         ApiRouter.Respond(service, request, response, JsJson.Context.AccountInfoResponse, null);
     }
@@ -288,11 +294,13 @@ internal sealed class StreamApi(JetStreamService service)
             }
             body = parsed;
         }
-        var streams = Filtered(js, body.Subject);
-        var offset = Math.Clamp(body.Offset, 0, streams.Count);
-        var page = streams.Skip(offset).Take(NamesLimit).Select(s => s.Name).ToList();
+        List<string> names = service.Meta is { } meta
+            ? [.. Cluster.ClusteredListings.Filtered(meta, request.Account.Name, body.Subject).Select(a => a.Stream)]
+            : [.. Filtered(js, body.Subject).Select(s => s.Name)];
+        var offset = Math.Clamp(body.Offset, 0, names.Count);
+        var page = names.Skip(offset).Take(NamesLimit).ToList();
         response.Streams = page.Count > 0 ? page : null;
-        response.Total = streams.Count;
+        response.Total = names.Count;
         response.Limit = NamesLimit;
         response.Offset = offset;
         ApiRouter.Respond(service, request, response, JsJson.Context.StreamNamesResponse, null);
@@ -318,6 +326,12 @@ internal sealed class StreamApi(JetStreamService service)
             }
             body = parsed;
         }
+        if (service.Meta is { } meta)
+        {
+            // The meta leader lists every server's streams, each info from its leader.
+            _ = Task.Run(() => Cluster.ClusteredListings.ListAsync(meta, service, request, body.Subject, body.Offset, ListLimit, response));
+            return;
+        }
         var streams = Filtered(js, body.Subject);
         var offset = Math.Clamp(body.Offset, 0, streams.Count);
         // Go always answers a list (empty, not null) here.
@@ -336,12 +350,18 @@ internal sealed class StreamApi(JetStreamService service)
     public void Purge(ApiRequest request, string name)
     {
         var response = new PurgeResponse { Type = Prefix + "stream_purge_response" };
-        response.Error = PurgeCore(request, name, response);
+        response.Error = PurgeCore(request, name, response, out var proposed);
+        if (proposed)
+        {
+            // A replicated stream purges through its group: every replica at the same log position, the leader answers then.
+            return;
+        }
         ApiRouter.Respond(service, request, response, JsJson.Context.PurgeResponse, response.Error);
     }
 
-    private JsApiError? PurgeCore(ApiRequest request, string name, PurgeResponse response)
+    private static JsApiError? PurgeCore(ApiRequest request, string name, PurgeResponse response, out bool proposed)
     {
+        proposed = false;
         if (request.JsAccount is not { } js)
         {
             return JsErrors.NotEnabledForAccount;
@@ -370,6 +390,12 @@ internal sealed class StreamApi(JetStreamService service)
         if (stream.Config.DenyPurge)
         {
             return JsErrors.StreamPurgeFailedF.WithErr("stream purge not permitted");
+        }
+        if (stream.Group is { } group)
+        {
+            group.ProposePurge(request, body);
+            proposed = true;
+            return null;
         }
         response.Purged = stream.Purge(body.Subject ?? "", body.Sequence, body.Keep);
         response.Success = true;

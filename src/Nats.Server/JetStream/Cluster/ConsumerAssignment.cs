@@ -21,57 +21,39 @@ internal sealed record ConsumerAssignment(string Account, string Stream, string 
     public static string GroupName(string account, string stream, string name, int replicas, bool memory) =>
         $"C-R{replicas}{(memory ? 'M' : 'F')}-" + Hosting.NameHash.Of(account + " " + stream + " " + name + " " + Guid.NewGuid().ToString("N"));
 
+    /// <summary>The entry body: Go's JSON and a newline.</summary>
     public byte[] Encode()
     {
-        using var buffer = new MemoryStream();
-        using (var json = new Utf8JsonWriter(buffer))
+        var json = new ConsumerAssignmentJson
         {
-            json.WriteStartObject();
-            json.WriteStartObject("client");
-            json.WriteString("acc", Account);
-            json.WriteEndObject();
-            json.WriteString("created", Created.ToString());
-            json.WriteString("name", Name);
-            json.WriteString("stream", Stream);
-            json.WritePropertyName("consumer");
-            JsonSerializer.Serialize(json, Config, ConsumerJson.Context.ConsumerConfig);
-            json.WriteStartObject("group");
-            json.WriteString("name", Group);
-            json.WriteStartArray("peers");
-            foreach (var peer in Peers)
-            {
-                json.WriteStringValue(peer);
-            }
-            json.WriteEndArray();
-            json.WriteString("store", Config.MemoryStorage ? "memory" : "file");
-            json.WriteEndObject();
-            json.WriteString("subject", Subject);
-            json.WriteString("reply", Reply);
-            json.WriteEndObject();
-        }
-        buffer.WriteByte((byte)'\n');
-        return buffer.ToArray();
+            Client = new ClientRef { Account = Account },
+            Created = Created.ToString(),
+            Name = Name,
+            Stream = Stream,
+            Consumer = JsonSerializer.SerializeToElement(Config, ConsumerJson.Context.ConsumerConfig),
+            Group = new RaftGroupJson { Name = Group, Peers = [.. Peers], Store = Config.MemoryStorage ? "memory" : "file" },
+            Subject = Subject,
+            Reply = Reply,
+        };
+        return ClusterJson.Entry(0, json, ClusterJson.Context.ConsumerAssignmentJson)[1..];
     }
 
     /// <summary>Decodes an entry body; null when malformed (never trusted: it came over the network).</summary>
     public static ConsumerAssignment? Decode(ReadOnlySpan<byte> json)
     {
+        if (ClusterJson.Decode(json, ClusterJson.Context.ConsumerAssignmentJson) is not
+            { Client.Account: { } account, Stream: { } stream, Name: { } name, Group: { Peers.Count: > 0 } group } decoded
+            || decoded.Consumer.ValueKind != JsonValueKind.Object || !GoTime.TryParse(decoded.Created ?? "", out var created))
+        {
+            return null;
+        }
         try
         {
-            using var document = JsonDocument.Parse(json.ToArray());
-            var root = document.RootElement;
-            var group = root.GetProperty("group");
-            var peers = group.GetProperty("peers").EnumerateArray().Select(p => p.GetString()!).ToList();
-            var config = root.GetProperty("consumer").Deserialize(ConsumerJson.Context.ConsumerConfig);
-            if (peers.Count == 0 || config is null || !GoTime.TryParse(root.GetProperty("created").GetString() ?? "", out var created))
-            {
-                return null;
-            }
-            return new ConsumerAssignment(root.GetProperty("client").GetProperty("acc").GetString()!, root.GetProperty("stream").GetString()!,
-                root.GetProperty("name").GetString()!, created, config, peers, group.GetProperty("name").GetString() ?? "",
-                root.GetProperty("subject").GetString() ?? "", root.GetProperty("reply").GetString() ?? "");
+            return decoded.Consumer.Deserialize(ConsumerJson.Context.ConsumerConfig) is { } config
+                ? new ConsumerAssignment(account, stream, name, created, config, group.Peers, group.Name ?? "", decoded.Subject ?? "", decoded.Reply ?? "")
+                : null;
         }
-        catch (Exception e) when (e is JsonException or KeyNotFoundException or InvalidOperationException or IndexOutOfRangeException or NotSupportedException)
+        catch (Exception e) when (e is JsonException or NotSupportedException or InvalidOperationException)
         {
             return null;
         }

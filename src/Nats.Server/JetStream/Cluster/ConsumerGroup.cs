@@ -23,6 +23,8 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
     private readonly ILogger _logger;
     // Proposals of this leadership by index, completed when applied (RAFT loop only).
     private readonly Dictionary<ulong, TaskCompletionSource> _commits = [];
+    // Stream sequences a follower's applied acks covered this round (interest/work-queue streams only).
+    private readonly List<ulong> _acked = [];
     private RaftRunner? _runner;
     private FileRaftStore? _store;
     private RaftNode? _node;
@@ -31,6 +33,7 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
     private bool _applied;
     private bool _replicated;
     private Action<ConsumerGroup>? _onFirstLeader;
+    private DateTime _quorumLostSent;
 
     public ConsumerGroup(MetaGroup meta, ConsumerAssignment assignment, IConsumerStore inner, ILogger logger)
     {
@@ -123,7 +126,7 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
         }
         try
         {
-            ConsumerOps.Apply(data, Inner);
+            ConsumerOps.Apply(data, Inner, Consumer?.Stream.Config.Retention is RetentionPolicy.Interest or RetentionPolicy.WorkQueue ? _acked : null);
             _applied = true;
             _replicated = true;
         }
@@ -139,7 +142,13 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
         if (_applied && !_activeLeader && Consumer is { } follower)
         {
             follower.LoadState(Inner.State());
+            if (_acked.Count > 0)
+            {
+                // Interest and work-queue retention on this replica too, once the copy knows what was acknowledged.
+                follower.Stream.Consumers.OnAcked(follower, _acked);
+            }
         }
+        _acked.Clear();
         _applied = false;
         if (!_activeLeader && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt && Consumer is { } consumer)
         {
@@ -150,6 +159,7 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
             consumer.Activate(fresh: !_replicated && !Inner.HasState());
             _logger.LogInformation("JetStream cluster new consumer leader for '{Account} > {Stream} > {Consumer}'",
                 Assignment.Account, Assignment.Stream, Assignment.Name);
+            ClusterAdvisories.ConsumerLeaderElected(_meta, consumer.Stream, Assignment.Name, Status, Assignment.Peers);
             if (Interlocked.Exchange(ref _onFirstLeader, null) is { } first)
             {
                 _ = Task.Run(() => first(this));
@@ -186,6 +196,14 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
 
     public void LeaderChanged(string? leader, ulong term)
     {
+        if (leader is null && _node is { SteppingDownWithoutQuorum: true } && Consumer is { } stalled
+            && DateTime.UtcNow - _quorumLostSent >= ClusterAdvisories.QuorumLostInterval)
+        {
+            _quorumLostSent = DateTime.UtcNow;
+            _logger.LogWarning("JetStream cluster consumer '{Account} > {Stream} > {Consumer}' has NO quorum, stalled",
+                Assignment.Account, Assignment.Stream, Assignment.Name);
+            ClusterAdvisories.ConsumerQuorumLost(_meta, stalled.Stream, Assignment.Name, Status, Assignment.Peers);
+        }
         if (_activeLeader)
         {
             Consumer?.Deactivate();

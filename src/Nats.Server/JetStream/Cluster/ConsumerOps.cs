@@ -62,7 +62,9 @@ internal static class ConsumerOps
     /// Applies a batch to a follower's store in order; an op the store refuses (an ack of something not pending: the
     /// log is replayed after a restart) changes nothing. Returns the ops applied; a malformed tail is ignored.
     /// </summary>
-    public static int Apply(ReadOnlySpan<byte> batch, IConsumerStore store)
+    /// <param name="acked">When given, collects the stream sequences of the acks applied (interest and work-queue
+    /// retention removes them from this replica's stream, as Go's processReplicatedAck).</param>
+    public static int Apply(ReadOnlySpan<byte> batch, IConsumerStore store, List<ulong>? acked = null)
     {
         var applied = 0;
         var at = 0;
@@ -92,6 +94,7 @@ internal static class ConsumerOps
                             return applied;
                         }
                         store.UpdateAcks(ackDseq, ackSseq);
+                        acked?.Add(ackSseq);
                         break;
                     case Skip:
                         var skip = Varint.Read(batch, ref at);

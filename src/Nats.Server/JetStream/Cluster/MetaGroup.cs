@@ -40,6 +40,9 @@ internal sealed class MetaGroup : IAsyncDisposable
 
     public string StoreDirectory { get; private set; } = "";
 
+    /// <summary>Stream info scatter and gather for cluster-wide listings (null until started).</summary>
+    public StreamInfoGather? Gather { get; private set; }
+
     /// <summary>The replicated streams this server holds replicas of (null until started).</summary>
     public ReplicatedStreams? Replicated => _replicated;
 
@@ -70,6 +73,8 @@ internal sealed class MetaGroup : IAsyncDisposable
         _runner = runner;
         transport.Start(runner, _logger);
         SubscribeStepDown(system);
+        Gather = new StreamInfoGather(this, service, _logger);
+        Gather.Start(system);
     }
 
     /// <summary>The server name of a peer: ours, or a routed peer's from its INFO (Go's serverNameForNode).</summary>
@@ -223,6 +228,24 @@ internal sealed class MetaGroup : IAsyncDisposable
         }
     }
 
+    /// <summary>An account's stream assignments (Go's cc.streams[account]), sorted by stream name.</summary>
+    public List<StreamAssignment> StreamsOf(string account)
+    {
+        lock (_assignments)
+        {
+            return [.. _assignments.Values.Where(a => a.Account == account).OrderBy(a => a.Stream, StringComparer.Ordinal)];
+        }
+    }
+
+    /// <summary>How many replicated consumers of <paramref name="stream"/> the meta group holds.</summary>
+    public int ConsumerCount(string account, string stream)
+    {
+        lock (_assignments)
+        {
+            return _consumers.Keys.Count(k => k.Account == account && k.Stream == stream);
+        }
+    }
+
     /// <summary>R1 placement: the member heard from lately that holds the fewest streams (ties at random).</summary>
     public string? PlaceOne() => Place(1)?[0];
 
@@ -230,7 +253,10 @@ internal sealed class MetaGroup : IAsyncDisposable
     /// Placement of <paramref name="replicas"/> members: the members heard from lately (and this one) that hold the
     /// fewest stream replicas, ties at random; null when fewer are available.
     /// </summary>
-    public List<string>? Place(int replicas)
+    public List<string>? Place(int replicas) => Place(replicas, []);
+
+    /// <summary>Placement of a scale-up: <paramref name="existing"/> first, then the least loaded others; null when too few.</summary>
+    public List<string>? Place(int replicas, IReadOnlyList<string> existing)
     {
         var candidates = new List<string> { PeerId };
         candidates.AddRange(Status.Peers.Where(p => p.LastSeenMs is >= 0 and < 10_000).Select(p => p.Peer));
@@ -263,7 +289,9 @@ internal sealed class MetaGroup : IAsyncDisposable
                     }
                 }
             }
-            return [.. load.OrderBy(kv => kv.Value).ThenBy(_ => Random.Shared.Next()).Take(replicas).Select(kv => kv.Key)];
+            List<string> placed = [.. existing, .. load.Where(kv => !existing.Contains(kv.Key)).OrderBy(kv => kv.Value).ThenBy(_ => Random.Shared.Next())
+                .Take(replicas - existing.Count).Select(kv => kv.Key)];
+            return placed.Count < replicas ? null : placed;
         }
     }
 
@@ -322,9 +350,24 @@ internal sealed class MetaGroup : IAsyncDisposable
             }
             return;
         }
-        if (entry.Length < 2 || entry[0] is not (StreamAssignment.Op or StreamAssignment.RemoveOp)
+        if (entry.Length < 2 || entry[0] is not (StreamAssignment.Op or StreamAssignment.RemoveOp or StreamAssignment.UpdateOp)
             || StreamAssignment.Decode(entry.AsSpan(1)) is not { } assignment)
         {
+            return;
+        }
+        if (entry[0] == StreamAssignment.UpdateOp)
+        {
+            // Go's processUpdateStreamAssignment: only for a stream still assigned; every server (members old and new) acts.
+            StreamAssignment? previous;
+            lock (_assignments)
+            {
+                if (!_assignments.TryGetValue((assignment.Account, assignment.Stream), out previous))
+                {
+                    return;
+                }
+                _assignments[(assignment.Account, assignment.Stream)] = assignment;
+            }
+            _replicated?.Update(previous, assignment, replay);
             return;
         }
         if (entry[0] == StreamAssignment.RemoveOp)

@@ -84,6 +84,15 @@ internal sealed class RaftNode
     /// <summary>Committed entries are still to be applied (<see cref="RaftOptions.MaxApplyPerFlush"/>): flush again soon.</summary>
     public bool ApplyPending => AppliedIndex < CommitIndex;
 
+    /// <summary>
+    /// A member that must not lead yet (it votes and follows, but never campaigns): a stream replica a scale-up added,
+    /// whose store lacks what the group's log does not hold until it has caught up. Set by the state machine.
+    /// </summary>
+    public bool Observer { get; set; }
+
+    /// <summary>True while the leader steps down because no quorum answered it (read by the state machine's leader change, for Go's quorum-lost advisory).</summary>
+    public bool SteppingDownWithoutQuorum { get; private set; }
+
     /// <summary>The expected group size the quorum is counted against (known members may be fewer).</summary>
     public int ClusterSize { get; private set; }
 
@@ -158,7 +167,9 @@ internal sealed class RaftNode
         if (heard < Quorum && now - _leaderSince >= _options.LostQuorumMs)
         {
             _log?.Invoke($"RAFT [{Id}] lost quorum in term {Term}, stepping down");
+            SteppingDownWithoutQuorum = true;
             BecomeFollower(Term, null, now);
+            SteppingDownWithoutQuorum = false;
         }
     }
 
@@ -462,6 +473,11 @@ internal sealed class RaftNode
 
     private void Campaign(long now)
     {
+        if (Observer)
+        {
+            ResetElection(now);
+            return;
+        }
         // Our log is what a voter compares against: it must be on disk before anyone relies on it.
         _store.Sync();
         _durableLast = LastIndex;

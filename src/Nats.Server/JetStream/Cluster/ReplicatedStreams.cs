@@ -24,9 +24,20 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
 
     public void Assign(StreamAssignment assignment, bool replay) => Enqueue(() =>
     {
-        AssignCore(assignment, replay);
+        AssignCore(assignment, replay, answerCreate: true, observer: false);
         return Task.CompletedTask;
     });
+
+    /// <summary>An applied stream update (Go's updateStreamOp), R1 streams included: see <see cref="StreamUpdates"/>.</summary>
+    public void Update(StreamAssignment previous, StreamAssignment updated, bool replay) => Enqueue(() => StreamUpdates.ApplyAsync(this, previous, updated, replay));
+
+    internal MetaGroup Meta => meta;
+
+    internal JetStreamService Service => service;
+
+    internal Account System => system;
+
+    internal ILogger Logger => logger;
 
     /// <param name="answer">Whether this server (the meta leader) answers the delete request.</param>
     public void Remove(StreamAssignment assignment, bool answer) => Enqueue(() => RemoveCoreAsync(assignment, answer));
@@ -80,7 +91,9 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         }
     }
 
-    private void AssignCore(StreamAssignment assignment, bool replay)
+    /// <param name="answerCreate">Whether the group's first leader answers a create (not for a replica a scale-up adds).</param>
+    /// <param name="observer">A replica a scale-up adds: it may not lead before it has caught up (<see cref="StreamGroup"/>).</param>
+    internal void AssignCore(StreamAssignment assignment, bool replay, bool answerCreate, bool observer)
     {
         if (meta.Server.FindAccount(assignment.Account) is not { } account || service.FindAccount(account) is not { } js)
         {
@@ -119,10 +132,10 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         {
             _groups[(assignment.Account, assignment.Stream)] = group;
         }
-        Action<StreamGroup>? answer = fresh && !replay && assignment.Reply.Length > 0
+        Action<StreamGroup>? answer = fresh && answerCreate && !replay && assignment.Reply.Length > 0
             ? _ => Task.Run(() => AnswerCreate(account, js, stream, assignment))
             : null;
-        group.Start(meta.StoreDirectory, system, campaign: fresh && assignment.Peer == meta.PeerId, answer);
+        group.Start(meta.StoreDirectory, system, campaign: fresh && !observer && assignment.Peer == meta.PeerId, answer, observer);
     }
 
     private void AnswerCreate(Account account, JsAccount js, JsStream stream, StreamAssignment assignment)
@@ -176,7 +189,47 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         }
     }
 
-    private void Respond<T>(Account account, JsAccount js, StreamAssignment assignment, T response,
+    /// <summary>Registers a group started outside <see cref="AssignCore"/> (a scale-up of an R1 stream).</summary>
+    internal void AddGroup(StreamAssignment assignment, StreamGroup group)
+    {
+        lock (_groups)
+        {
+            _groups[(assignment.Account, assignment.Stream)] = group;
+        }
+    }
+
+    /// <summary>
+    /// Removes this member's group of a stream (with <paramref name="consumerGroups"/>, its consumers' groups too): a
+    /// scale-down that keeps or drops this replica. Returns the stream group, disposed and its log deleted, or null.
+    /// </summary>
+    internal async Task<StreamGroup?> StopGroupsAsync(string account, string stream, bool consumerGroups)
+    {
+        StreamGroup? group;
+        List<ConsumerGroup> consumers;
+        lock (_groups)
+        {
+            _groups.Remove((account, stream), out group);
+            var keys = consumerGroups ? _consumerGroups.Keys.Where(k => k.Account == account && k.Stream == stream).ToList() : [];
+            consumers = [.. keys.Select(k => _consumerGroups[k])];
+            foreach (var key in keys)
+            {
+                _consumerGroups.Remove(key);
+            }
+        }
+        foreach (var consumer in consumers)
+        {
+            await consumer.DisposeAsync().ConfigureAwait(false);
+            consumer.DeleteLog();
+        }
+        if (group is not null)
+        {
+            await group.DisposeAsync().ConfigureAwait(false);
+            group.DeleteLog();
+        }
+        return group;
+    }
+
+    internal void Respond<T>(Account account, JsAccount js, StreamAssignment assignment, T response,
         System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type, JsApiError? error) =>
         Respond(account, js, assignment.Subject, assignment.Reply, assignment.Config, response, type, error);
 

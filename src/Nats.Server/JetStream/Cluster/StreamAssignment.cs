@@ -26,58 +26,32 @@ internal sealed record StreamAssignment(string Account, string Stream, IReadOnly
         ? "S-R1F-" + Hosting.NameHash.Of(account + " " + stream)
         : $"S-R{replicas}{(memory ? 'M' : 'F')}-" + Hosting.NameHash.Of(account + " " + stream + " " + Guid.NewGuid().ToString("N"));
 
+    public const byte UpdateOp = 11;
+
+    /// <summary>The entry body: Go's JSON (fields <c>client.acc</c>, <c>stream</c>, <c>group</c>, <c>subject</c>, <c>reply</c>) and a newline.</summary>
     public byte[] Encode()
     {
-        using var buffer = new MemoryStream();
-        using (var json = new Utf8JsonWriter(buffer))
+        using var config = JsonDocument.Parse(Config);
+        var json = new StreamAssignmentJson
         {
-            json.WriteStartObject();
-            json.WriteStartObject("client");
-            json.WriteString("acc", Account);
-            json.WriteEndObject();
-            json.WritePropertyName("stream");
-            using (var config = JsonDocument.Parse(Config))
-            {
-                config.RootElement.WriteTo(json);
-            }
-            json.WriteStartObject("group");
-            json.WriteString("name", Group);
-            json.WriteStartArray("peers");
-            foreach (var peer in Peers)
-            {
-                json.WriteStringValue(peer);
-            }
-            json.WriteEndArray();
-            json.WriteString("store", "file");
-            json.WriteEndObject();
-            json.WriteString("subject", Subject);
-            json.WriteString("reply", Reply);
-            json.WriteEndObject();
-        }
-        buffer.WriteByte((byte)'\n');
-        return buffer.ToArray();
+            Client = new ClientRef { Account = Account },
+            Stream = config.RootElement,
+            Group = new RaftGroupJson { Name = Group, Peers = [.. Peers], Store = "file" },
+            Subject = Subject,
+            Reply = Reply,
+        };
+        return ClusterJson.Entry(0, json, ClusterJson.Context.StreamAssignmentJson)[1..];
     }
 
     public static StreamAssignment? Decode(ReadOnlySpan<byte> json)
     {
-        try
-        {
-            using var document = JsonDocument.Parse(json.ToArray());
-            var root = document.RootElement;
-            var config = root.GetProperty("stream");
-            var group = root.GetProperty("group");
-            var peers = group.GetProperty("peers").EnumerateArray().Select(p => p.GetString()!).ToList();
-            if (peers.Count == 0)
-            {
-                return null;
-            }
-            return new StreamAssignment(root.GetProperty("client").GetProperty("acc").GetString()!, config.GetProperty("name").GetString()!,
-                peers, group.GetProperty("name").GetString() ?? "", root.GetProperty("subject").GetString() ?? "",
-                root.GetProperty("reply").GetString() ?? "", System.Text.Encoding.UTF8.GetBytes(config.GetRawText()));
-        }
-        catch (Exception e) when (e is JsonException or KeyNotFoundException or InvalidOperationException or IndexOutOfRangeException)
+        if (ClusterJson.Decode(json, ClusterJson.Context.StreamAssignmentJson) is not { Client.Account: { } account, Group: { Peers.Count: > 0 } group } decoded
+            || decoded.Stream.ValueKind != JsonValueKind.Object
+            || !decoded.Stream.TryGetProperty("name", out var name) || name.ValueKind != JsonValueKind.String)
         {
             return null;
         }
+        return new StreamAssignment(account, name.GetString()!, group.Peers, group.Name ?? "", decoded.Subject ?? "", decoded.Reply ?? "",
+            System.Text.Encoding.UTF8.GetBytes(decoded.Stream.GetRawText()));
     }
 }

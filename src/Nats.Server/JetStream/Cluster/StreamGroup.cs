@@ -21,11 +21,15 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     private readonly JsStream _stream;
     private readonly ILogger _logger;
     private readonly List<(byte[] Reply, ulong Seq, JsApiError? Error)> _acks = [];
+    private readonly List<Action> _answers = [];
     private RaftRunner? _runner;
+    private StreamCatchup? _catchup;
+    private Func<ulong, bool>? _catchUpTo;
     private FileRaftStore? _store;
     private RaftNode? _node;
     private ulong _readyAt;
     private volatile bool _activeLeader;
+    private volatile bool _stopping;
     private int _epoch;
     private Action<StreamGroup>? _onFirstLeader;
 
@@ -37,7 +41,8 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         Assignment = assignment;
     }
 
-    public StreamAssignment Assignment { get; }
+    /// <summary>The stream's assignment; an update that keeps the group replaces it (config, request subject and reply).</summary>
+    public StreamAssignment Assignment { get; set; }
 
     public string Name => Assignment.Group;
 
@@ -48,7 +53,9 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 
     /// <param name="onFirstLeader">Called once, on this member, if it is the first to lead with the group known to be
     /// new here (it answers the create request).</param>
-    public void Start(string storeDirectory, Account system, bool campaign, Action<StreamGroup>? onFirstLeader)
+    /// <param name="observer">A replica a scale-up added: it never campaigns until it has applied a leader's sync entry
+    /// (<see cref="StreamCatchup.SyncOp"/>) with its store caught up, so a store lacking the stream's older messages never leads.</param>
+    public void Start(string storeDirectory, Account system, bool campaign, Action<StreamGroup>? onFirstLeader, bool observer = false)
     {
         _onFirstLeader = onFirstLeader;
         var directory = Path.Combine(storeDirectory, Assignment.Account, "_js_", Name);
@@ -61,6 +68,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
             var node = new RaftNode(_meta.PeerId, peers, Assignment.Peers.Count, options, _store, transport, this, new Random(), now,
                 message => _logger.LogDebug("{Group} {Message}", Name, message));
             _node = node;
+            node.Observer = observer;
             if (campaign)
             {
                 node.CampaignNow(now);
@@ -69,6 +77,8 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         }, _logger);
         _runner = runner;
         transport.Start(runner, _logger);
+        _catchup = new StreamCatchup(_meta, _stream, Name, _logger);
+        _catchup.Start(system, () => _activeLeader);
         _logger.LogDebug("JetStream cluster stream '{Account} > {Stream}' group {Group} started (log at index {Index})",
             Assignment.Account, Assignment.Stream, Name, _store.LastIndex);
     }
@@ -83,6 +93,14 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         }
     });
 
+    /// <summary>Go's jsClusteredStreamPurgeRequest: the purge goes into the log behind every message numbered so far.</summary>
+    public void ProposePurge(ApiRequest request, PurgeRequest body) =>
+        _stream.Ingest.ProposeAfterNumbered(this, lastSeq => StreamAdminOps.Entry(request, body, _stream.Name, lastSeq));
+
+    /// <summary>Go's jsClusteredMsgDeleteRequest.</summary>
+    public void ProposeMsgDelete(ApiRequest request, ulong seq, bool noErase) =>
+        _stream.Ingest.ProposeAfterNumbered(this, _ => StreamAdminOps.Entry(request, _stream.Name, seq, noErase));
+
     /// <summary>Hands leadership to another member; false when this member does not lead.</summary>
     public Task<bool> StepDownAsync() => _runner is { } runner ? runner.Ask((node, now) => node.StepDown(now)) : Task.FromResult(false);
 
@@ -96,14 +114,39 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     }
 
     private readonly LeaderHandOver _handOver = new();
+    private DateTime _quorumLostSent;
+
+    /// <summary>Fills this replica's store from the leader up to a sequence the log continues from (RAFT loop only).</summary>
+    private bool CatchUp(ulong to) => _node is { Role: not RaftRole.Leader, Leader: not null } && _catchup is { } catchup && catchup.CatchUp(to);
 
     public void Apply(ulong index, byte[] data)
     {
+        if (data.Length == 9 && data[0] == StreamCatchup.SyncOp)
+        {
+            var lastSeq = System.Buffers.Binary.BinaryPrimitives.ReadUInt64LittleEndian(data.AsSpan(1));
+            if ((lastSeq <= _stream.Store.State().LastSeq || CatchUp(lastSeq)) && _node is { Observer: true } observer)
+            {
+                observer.Observer = false;
+                _logger.LogDebug("{Group} caught up through {LastSeq}: may lead", Name, lastSeq);
+            }
+            return;
+        }
+        if (data.Length > 0 && data[0] is StreamPurgeOp.Op or StreamMsgDeleteOp.Op)
+        {
+            var answer = data[0] == StreamPurgeOp.Op
+                ? StreamAdminOps.ApplyPurge(_stream, data.AsSpan(1), _activeLeader, _catchUpTo ??= CatchUp)
+                : StreamAdminOps.ApplyMsgDelete(_stream, data.AsSpan(1), _activeLeader);
+            if (answer is not null)
+            {
+                _answers.Add(answer);
+            }
+            return;
+        }
         if (!StreamMsgEntry.TryDecode(data, out var entry))
         {
             return;
         }
-        var (seq, error) = _stream.Ingest.ApplyReplicated(entry);
+        var (seq, error) = _stream.Ingest.ApplyReplicated(entry, _catchUpTo ??= CatchUp);
         // A new leader also answers the entries of earlier terms it applies before it takes publishes (as Go's leader
         // does): they are committed, so the publishers the old leader left waiting get their PubAck instead of a timeout.
         if (_node is { Role: RaftRole.Leader } && !entry.Reply.IsEmpty && (seq > 0 || error is not null) && !_stream.Config.NoAck)
@@ -117,12 +160,16 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         // What this batch stored reaches the operating system before anything is answered, so a killed process
         // never comes back with a store that claims sequences it lost.
         _stream.Store.FlushAllPending();
-        if (!_activeLeader && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt)
+        if (!_activeLeader && !_stopping && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt)
         {
             _stream.Ingest.BecomeReplicatedLeader(_epoch);
             _activeLeader = true;
+            // A replica whose store is behind where this leader's log continues (one a scale-up added) catches up now,
+            // and from then on may lead.
+            node.Propose(StreamCatchup.SyncEntry(_stream.Store.State().LastSeq));
             _stream.StartCapture();
             _logger.LogInformation("JetStream cluster new stream leader for '{Account} > {Stream}'", Assignment.Account, Assignment.Stream);
+            ClusterAdvisories.StreamLeaderElected(_meta, _stream, Status, Assignment.Peers);
             if (Interlocked.Exchange(ref _onFirstLeader, null) is { } first)
             {
                 first(this);
@@ -133,6 +180,11 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
             _stream.Ingest.SendReplicatedAcks(_acks);
             _acks.Clear();
         }
+        foreach (var answer in _answers)
+        {
+            answer();
+        }
+        _answers.Clear();
     }
 
     // The store is the state: nothing to snapshot while the log is kept whole.
@@ -144,6 +196,12 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 
     public void LeaderChanged(string? leader, ulong term)
     {
+        if (leader is null && _node is { SteppingDownWithoutQuorum: true } && DateTime.UtcNow - _quorumLostSent >= ClusterAdvisories.QuorumLostInterval)
+        {
+            _quorumLostSent = DateTime.UtcNow;
+            _logger.LogWarning("JetStream cluster stream '{Account} > {Stream}' has NO quorum, stalled", Assignment.Account, Assignment.Stream);
+            ClusterAdvisories.StreamQuorumLost(_meta, _stream, Status, Assignment.Peers);
+        }
         if (_activeLeader)
         {
             _activeLeader = false;
@@ -151,6 +209,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         }
         _epoch++;
         _acks.Clear();
+        _answers.Clear();
         if (leader == _meta.PeerId && _node is { } node)
         {
             // The leader's first entry (its peer state) follows: once that is applied, so is every earlier entry.
@@ -171,7 +230,10 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        // A leader being stopped (the stream deleted or scaled down) must not take publishes again while its loop winds down.
+        _stopping = true;
         _activeLeader = false;
+        _catchup?.Stop();
         if (_runner is { } runner)
         {
             await runner.DisposeAsync().ConfigureAwait(false);
