@@ -106,7 +106,7 @@ internal sealed class MqttConnection : IOutboundOwner
     /// <summary>The protocol level CONNECT asked for (4: 3.1.1, 5), known before the rest of it is parsed.</summary>
     public byte Level { get; set; }
 
-    public int SubscriptionCount => Session?.FilterCount ?? 0;
+    public int SubscriptionCount => Session?.Filters.Count ?? 0;
 
     /// <summary>The client's DISCONNECT discarded the will (or a takeover did).</summary>
     public bool WillDiscarded { get; set; }

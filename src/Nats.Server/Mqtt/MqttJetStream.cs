@@ -120,6 +120,33 @@ internal sealed class MqttJetStream
         }
     }
 
+    /// <summary>Every session record of <paramref name="account"/> with its id hash (unreadable ones skipped).</summary>
+    public List<(string IdHash, MqttPersistedSession Record)> LoadSessions(Account account)
+    {
+        var sessions = new List<(string, MqttPersistedSession)>();
+        if (For(account)?.Js.FindStream(SessionStream) is not { } stream)
+        {
+            return sessions;
+        }
+        var seq = 1UL;
+        while (stream.Store.LoadNextMsg(">", seq) is { } message)
+        {
+            seq = message.Sequence + 1;
+            try
+            {
+                if (!message.Data.IsEmpty && JsonSerializer.Deserialize(message.Data.Span, MqttJsonContext.Default.MqttPersistedSession) is { } record)
+                {
+                    sessions.Add((message.Subject[SessionPrefix.Length..], record));
+                }
+            }
+            catch (JsonException)
+            {
+                // LoadSession logs an unreadable record when its client connects.
+            }
+        }
+        return sessions;
+    }
+
     public void SaveSession(Account account, string idHash, MqttPersistedSession record) =>
         Store(account, SessionPrefix + idHash, default, JsonSerializer.SerializeToUtf8Bytes(record, MqttJsonContext.Default.MqttPersistedSession));
 

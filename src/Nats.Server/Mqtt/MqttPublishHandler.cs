@@ -46,7 +46,7 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
                 lines = _linesScratch.AsSpan(0, MqttV5Headers.AppendLines(publish.Properties, _linesScratch, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()));
             }
         }
-        if (qos > 0 && _connection.Session!.HasNoLocal)
+        if (qos > 0 && _connection.Session!.Filters.HasNoLocal)
         {
             lines = WithSource(lines, _connection.Session.SourceLine);
         }
@@ -115,7 +115,7 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
         var session = _connection.Session!;
         var acked = session.Delivery.PubRec(packetId);
         var headers = Encoding.ASCII.GetBytes($"NATS/1.0\r\nNmqtt-PubRel:{packetId}\r\n\r\n");
-        _owner.JetStream.Store(session.Account, session.PubRelSubject, headers, default);
+        _owner.JetStream.Store(session.Account, session.Filters.PubRelSubject, headers, default);
         if (acked is not null)
         {
             session.Delivery.Ack(acked);
@@ -196,7 +196,7 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
         }
     }
 
-    /// <summary>The publish's header lines plus the session's source line (no local for QoS 1/2: MqttSession.HasNoLocal).</summary>
+    /// <summary>The publish's header lines plus the session's source line (no local for QoS 1/2: MqttSessionFilters.HasNoLocal).</summary>
     private ReadOnlySpan<byte> WithSource(ReadOnlySpan<byte> lines, ReadOnlySpan<byte> source)
     {
         var size = lines.Length + source.Length;

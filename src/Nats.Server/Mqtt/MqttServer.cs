@@ -182,7 +182,7 @@ internal sealed class MqttServer : IAsyncDisposable
             else
             {
                 var nats = InternalClient.CreateStallable(_server, connection.Id, account, _connectionLogger);
-                session = new MqttSession(connect.ClientId, account, nats, Options, JetStream);
+                session = new MqttSession(connect.ClientId, account, nats, Options, JetStream, SharedConsumerInUse);
                 _sessions[key] = session;
                 // Go's createOrRestoreSession: a session stored in $MQTT_sess (by us or by Go) comes back.
                 present = false;
@@ -292,6 +292,27 @@ internal sealed class MqttServer : IAsyncDisposable
                 _logger.LogInformation("MQTT: restored {Retained} retained messages of account {Account}", retained.Count, account.Name);
             }
         }
+    }
+
+    /// <summary>
+    /// Whether a session other than <paramref name="except"/> holds the shared subscription consumer
+    /// <paramref name="durable"/>: a session in memory by its filters, any other by its record in <c>$MQTT_sess</c>.
+    /// </summary>
+    private bool SharedConsumerInUse(MqttSession except, string durable)
+    {
+        List<MqttSession> loaded;
+        lock (_sessionsLock)
+        {
+            loaded = [.. _sessions.Values.Where(s => s.Account == except.Account)];
+        }
+        // Read outside the sessions lock: each session's filters are guarded by its own lock.
+        if (loaded.Any(s => s != except && s.Filters.HoldsConsumer(durable)))
+        {
+            return true;
+        }
+        var inMemory = loaded.Select(s => s.IdHash).ToHashSet(StringComparer.Ordinal);
+        return JetStream.LoadSessions(except.Account)
+            .Any(r => !inMemory.Contains(r.IdHash) && r.Record.Cons?.Values.Any(c => c.Durable == durable) == true);
     }
 
     public void RemoveSession(MqttSession session)

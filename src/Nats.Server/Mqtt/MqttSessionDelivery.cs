@@ -50,7 +50,7 @@ internal sealed class MqttSessionDelivery(MqttSession session, MqttInflight infl
     {
         lock (session.Lock)
         {
-            if (session.PubRelConsumer is { } consumer)
+            if (session.Filters.PubRelConsumer is { } consumer)
             {
                 inflight.TrackPubRel(pi, consumer.Durable!, 0, null);
             }
@@ -198,7 +198,7 @@ internal sealed class MqttSessionDelivery(MqttSession session, MqttInflight infl
         lock (session.Lock)
         {
             connection = session.Connection;
-            if (connection is null || session.PubRelConsumer is not { } consumer)
+            if (connection is null || session.Filters.PubRelConsumer is not { } consumer)
             {
                 return false;
             }

@@ -6,7 +6,7 @@ namespace Nats.Server.Mqtt;
 /// SUBSCRIBE and UNSUBSCRIBE of one MQTT connection (Go's mqttProcessSubs/Unsubs): each filter checked
 /// by the permission code a NATS client's SUB goes through, added to the session, stored with it, and
 /// answered with its retained messages after the SUBACK. MQTT 5 adds subscription options, identifiers,
-/// shared subscriptions (granted QoS 0: a NATS queue member) and reason codes.
+/// shared subscriptions (a NATS queue member; at QoS 1/2 also a member of the group's shared consumer) and reason codes.
 /// </summary>
 internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer owner, ILogger logger)
 {
@@ -41,16 +41,17 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
             }
             var options = request.Options;
             var shared = options.Group is not null;
-            // A shared subscription is a plain NATS queue subscription: its members share QoS 0 deliveries.
-            var qos = shared ? (byte)0 : request.Qos;
+            // A shared subscription is a NATS queue subscription (its members share QoS 0 deliveries and NATS
+            // publishes) and at QoS 1/2 a member of its group's consumer (MqttSessionFilters.Subscribe).
+            var qos = request.Qos;
             var sid = request.Sid(subject);
             if (subject.StartsWith("$MQTT.sub.", StringComparison.Ordinal) || !SubscribeAllowed(subject, options.Group))
             {
                 granted[i] = v5 ? MqttReasonCodes.NotAuthorized : MqttPackets.SubAckFailure;
                 continue;
             }
-            var existed = v5 && session.HasFilter(sid);
-            if (!session.Subscribe(subject, sid, qos, options))
+            var existed = v5 && session.Filters.Contains(sid);
+            if (!session.Filters.Subscribe(subject, sid, qos, options))
             {
                 granted[i] = v5 ? MqttReasonCodes.UnspecifiedError : MqttPackets.SubAckFailure;
                 continue;
@@ -59,9 +60,9 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
             if (MqttTopics.NeedsLevelUp(subject))
             {
                 var parent = subject[..^2];
-                if (!session.Subscribe(parent, request.Sid(parent) + " fwc", qos, options))
+                if (!session.Filters.Subscribe(parent, request.Sid(parent) + " fwc", qos, options))
                 {
-                    session.Unsubscribe(sid);
+                    session.Filters.Unsubscribe(sid);
                     granted[i] = v5 ? MqttReasonCodes.UnspecifiedError : MqttPackets.SubAckFailure;
                     continue;
                 }
@@ -120,11 +121,11 @@ internal sealed class MqttSubscribeHandler(MqttConnection connection, MqttServer
                 continue;
             }
             var sid = filters[i].Sid(subject);
-            codes[i] = session.HasFilter(sid) ? MqttReasonCodes.Success : MqttReasonCodes.NoSubscriptionExisted;
-            session.Unsubscribe(sid);
+            codes[i] = session.Filters.Contains(sid) ? MqttReasonCodes.Success : MqttReasonCodes.NoSubscriptionExisted;
+            session.Filters.Unsubscribe(sid);
             if (MqttTopics.NeedsLevelUp(subject))
             {
-                session.Unsubscribe(filters[i].Sid(subject[..^2]) + " fwc");
+                session.Filters.Unsubscribe(filters[i].Sid(subject[..^2]) + " fwc");
             }
         }
         if (_connection.V5 is not null)

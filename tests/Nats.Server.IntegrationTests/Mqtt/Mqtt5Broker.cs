@@ -54,7 +54,10 @@ internal sealed class Mqtt5Broker : IAsyncDisposable
             var dir = Directory.CreateTempSubdirectory("mosquitto-").FullName;
             var port = FreePort();
             var config = Path.Combine(dir, "mosquitto.conf");
-            await File.WriteAllTextAsync(config, $"listener {port} 127.0.0.1\nallow_anonymous true\nlog_dest stderr\nlog_type all\npersistence false\n");
+            // Our "max_keep_alive: N" is mosquitto's max_keepalive.
+            var keepAlive = System.Text.RegularExpressions.Regex.Match(extraMqtt, @"max_keep_alive:\s*(\d+)");
+            await File.WriteAllTextAsync(config, $"listener {port} 127.0.0.1\nallow_anonymous true\nlog_dest stderr\nlog_type all\npersistence false\n"
+                + (keepAlive.Success ? $"max_keepalive {keepAlive.Groups[1].Value}\n" : ""));
             var process = new Process
             {
                 StartInfo = new ProcessStartInfo("mosquitto", ["-c", config]) { RedirectStandardError = true, RedirectStandardOutput = true, UseShellExecute = false },

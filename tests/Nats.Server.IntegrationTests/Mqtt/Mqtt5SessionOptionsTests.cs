@@ -42,6 +42,21 @@ public sealed class Mqtt5SessionOptionsTests
         Assert.Equal((prefix + "answer", "hello"), (got.Topic, got.ConvertPayloadToString()));
     }
 
+    /// <summary>
+    /// A client without keep alive gets the server's maximum, from ours as from mosquitto's max_keepalive. (MQTTnet 5.2
+    /// then pings with a zero timeout and drops the connection itself, against either broker: a client quirk.)
+    /// </summary>
+    [Theory]
+    [InlineData("ours")]
+    [InlineData("mosquitto")]
+    public async Task A_client_without_keep_alive_gets_the_servers_maximum_as_from_mosquitto(string kind)
+    {
+        await using var broker = await Mqtt5Broker.StartAsync(kind, "max_keep_alive: 30");
+        using var client = new MqttClientFactory().CreateMqttClient();
+        var result = await client.ConnectAsync(Mqtt5ClientTests.Options(broker, "ka-zero-" + kind).WithKeepAlivePeriod(TimeSpan.Zero).Build());
+        Assert.Equal(30, result.ServerKeepAlive);
+    }
+
     [Fact]
     public async Task Server_topic_aliases_stay_within_the_clients_maximum_and_replace_the_topic()
     {
