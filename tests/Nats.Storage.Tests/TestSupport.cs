@@ -63,6 +63,9 @@ internal sealed class StoreHarness : IDisposable
     /// the store evict and rebuild index chunks constantly).</summary>
     public int IndexPageShift { get; init; } = 12;
     public long MaxIndexBytes { get; init; } = 8 << 20;
+
+    /// <summary>File kind: write a sidecar index for each sealed block.</summary>
+    public bool BlockIndexes { get; init; } = true;
     public TimeProvider? Clock { get; }
     public IStreamStore Store { get; private set; }
     public string Directory => _dir.Path;
@@ -80,6 +83,7 @@ internal sealed class StoreHarness : IDisposable
         MaxCachedBlocks = MaxCachedBlocks,
         IndexPageShift = IndexPageShift,
         MaxIndexBytes = MaxIndexBytes,
+        BlockIndexes = BlockIndexes,
         Clock = Clock,
         Warn = Warn,
     };

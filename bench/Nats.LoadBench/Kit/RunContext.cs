@@ -16,14 +16,17 @@ namespace Nats.LoadBench.Kit;
 /// A NATS.Net subscriber whose channel is full has stopped reading its socket, so it may not see its
 /// own cut for a long time: the server's log (a "Slow Consumer" line) counts as a cut at once.
 /// </remarks>
-internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string row, Func<string?>? serverProblem = null) : IAsyncDisposable
+internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string row, Func<string?>? serverProblem = null, ServerProcess? server = null) : IAsyncDisposable
 {
     private readonly List<NatsConnection> _nats = [];
     private readonly List<(string Role, RawConnection Conn)> _raw = [];
     private readonly ConcurrentQueue<string> _problems = new();
+
+    // Connections closed on purpose before a server restart: their disconnect events come late.
+    private readonly HashSet<NatsConnection> _retired = [];
     private volatile bool _closing;
 
-    public Endpoint Endpoint { get; } = endpoint;
+    public Endpoint Endpoint { get; private set; } = endpoint;
 
     public RunSettings Settings { get; } = settings;
 
@@ -39,9 +42,9 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
             _nats.Add(conn);
         }
 
-        conn.ConnectionDisconnected += (_, e) => Problem($"{role} connection cut ({e.Message})");
-        conn.ServerError += (_, e) => Problem($"{role} got -ERR '{e.Error}'");
-        conn.MessageDropped += (_, _) => Problem($"{role}: NATS.Net dropped a message");
+        conn.ConnectionDisconnected += (_, e) => Problem($"{role} connection cut ({e.Message})", conn);
+        conn.ServerError += (_, e) => Problem($"{role} got -ERR '{e.Error}'", conn);
+        conn.MessageDropped += (_, _) => Problem($"{role}: NATS.Net dropped a message", conn);
         try
         {
             await conn.ConnectAsync();
@@ -74,6 +77,73 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
     /// <paramref name="routes"/> routes, so the first publish already finds the remote subscribers.</summary>
     public Task WaitForRouteInterestAsync(int server, string subject, int routes) =>
         routes == 0 ? Task.CompletedTask : ClusterStart.WaitForInterestAsync(Endpoint.Server(server).MonitorPort, subject, routes);
+
+    /// <summary>
+    /// Scale rows: closes this run's connections, stops the server cleanly, measures its store on disk,
+    /// starts it again on the same store and times the start to the first answer about
+    /// <paramref name="stream"/>; the resident set is read 2 s after that answer (as the scale probe does).
+    /// Later connections go to the restarted server.
+    /// </summary>
+    public async Task<RestartFigures> RestartServerAsync(string stream)
+    {
+        var process = server ?? throw new SetupException("this row needs a single server it can restart");
+        await CloseConnectionsAsync();
+        await process.StopCleanlyAsync(TimeSpan.FromMinutes(5));
+        double diskMb = process.StoreBytes() / 1048576.0;
+        long start = System.Diagnostics.Stopwatch.GetTimestamp();
+        process.StartAgain();
+        Endpoint = process.Endpoint;
+        var deadline = DateTime.UtcNow.AddMinutes(5);
+        while (true)
+        {
+            if (process.HasExited || DateTime.UtcNow > deadline)
+            {
+                throw new RowFailedException($"the restarted server never answered stream info: {process.LogTail().Trim()}");
+            }
+
+            try
+            {
+                await using var conn = new NatsConnection(NatsClients.Options(Endpoint, Transport.Plain, $"loadbench-{row}-restart") with { ConnectTimeout = TimeSpan.FromSeconds(2) });
+                await conn.ConnectAsync();
+                await new NATS.Client.JetStream.NatsJSContext(conn).GetStreamAsync(stream);
+                break;
+            }
+            catch (Exception ex) when (ex is NatsException or TimeoutException or OperationCanceledException or System.Net.Sockets.SocketException)
+            {
+                // Not listening yet, or JetStream still recovering: the first answer is what is timed.
+                await Task.Delay(2);
+            }
+        }
+
+        double seconds = (System.Diagnostics.Stopwatch.GetTimestamp() - start) / (double)System.Diagnostics.Stopwatch.Frequency;
+        await Task.Delay(TimeSpan.FromSeconds(2));
+        return new RestartFigures(seconds, diskMb, process.Memory()?.ResidentMb ?? 0);
+    }
+
+    private async Task CloseConnectionsAsync()
+    {
+        lock (_nats)
+        {
+            lock (_retired)
+            {
+                _retired.UnionWith(_nats);
+            }
+        }
+
+        _closing = true;
+        await DisposeConnectionsAsync();
+        lock (_nats)
+        {
+            _nats.Clear();
+        }
+
+        lock (_raw)
+        {
+            _raw.Clear();
+        }
+
+        _closing = false;
+    }
 
     /// <summary>The first cut or server error seen on any connection of this run, if any.</summary>
     public string? Failure
@@ -115,9 +185,15 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
         }
     }
 
-    private ValueTask Problem(string what)
+    private ValueTask Problem(string what, NatsConnection? from = null)
     {
-        if (!_closing)
+        bool retired;
+        lock (_retired)
+        {
+            retired = from != null && _retired.Contains(from);
+        }
+
+        if (!_closing && !retired)
         {
             _problems.Enqueue(what);
         }
@@ -128,6 +204,11 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
     public async ValueTask DisposeAsync()
     {
         _closing = true;
+        await DisposeConnectionsAsync();
+    }
+
+    private async Task DisposeConnectionsAsync()
+    {
         foreach (var (_, conn) in _raw)
         {
             conn.Dispose();
@@ -145,6 +226,9 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
             }
         }
     }
+
+    /// <summary>What a restart cost: seconds to the first stream info, store size (MiB), resident set after.</summary>
+    public readonly record struct RestartFigures(double Seconds, double DiskMb, double RssMb);
 
     private sealed class IgnoreMessages : IMsgHandler
     {

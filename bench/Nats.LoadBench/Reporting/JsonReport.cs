@@ -92,6 +92,14 @@ internal static class JsonReport
                     w.WriteNumber("p50Us", Math.Round(p50, 2));
                     w.WriteNumber("p99Us", Math.Round(m.P99Us!.Value, 2));
                 }
+
+                if (m.Scale is { } scale)
+                {
+                    w.WriteNumber("publishMsgPerSec", Math.Round(scale.PublishMsgPerSec, 1));
+                    w.WriteNumber("diskMiB", Math.Round(scale.DiskMb, 2));
+                    w.WriteNumber("restartSeconds", Math.Round(scale.RestartSeconds, 4));
+                    w.WriteNumber("rssAfterRestartMb", Math.Round(scale.RssAfterRestartMb, 2));
+                }
             }
 
             if (r.Reason != null)

@@ -21,6 +21,10 @@ internal static class MarkdownTables
             {
                 Limit(sb, inSection, rows);
             }
+            else if (section == Catalog.JetStreamScale)
+            {
+                Scale(sb, inSection);
+            }
             else if (inSection.All(r => r.Scenario.HasLatency))
             {
                 Latency(sb, inSection);
@@ -48,6 +52,28 @@ internal static class MarkdownTables
         }
 
         Failures(sb, rows);
+    }
+
+    /// <summary>Scale rows: the stream's cost besides the consume rate. Figures are medians over the rounds;
+    /// RSS after restart is read 2 s after the first stream info, RSS end after the consume.</summary>
+    private static void Scale(StringBuilder sb, List<RowResult> rows)
+    {
+        sb.AppendLine("| Row | Benchmark | Payload | Go publish msg/s | ours publish msg/s | Go disk (MiB) | ours disk (MiB) | Go restart (s) | ours restart (s) | Go RSS after restart (MB) | ours RSS after restart (MB) | Go consume msg/s | ours consume msg/s | ours/Go consume | Go RSS peak/end (MB) | ours RSS peak/end (MB) |");
+        sb.AppendLine("|-----|-----------|--------:|-----------------:|-------------------:|--------------:|----------------:|---------------:|-----------------:|--------------------------:|----------------------------:|-----------------:|-------------------:|----------------:|---------------------:|-----------------------:|");
+        foreach (var r in rows)
+        {
+            var go = r.Go;
+            var ours = r.Ours!;
+            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Size(r.Scenario.PayloadSize)} | {Fig(go, f => f.PublishMsgPerSec, "N0")} | {Fig(ours, f => f.PublishMsgPerSec, "N0")} | {Fig(go, f => f.DiskMb, "F0")} | {Fig(ours, f => f.DiskMb, "F0")} | {Fig(go, f => f.RestartSeconds, "F3")} | {Fig(ours, f => f.RestartSeconds, "F3")} | {Fig(go, f => f.RssAfterRestartMb, "F1")} | {Fig(ours, f => f.RssAfterRestartMb, "F1")} | {Rate(go)} | {Rate(ours)} | {Ratio(go, ours)} | {Rss(go)} | {Rss(ours)} |");
+        }
+
+        Failures(sb, rows);
+    }
+
+    private static string Fig(ServerSeries s, Func<ScaleFigures, double> pick, string format)
+    {
+        var v = s.Rounds.Where(r => r.Outcome == Outcome.Ok && r.Measurement?.Scale != null).Select(r => pick(r.Measurement!.Scale!)).OrderBy(x => x).ToArray();
+        return v.Length == 0 ? "-" : v[v.Length / 2].ToString(format, Inv);
     }
 
     private static void Latency(StringBuilder sb, List<RowResult> rows)

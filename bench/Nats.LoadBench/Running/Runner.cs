@@ -146,7 +146,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         double? cpu = null;
         try
         {
-            if (!options.Smoke)
+            if (!options.Smoke && sc.WarmsUp)
             {
                 await RunOnceAsync(sc, ep, new RunSettings(options.Warmup, 0, ++_runId), server);
             }
@@ -156,7 +156,8 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
                 : new RunSettings(options.Duration, 0, ++_runId);
             var cpuBefore = server?.CpuSeconds();
             var m = await RunOnceAsync(sc, ep, settings, server);
-            cpu = server?.CpuSeconds() - cpuBefore;
+            // A row that restarts its server ends on a new process: its CPU time is the restarted one's.
+            cpu = sc.WarmsUp ? server?.CpuSeconds() - cpuBefore : server?.CpuSeconds();
             result = m.CountsOk
                 ? new RoundResult(Outcome.Ok, m, null)
                 : new RoundResult(Outcome.Failed, m, $"messages lost: received {m.Messages:N0} of {m.Expected:N0}");
@@ -178,7 +179,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     /// <summary>One run; a cut connection or a logged slow consumer fails it even if the counts add up.</summary>
     private static async Task<Measurement> RunOnceAsync(Scenario sc, Endpoint ep, RunSettings settings, ServerProcess? server)
     {
-        await using var run = new RunContext(ep, settings, sc.Name, () => ServerSays(server));
+        await using var run = new RunContext(ep, settings, sc.Name, () => ServerSays(server), server);
         Measurement m;
         try
         {

@@ -12,6 +12,7 @@ internal static class Catalog
     public const string Core = "Core NATS pub/sub throughput";
     public const string ReqRep = "Core NATS request/reply";
     public const string JetStream = "JetStream";
+    public const string JetStreamScale = "JetStream at scale (file stream: publish, clean stop, restart, consume)";
     public const string Tls = "TLS";
     public const string Ws = "WebSocket";
     public const string Mqtt = "MQTT";
@@ -49,6 +50,8 @@ internal static class Catalog
         new JsConsumeScenario { Name = "js-durable-fetch-1000-ackall-file", Section = JetStream, Title = "Durable consumer fetch (batch 1000, ack all), file", PayloadSize = 128, Batch = 1000, AckAll = true, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
         new JsConsumeScenario { Name = "js-durable-fetch-1000-acknone-file", Section = JetStream, Title = "Durable consumer fetch (batch 1000, ack none), file", PayloadSize = 128, Batch = 1000, AckNone = true, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
         new JsConsumeScenario { Name = "js-push-ack-none-file", Section = JetStream, Title = "Push consumer (ack none), file", PayloadSize = 128, Kind = ConsumeKind.Push, Storage = FileStorage, Features = Features.JetStream, SmokeCount = 10_000 },
+        // A smoke run checks the plumbing (stop, restart, every message read back) on a small stream.
+        new JsScaleScenario { Name = "js-scale-2m-file", Section = JetStreamScale, Title = "2M msgs on 1,000 subjects, consume after restart (fetch 1000, ack none)", PayloadSize = 128, Count = 2_000_000, Features = Features.JetStream, SmokeCount = 50_000 },
         new PubSubScenario { Name = "tls-pubsub-128b", Section = Tls, Title = "TLS pub/sub 1:1", PayloadSize = 128, Subscribers = 1, Transport = Transport.Tls, Features = Features.Tls, SmokeCount = 20_000 },
         new PubSubScenario { Name = "tls-pub-128b", Section = Tls, Title = "TLS pub only", PayloadSize = 128, Transport = Transport.Tls, Features = Features.Tls, SmokeCount = 20_000 },
         new PubSubScenario { Name = "ws-pubsub-128b", Section = Ws, Title = "WebSocket pub/sub 1:1", PayloadSize = 128, Subscribers = 1, Transport = Transport.WebSocket, Features = Features.WebSocket, SmokeCount = 20_000 },

@@ -7,4 +7,10 @@ internal sealed record Measurement(long Messages, double Seconds, long Expected,
     public double MsgPerSec => Seconds > 0 ? Messages / Seconds : 0;
 
     public bool CountsOk => Messages == Expected;
+
+    /// <summary>Scale rows: what the stream cost besides the consume rate (Messages/Seconds).</summary>
+    public ScaleFigures? Scale { get; init; }
 }
+
+/// <summary>A large file stream's life: published, stopped cleanly, measured on disk, restarted, read.</summary>
+internal sealed record ScaleFigures(double PublishMsgPerSec, double DiskMb, double RestartSeconds, double RssAfterRestartMb);

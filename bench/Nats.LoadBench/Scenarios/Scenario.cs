@@ -41,5 +41,9 @@ internal abstract class Scenario
     /// <summary>Message count used by the smoke mode.</summary>
     public long SmokeCount { get; init; } = 20_000;
 
+    /// <summary>Full runs measure a warm server after a short warm-up on it; a row that stops and
+    /// restarts its server (scale rows) has nothing to warm.</summary>
+    public virtual bool WarmsUp => true;
+
     public abstract Task<Measurement> RunAsync(RunContext run);
 }

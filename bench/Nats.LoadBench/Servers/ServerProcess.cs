@@ -11,8 +11,9 @@ namespace Nats.LoadBench.Servers;
 /// </summary>
 internal sealed class ServerProcess : IDisposable
 {
-    private readonly Process _process;
+    private Process _process;
     private readonly string _dir;
+    private ProcessStartInfo? _startInfo;
     private readonly StringBuilder _log = new();
     private volatile string? _slowConsumerLine;
 
@@ -68,10 +69,8 @@ internal sealed class ServerProcess : IDisposable
         }
 
         var server = new ServerProcess(process, dir, new Endpoint("127.0.0.1", port, mqttPort, wsPort, features.HasFlag(Features.Tls)) { Ours = spec.IsOurs });
-        process.OutputDataReceived += (_, e) => server.Capture(e.Data);
-        process.ErrorDataReceived += (_, e) => server.Capture(e.Data);
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        server._startInfo = psi;
+        server.Attach(process);
         try
         {
             server.WaitForPort(port, startTimeoutMs);
@@ -92,6 +91,55 @@ internal sealed class ServerProcess : IDisposable
         }
 
         return server;
+    }
+
+    private void Attach(Process process)
+    {
+        process.OutputDataReceived += (_, e) => Capture(e.Data);
+        process.ErrorDataReceived += (_, e) => Capture(e.Data);
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+    }
+
+    /// <summary>Stops the server as an operator does (SIGTERM: Go and ours shut down cleanly, stores
+    /// written out) and waits for it to exit; the directory and its store stay.</summary>
+    public async Task StopCleanlyAsync(TimeSpan timeout)
+    {
+        using (var kill = Process.Start(new ProcessStartInfo("kill") { ArgumentList = { "-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture) }, UseShellExecute = false }))
+        {
+            await kill!.WaitForExitAsync();
+        }
+
+        using var wait = new CancellationTokenSource(timeout);
+        await _process.WaitForExitAsync(wait.Token);
+    }
+
+    /// <summary>Starts the server again with its config and store on a new port (the old one may linger
+    /// in TIME_WAIT); returns at once, without waiting for the listener (scale rows time the restart).</summary>
+    public void StartAgain()
+    {
+        var psi = _startInfo ?? throw new InvalidOperationException("not started by Start");
+        int port = FreePort.Next();
+        var args = psi.ArgumentList.ToList();
+        int p = args.IndexOf("-p");
+        args[p + 1] = port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        psi.ArgumentList.Clear();
+        foreach (var a in args)
+        {
+            psi.ArgumentList.Add(a);
+        }
+
+        _process.Dispose();
+        _process = Process.Start(psi) ?? throw new SetupException($"could not start {psi.FileName} again");
+        Attach(_process);
+        Endpoint = Endpoint with { Port = port };
+    }
+
+    /// <summary>Bytes of every file under the server's JetStream store directory.</summary>
+    public long StoreBytes()
+    {
+        var store = Path.Combine(_dir, "jetstream");
+        return Directory.Exists(store) ? new DirectoryInfo(store).EnumerateFiles("*", SearchOption.AllDirectories).Sum(f => f.Length) : 0;
     }
 
     private static string ConfigText(Features f, string dir, int mqttPort, int wsPort, string? jetStreamConfig)

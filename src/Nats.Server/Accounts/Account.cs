@@ -45,14 +45,17 @@ internal sealed class Account
     /// <summary>Client connections bound to the account right now.</summary>
     public int ClientCount => Volatile.Read(ref _clientCount);
 
-    /// <summary>Go's MaxTotalConnectionsReached, checked before a client joins.</summary>
+    /// <summary>The account's connections on the other servers of the cluster, which count against its limits as Go counts them.</summary>
+    public RemoteConnections Remote { get; } = new();
+
+    /// <summary>Go's MaxTotalConnectionsReached (local clients plus those other servers report), checked before a client joins.</summary>
     public bool TryAddClient()
     {
         var max = Options.Limits.MaxConnections;
         while (true)
         {
             var current = Volatile.Read(ref _clientCount);
-            if (max != AccountLimits.NoLimit && current >= max)
+            if (max != AccountLimits.NoLimit && current + Remote.Clients >= max)
             {
                 return false;
             }
@@ -77,7 +80,7 @@ internal sealed class Account
         while (true)
         {
             var current = Volatile.Read(ref _leafCount);
-            if (max != AccountLimits.NoLimit && current >= max)
+            if (max != AccountLimits.NoLimit && current + Remote.Leafs >= max)
             {
                 return false;
             }

@@ -152,7 +152,7 @@ internal sealed class MessageRouter
                 var member = members[(start + i) % members.Length];
                 if (member.Kind == ReceiverKind.Remote)
                 {
-                    if (depth > 0)
+                    if (!_routeTargetsOpen)
                     {
                         continue;
                     }
@@ -405,8 +405,10 @@ internal sealed class MessageRouter
         var prefix = line[..prefixLength];
         var suffix = line[prefixLength..];
         var delivered = false;
-        // Only the publish itself reaches peers, once per peer: an import's re-entry is the peer's own business.
-        var collectRoutes = depth == 0 && result.HasRemote;
+        // The publish itself reaches peers, once per peer; of an import's re-entries only a service request or
+        // response does (a stream import is applied again by each peer that holds its shadow interest, while a
+        // service import is mapped only by the server its requester is on, as in Go's processServiceImport).
+        var collectRoutes = result.HasRemote && (depth == 0 || mode == RouteMode.FromService);
         _routeTargetsOpen = collectRoutes;
         foreach (var subscription in result.Plain)
         {
@@ -433,6 +435,9 @@ internal sealed class MessageRouter
             {
                 case StreamImportRoute stream when mode == RouteMode.All && !stream.Invalid:
                     delivered |= ForwardStream(stream, matched, subject, reply, headerSize, headerSizeToken, sizeToken, message);
+                    break;
+                case ServiceImportRoute when _source is { Role: PeerRole.Route or PeerRole.Gateway }:
+                    // The requester's own server mapped it already; a route or gateway copy is only for its real subscribers.
                     break;
                 case ServiceImportRoute { Invalid: true }:
                     delivered = true;

@@ -98,7 +98,10 @@ internal sealed class JetStreamService : IDisposable
         Damage.Start();
         foreach (var account in all)
         {
-            SubscribeApi(account);
+            if (!ImportsTheApi(account))
+            {
+                SubscribeApi(account);
+            }
         }
         Logger.LogInformation("Starting JetStream");
         Logger.LogInformation("  Store Directory: \"{Dir}\"", StoreDirectory);
@@ -118,6 +121,22 @@ internal sealed class JetStreamService : IDisposable
             meta.Start(this, StoreDirectory, system);
             Meta = meta;
         }
+    }
+
+    /// <summary>
+    /// Go's enableJetStreamInfoServiceImportOnly: an account without JetStream that imports a service covering
+    /// <c>$JS.API.INFO</c> (another account's API) gets no "not enabled" responder of its own to race that import.
+    /// </summary>
+    private bool ImportsTheApi(Account account)
+    {
+        lock (_accounts)
+        {
+            if (_accounts.ContainsKey(account))
+            {
+                return false;
+            }
+        }
+        return account.SubList.Match("$JS.API.INFO"u8).Plain.Any(s => s.Receiver is ServiceImportRoute);
     }
 
     private void SubscribeApi(Account account)

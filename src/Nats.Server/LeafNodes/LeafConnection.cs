@@ -35,14 +35,27 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
     private byte[] _remoteClusterUtf8 = [];
     private readonly LeafSolicitor? _solicitor;
 
+    /// <summary>A leaf connection over TCP: TLS, when either side asks for it, starts after the hub's plain INFO.</summary>
     public LeafConnection(LeafNodeService service, Socket socket, ulong id, LeafSolicitor? solicitor, Uri? url, ILogger logger)
+        : this(service, solicitor, url, logger, self => new Transport.RemoteLink(self, service.Server, socket, id, "leafnode", "lid", logger, upgradable: true))
+    {
+    }
+
+    /// <summary>A leaf connection over a WebSocket (its TLS, if any, is the HTTPS of the upgrade).</summary>
+    public LeafConnection(LeafNodeService service, Transport.ClientTransport transport, System.Net.IPEndPoint? remote, ulong id, LeafSolicitor? solicitor,
+        Uri? url, ILogger logger)
+        : this(service, solicitor, url, logger, self => new Transport.RemoteLink(self, service.Server, transport, remote, id, "leafnode", "lid", logger))
+    {
+    }
+
+    private LeafConnection(LeafNodeService service, LeafSolicitor? solicitor, Uri? url, ILogger logger, Func<LeafConnection, Transport.RemoteLink> link)
         : base(solicitor is { Remote.Hub: false } ? Delivery.PeerRole.SpokeLeaf : Delivery.PeerRole.HubLeaf)
     {
         _service = service;
         _logger = logger;
         _solicitor = solicitor;
         Url = url;
-        Link = new Transport.RemoteLink(this, service.Server, socket, id, "leafnode", "lid", logger);
+        Link = link(this);
         _interest = new RemoteInterest(this);
         Sent = new LeafSubjectMap(this);
     }
@@ -95,7 +108,17 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
             _logger.LogInformation("{Leaf} - Leafnode connection created ", this);
             _nonce = Auth.NonceGenerator.Create();
             Outbound.Append(_service.BuildInfo(_nonce, Id, connectInfo: false, remoteAccount: null));
-            _deadline = now + (long)_service.Options.AuthTimeout.TotalMilliseconds;
+            var authTimeout = (long)_service.Options.AuthTimeout.TotalMilliseconds;
+            // Go's createLeafNode: INFO in plain text, then the server side of the handshake; the auth timer starts after it.
+            if (!Link.IsWebSocket && _service.Options.TlsContext is { } tls)
+            {
+                Link.UpgradeBeforeNextRead(new Transport.PeerTls(tls, Solicit: false, "", RequireCertificate: tls.Verify),
+                    () => _deadline = Environment.TickCount64 + authTimeout);
+            }
+            else
+            {
+                _deadline = now + authTimeout;
+            }
         }
     });
 
@@ -331,11 +354,11 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
             return;
         }
         // Go authenticates first (processConnect), then looks at what connected (processLeafNodeConnect).
-        var accountName = _service.Authenticate(connect.User, connect.Pass);
+        var accountName = _service.Authenticate(connect, _nonce, RemoteIp, Link.IsWebSocket);
         var account = accountName is null ? null : _service.Server.FindAccount(accountName);
         if (account is null)
         {
-            AuthViolation();
+            AuthViolation(connect.User);
             return;
         }
         Account = account;
@@ -413,26 +436,54 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
                 return;
             }
             _nonce = info.Nonce;
+            // The INFO wait is over; the CONNECT's starts once it is sent (after TLS, if any).
+            _deadline = 0;
+            if (info.TlsRequired)
+            {
+                _solicitor!.NoteHubRequiresTls();
+            }
             _peerHeaders = info.Headers && !_service.Server.Options.NoHeaderSupport;
             RemoteServerName = string.IsNullOrEmpty(info.ServerName) ? info.ServerId : info.ServerName;
             _remoteCluster = info.Cluster ?? "";
             _remoteClusterUtf8 = Encoding.UTF8.GetBytes(_remoteCluster);
         }
-        if (info.LeafNodeUrls is { Count: > 0 } urls)
+        // Go's updateLeafNodeURLs: a websocket remote learns the hub's websocket URLs.
+        if ((Remote!.IsWebSocket ? info.WsConnectUrls : info.LeafNodeUrls) is { Count: > 0 } urls)
         {
             _solicitor!.LearnUrls(urls);
         }
         if (first)
         {
-            Outbound.Append(_service.BuildConnect(Remote!, Url));
-            _deadline = Environment.TickCount64 + (long)ConnectProcessTimeout.TotalMilliseconds;
-            if (!info.InfoOnConnect)
+            var infoOnConnect = info.InfoOnConnect;
+            // Go's leafNodeResumeConnectProcess: over TCP the client side of the handshake now (a websocket did its TLS in the upgrade).
+            if (!Link.IsWebSocket && _solicitor!.TlsFor(Url!) is { } tls)
             {
-                FinishSolicited();
+                Link.UpgradeBeforeNextRead(tls, () => SendConnect(infoOnConnect, tlsRequired: true));
+            }
+            else
+            {
+                SendConnect(infoOnConnect, tlsRequired: false);
             }
             return;
         }
         if (info.ConnectInfo)
+        {
+            FinishSolicited();
+        }
+    }
+
+    private void SendConnect(bool infoOnConnect, bool tlsRequired)
+    {
+        if (_service.BuildConnect(_solicitor!, Url, _nonce, tlsRequired, out var error) is not { } connect)
+        {
+            _logger.LogError("{Leaf} - {Error}", this, error);
+            Close("Write Error");
+            return;
+        }
+        Outbound.Append(connect);
+        _logger.LogDebug("{Leaf} - Remote leafnode connect msg sent", this);
+        _deadline = Environment.TickCount64 + (long)ConnectProcessTimeout.TotalMilliseconds;
+        if (!infoOnConnect)
         {
             FinishSolicited();
         }
@@ -467,6 +518,14 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
             _logger.LogInformation("{Leaf} - JetStream Not Extended, adding deny [$JS.API.> $KV.> $OBJ.>] for account \"{Account}\"", this, account.Name);
             Permissions.AddPublishDeny(LeafPermissions.JetStreamDenies);
             Permissions.AddSubscribeDeny(LeafPermissions.JetStreamDenies);
+            var jetStream = _service.Server.Options.JetStream;
+            if (jetStream.Enabled && !string.IsNullOrEmpty(jetStream.Domain))
+            {
+                // Go's blockMappingOutgoing: requests for our own domain are served here, never sent across.
+                var own = $"$JS.{jetStream.Domain}.API.>";
+                Permissions.AddPublishDeny([own]);
+                _logger.LogInformation("{Leaf} - Adding deny \"{Subject}\" for outgoing messages to account \"{Account}\"", this, own, account.Name);
+            }
         }
         var first = Math.Min(1000, (long)_service.Server.Options.PingInterval.TotalMilliseconds);
         Link.SchedulePing(Environment.TickCount64 + first);
@@ -521,10 +580,27 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
         Link.OnTick(now);
     }
 
-    private void AuthViolation()
+    /// <summary>Go's authViolation: the line names the CONNECT's user (or nkey) only when the server has client users (or
+    /// nkeys) and is not in operator mode; the leaf block's own users never count.</summary>
+    private void AuthViolation(string? user = null)
     {
-        // Go names the user only when the server has client users; the leaf block's own never are.
-        _logger.LogError("{Leaf} - authentication error", this);
+        var options = _service.Server.Options;
+        if (options.Operator.Enabled)
+        {
+            _logger.LogError("{Leaf} - authentication error", this);
+        }
+        else if (options.Nkeys is { Count: > 0 })
+        {
+            _logger.LogError("{Leaf} - authentication error - Nkey \"\"", this);
+        }
+        else if (options.Users is { Count: > 0 })
+        {
+            _logger.LogError("{Leaf} - authentication error - User \"{User}\"", this, user ?? "");
+        }
+        else
+        {
+            _logger.LogError("{Leaf} - authentication error", this);
+        }
         SendError("Authorization Violation");
         Close("Authentication Failure");
     }

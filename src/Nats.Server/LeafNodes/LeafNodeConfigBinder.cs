@@ -16,7 +16,33 @@ internal static class LeafNodeConfigBinder
             return leaf;
         }
         ConfigBlock.ForEach(map, errors, (key, v) => BindKey(leaf, key, v, errors, warnings));
+        if (leaf.TlsContext is { } tls && !HasKey(map, "authorization", "timeout"))
+        {
+            // Go's getDefaultAuthTimeout: with TLS the CONNECT may come one second after the TLS timeout.
+            leaf.AuthTimeout = tls.Timeout + TimeSpan.FromSeconds(1);
+        }
+        foreach (var remote in leaf.Remotes)
+        {
+            if (remote.Urls.Select(u => u.Scheme is "ws" or "wss").Distinct().Count() > 1)
+            {
+                // Go's validateLeafNode.
+                errors.Add("remote leaf node configuration cannot have a mix of websocket and non-websocket urls: " +
+                    $"[{string.Join(" ", remote.Urls.Select(u => $"\"{Redacted(u)}\""))}]");
+            }
+        }
         return leaf;
+    }
+
+    private static bool HasKey(Dictionary<string, ConfigValue> map, string block, string key) =>
+        map.FirstOrDefault(e => string.Equals(e.Key, block, StringComparison.OrdinalIgnoreCase)).Value?.AsMap is { } inner &&
+        inner.Keys.Any(k => string.Equals(k, key, StringComparison.OrdinalIgnoreCase));
+
+    /// <summary>Go's redactURLList: a password in the URL shows as xxxxx.</summary>
+    private static string Redacted(Uri url)
+    {
+        var text = url.ToString().TrimEnd('/');
+        var colon = url.UserInfo.IndexOf(':');
+        return colon < 0 ? text : text.Replace(url.UserInfo + "@", url.UserInfo[..colon] + ":xxxxx@", StringComparison.Ordinal);
     }
 
     private static bool BindKey(LeafNodeOptions leaf, string key, ConfigValue v, List<string> errors, List<string> warnings)
@@ -52,8 +78,7 @@ internal static class LeafNodeConfigBinder
                 };
                 break;
             case "tls":
-                // Leaf TLS is not there yet; starting without it would silently drop the encryption asked for.
-                errors.Add($"{v.Source}: leafnodes tls is not supported yet by nats-net-server");
+                leaf.TlsContext = Tls.TlsConfigBinder.BindContext(v, errors);
                 break;
             case "leafnode_advertise":
             case "advertise":
@@ -187,11 +212,6 @@ internal static class LeafNodeConfigBinder
                 {
                     if (Uri.TryCreate(text.Trim(), UriKind.Absolute, out var url) && url.Host.Length > 0)
                     {
-                        if (url.Scheme is "ws" or "wss")
-                        {
-                            errors.Add($"{item.Source}: leafnode websocket remotes are not supported yet by nats-net-server");
-                            continue;
-                        }
                         remote.Urls.Add(url);
                     }
                     else
@@ -209,7 +229,7 @@ internal static class LeafNodeConfigBinder
                 remote.Credentials = item.String();
                 break;
             case "tls":
-                errors.Add($"{item.Source}: leafnode remote tls is not supported yet by nats-net-server");
+                remote.TlsContext = Tls.TlsConfigBinder.BindClientContext(item, errors);
                 break;
             case "hub":
                 remote.Hub = item.Bool();
@@ -226,8 +246,12 @@ internal static class LeafNodeConfigBinder
             case "ws_compression":
             case "websocket_compress":
             case "websocket_compression":
+                remote.WebSocketCompression = item.Bool();
+                break;
             case "ws_no_masking":
             case "websocket_no_masking":
+                remote.WebSocketNoMasking = item.Bool();
+                break;
             case "jetstream_cluster_migrate":
             case "js_cluster_migrate":
                 break;

@@ -26,6 +26,9 @@ internal sealed class LeafNodeOptions
     public TimeSpan ReconnectInterval { get; set; } = DefaultReconnect;
     public List<LeafRemote> Remotes { get; set; } = [];
 
+    /// <summary>The leaf port's <c>tls {}</c>: INFO says tls_required and the server side of the handshake follows it.</summary>
+    public Tls.TlsServerContext? TlsContext { get; set; }
+
     public bool Listens => Port != 0;
     public bool Enabled => Listens || Remotes.Count > 0;
     public bool AuthRequired => !string.IsNullOrEmpty(Username) || Users.Count > 0;
@@ -47,4 +50,17 @@ internal sealed class LeafRemote
     public List<string> DenyImports { get; set; } = [];
     public List<string> DenyExports { get; set; } = [];
     public bool NoRandomize { get; set; }
+
+    /// <summary>The remote's <c>tls {}</c> (certificate optional): TLS after the hub's INFO whether or not the hub asks.</summary>
+    public Tls.TlsServerContext? TlsContext { get; set; }
+
+    /// <summary>ws_compression: asked for in the upgrade; the SDK's client has no permessage-deflate with no context
+    /// takeover on both sides as Go asks, so it is ignored (Go also falls back when the hub does not compress).</summary>
+    public bool WebSocketCompression { get; set; }
+
+    /// <summary>ws_no_masking: Go asks the hub to accept unmasked frames; the SDK's client always masks, which every hub accepts.</summary>
+    public bool WebSocketNoMasking { get; set; }
+
+    /// <summary>The URLs are ws:// or wss:// (Go requires all or none).</summary>
+    public bool IsWebSocket => Urls.Count > 0 && Urls[0].Scheme is "ws" or "wss";
 }

@@ -61,6 +61,10 @@ internal sealed class LeafNodeService
             _logger.LogInformation("Listening for leafnode connections on {Host}:{Port}",
                 string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, _listener.Port);
             _listener.Start(_links.Stopping);
+            if (Options.TlsContext is { Options.Insecure: true } || Options.Remotes.Any(r => r.TlsContext is { Options.Insecure: true }))
+            {
+                _logger.LogWarning("TLS certificate chain and hostname of solicited leafnodes will not be verified. DO NOT USE IN PRODUCTION!");
+            }
         }
         foreach (var remote in Options.Remotes)
         {
@@ -80,6 +84,10 @@ internal sealed class LeafNodeService
 
     public LeafConnection StartConnection(Socket socket, LeafSolicitor? solicitor, Uri? url) =>
         _links.Run(new LeafConnection(this, socket, _server.NextClientId(), solicitor, url, _logger));
+
+    /// <summary>A leaf over WebSocket: dialled by a ws:// remote, or accepted on the websocket port's <c>/leafnode</c> path.</summary>
+    public LeafConnection StartConnection(Transport.ClientTransport transport, IPEndPoint? remote, LeafSolicitor? solicitor, Uri? url) =>
+        _links.Run(new LeafConnection(this, transport, remote, _server.NextClientId(), solicitor, url, _logger));
 
     /// <summary>Go's setLeafNodeInfoHostPortAndIP: the advertise address, else the listen host (any address resolved to
     /// the first non-loopback one).</summary>
@@ -137,6 +145,8 @@ internal sealed class LeafNodeService
             Headers = !options.NoHeaderSupport,
             // Go always asks a leaf for credentials: its CONNECT binds the account.
             AuthRequired = true,
+            TlsRequired = Options.TlsContext is not null,
+            TlsVerify = Options.TlsContext is { Verify: true },
             MaxPayload = options.MaxPayload,
             JetStream = options.JetStream.Enabled,
             Domain = options.JetStream.Domain,
@@ -150,16 +160,38 @@ internal sealed class LeafNodeService
         }.Render();
     }
 
-    /// <summary>Our CONNECT on a remote (Go's sendLeafConnect): credentials from the URL; deny_imports travel as deny_pub.</summary>
-    public byte[] BuildConnect(LeafRemote remote, Uri? url)
+    /// <summary>
+    /// Our CONNECT on a remote (Go's sendLeafConnect): the credentials file's JWT and nonce signature first, else the
+    /// URL's user and password, else those of a configured URL; deny_imports travel as deny_pub. Null with Go's error
+    /// text when the credentials file cannot be used.
+    /// </summary>
+    public byte[]? BuildConnect(LeafSolicitor solicitor, Uri? url, string? nonce, bool tlsRequired, out string? error)
     {
-        var (user, pass) = Transport.UrlCredentials.Of(url);
+        var remote = solicitor.Remote;
+        error = null;
+        string? jwt = null, sig = null, user = null, pass = null;
+        if (!string.IsNullOrEmpty(remote.Credentials))
+        {
+            _logger.LogDebug("Authenticating with credentials file \"{File}\"", remote.Credentials);
+            (jwt, sig, error) = LeafCredentials.Sign(remote.Credentials, nonce);
+            if (error is not null)
+            {
+                return null;
+            }
+        }
+        else
+        {
+            (user, pass) = Transport.UrlCredentials.Of(url, solicitor.User, solicitor.Password);
+        }
         var options = _server.Options;
         return new PeerConnect
         {
             Version = NatsServer.FeatureLevelVersion,
+            Jwt = jwt,
+            Sig = sig,
             User = user,
             Pass = pass,
+            TlsRequired = tlsRequired,
             ServerId = _server.ServerId,
             Domain = options.JetStream.Domain,
             Name = _server.ServerName,
@@ -171,9 +203,37 @@ internal sealed class LeafNodeService
         }.RenderLeaf();
     }
 
-    /// <summary>Go's isLeafNodeAuthorized for the <c>leafnodes.authorization</c> block: the account the leaf binds to,
-    /// or null when the credentials do not pass.</summary>
-    public string? Authenticate(string? user, string? password)
+    /// <summary>
+    /// Go's isLeafNodeAuthorized: the <c>leafnodes.authorization</c> block when it names users, else the server's client
+    /// authentication (operator mode: the user JWT and the nonce signature; users: a CONNECT naming one), else the
+    /// leaf block's account. Returns the account the leaf binds to, or null when the credentials do not pass.
+    /// </summary>
+    public string? Authenticate(PeerConnect connect, string? nonce, string remoteIp, bool webSocket)
+    {
+        if (Options.Users.Count > 0 || !string.IsNullOrEmpty(Options.Username))
+        {
+            return AuthenticateLeafUser(connect.User, connect.Pass);
+        }
+        var authenticator = _server.Authenticator;
+        var options = _server.Options;
+        var named = !string.IsNullOrEmpty(connect.User) || !string.IsNullOrEmpty(connect.Jwt) || !string.IsNullOrEmpty(options.NoAuthUser);
+        if (options.Operator.Enabled || (authenticator.AuthRequired && named && options.Users is { Count: > 0 }))
+        {
+            var request = new Auth.ClientAuthRequest(new ConnectOptions
+            {
+                Jwt = connect.Jwt,
+                Sig = connect.Sig,
+                User = connect.User,
+                Pass = connect.Pass,
+                AuthToken = connect.Token,
+                Name = connect.Name,
+            }, nonce, remoteIp, webSocket ? Auth.ConnectionTypes.LeafnodeWebsocket : Auth.ConnectionTypes.Leafnode);
+            return authenticator.Authenticate(request)?.Account;
+        }
+        return AuthenticateLeafUser(connect.User, connect.Pass);
+    }
+
+    private string? AuthenticateLeafUser(string? user, string? password)
     {
         if (Options.Users.Count > 0)
         {

@@ -22,6 +22,8 @@ internal sealed class LeafSolicitor
     private List<Uri> _urls;
     private int _next;
     private long _delayTicks;
+    private string _tlsName = "";
+    private volatile bool _hubRequiresTls;
 
     public LeafSolicitor(LeafNodeService service, LeafRemote remote, ILogger logger)
     {
@@ -33,9 +35,50 @@ internal sealed class LeafSolicitor
         {
             Random.Shared.Shuffle(System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_urls));
         }
+        foreach (var url in _urls)
+        {
+            SaveTlsName(url);
+            // Go's saveUserPassword: a URL the hub advertises has no user info; the configured one's is used with it.
+            if (User is null && url.UserInfo.Length > 0)
+            {
+                (User, Password) = Transport.UrlCredentials.Of(url);
+            }
+        }
+        // Go: a wss:// remote uses TLS with or without a tls {} block.
+        _hubRequiresTls = _urls.Any(u => u.Scheme == "wss");
     }
 
     public LeafRemote Remote { get; }
+
+    /// <summary>The user and password of the first configured URL that has them.</summary>
+    public string? User { get; }
+    public string? Password { get; }
+
+    /// <summary>Go's saveTLSHostname: the first host name (not an IP) among the URLs, the TLS server name for an IP URL.</summary>
+    private void SaveTlsName(Uri url)
+    {
+        if (_tlsName.Length == 0 && url.HostNameType == UriHostNameType.Dns)
+        {
+            _tlsName = url.IdnHost;
+        }
+    }
+
+    /// <summary>The hub's INFO said tls_required: this and every later connection of the remote use TLS (Go's remote.TLS).</summary>
+    public void NoteHubRequiresTls() => _hubRequiresTls = true;
+
+    /// <summary>
+    /// Go's leafNodeGetTLSConfigForSolicit: TLS when the remote has a <c>tls {}</c> block, a wss:// URL or a hub that asked
+    /// for it; the server name is the URL's host, or for an IP the saved host name.
+    /// </summary>
+    public Transport.PeerTls? TlsFor(Uri url)
+    {
+        if (Remote.TlsContext is null && !_hubRequiresTls)
+        {
+            return null;
+        }
+        var host = url.HostNameType == UriHostNameType.Dns || _tlsName.Length == 0 ? url.IdnHost.Trim('[', ']') : _tlsName;
+        return new Transport.PeerTls(Remote.TlsContext ?? Tls.TlsServerContext.DefaultClient, Solicit: true, host, RequireCertificate: false);
+    }
 
     /// <summary>The connection up now, if any (for /leafz and tests).</summary>
     public LeafConnection? Current { get; private set; }
@@ -53,6 +96,7 @@ internal sealed class LeafSolicitor
                 !Remote.Urls.Any(u => string.Equals(u.Host, url.Host, StringComparison.OrdinalIgnoreCase) && u.Port == url.Port))
             {
                 urls.Add(url);
+                SaveTlsName(url);
             }
         }
         urls.AddRange(Remote.Urls);
@@ -89,35 +133,24 @@ internal sealed class LeafSolicitor
                     await Task.Delay(TimeSpan.FromMilliseconds(delay), stop).ConfigureAwait(false);
                 }
                 var attempts = 0;
-                Socket? socket = null;
-                Uri url = Remote.Urls[0];
-                while (socket is null)
+                LeafConnection? connection = null;
+                while (connection is null)
                 {
-                    url = PickNext();
-                    socket = await DialAsync(url, stop).ConfigureAwait(false);
-                    if (socket is null)
+                    var url = PickNext();
+                    var (started, dialError) = await ConnectAsync(url, stop).ConfigureAwait(false);
+                    if (started is null)
                     {
                         attempts++;
-                        if (!firstConnect || attempts == 1)
+                        if (dialError is not null && (!firstConnect || attempts == 1))
                         {
                             _logger.LogError("Error trying to connect as leafnode to remote server \"{Host}\" (attempt {Attempt}): {Error}",
-                                $"{url.Host}:{url.Port}", attempts, _lastError);
+                                $"{url.Host}:{url.Port}", attempts, dialError);
                         }
                         await Task.Delay(interval, stop).ConfigureAwait(false);
                     }
+                    connection = started;
                 }
                 firstConnect = false;
-                LeafConnection connection;
-                try
-                {
-                    connection = _service.StartConnection(socket, this, url);
-                }
-                catch (Exception e) when (e is SocketException or ObjectDisposedException)
-                {
-                    socket.Dispose();
-                    await Task.Delay(interval, stop).ConfigureAwait(false);
-                    continue;
-                }
                 Current = connection;
                 await connection.Closed.WaitAsync(stop).ConfigureAwait(false);
                 Current = null;
@@ -129,28 +162,52 @@ internal sealed class LeafSolicitor
         }
     }
 
-    private string _lastError = "";
-
-    private async Task<Socket?> DialAsync(Uri url, CancellationToken stop)
+    /// <summary>
+    /// Dials <paramref name="url"/> and starts the connection on it; null with Go's dial line when TCP failed, null
+    /// without one when a websocket upgrade failed (logged here, as Go's "Error soliciting websocket connection").
+    /// </summary>
+    private async Task<(LeafConnection? Connection, string? DialError)> ConnectAsync(Uri url, CancellationToken stop)
     {
+        _logger.LogDebug("Trying to connect as leafnode to remote server on \"{Host}:{Port}\"", url.Host, url.Port);
+        if (Remote.IsWebSocket)
+        {
+            var (transport, remote, error, tcpFailed) = await LeafWebSocketDialer.ConnectAsync(this, url, DialTimeout, line => _logger.LogError("{Error}", line), stop).ConfigureAwait(false);
+            if (transport is null)
+            {
+                if (tcpFailed)
+                {
+                    return (null, error);
+                }
+                _logger.LogError("Error soliciting websocket connection: {Error}", error);
+                return (null, null);
+            }
+            return (_service.StartConnection(transport, remote, this, url), null);
+        }
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stop);
         timeout.CancelAfter(DialTimeout);
         try
         {
-            _logger.LogDebug("Trying to connect as leafnode to remote server on \"{Host}:{Port}\"", url.Host, url.Port);
             await socket.ConnectAsync(url.Host.Trim('[', ']'), url.Port, timeout.Token).ConfigureAwait(false);
             socket.NoDelay = true;
-            return socket;
         }
         catch (Exception e) when (e is SocketException or OperationCanceledException)
         {
             socket.Dispose();
             stop.ThrowIfCancellationRequested();
-            _lastError = e is SocketException { SocketErrorCode: SocketError.ConnectionRefused }
+            return (null, e is SocketException { SocketErrorCode: SocketError.ConnectionRefused }
                 ? $"dial tcp {url.Host}:{url.Port}: connect: connection refused"
-                : $"dial tcp {url.Host}:{url.Port}: i/o timeout";
-            return null;
+                : $"dial tcp {url.Host}:{url.Port}: i/o timeout");
+        }
+        try
+        {
+            return (_service.StartConnection(socket, this, url), null);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            // Reset between connect and set-up: the next attempt follows after the interval.
+            socket.Dispose();
+            return (null, null);
         }
     }
 }

@@ -6,7 +6,7 @@ namespace Nats.Server.Routes;
 /// <summary>
 /// One account's local interest as peers see it (Go's per-account route map): counts per subject and
 /// per subject+queue of the subscriptions that live here (clients, the server's own handlers,
-/// JetStream, stream-import shadows), turned into RS+ on 0→1 and RS- on 1→0, and for a queue group
+/// JetStream, stream-import shadows, service-response wildcards), turned into RS+ on 0→1 and RS- on 1→0, and for a queue group
 /// an RS+ with the new weight on every change. It observes the account's index under the index lock,
 /// and sends while holding its own lock, so peers see the changes in the order the index made them.
 /// </summary>
@@ -101,7 +101,9 @@ internal sealed class LocalInterest : ISubscriptionObserver
         subscription.Kind switch
         {
             Delivery.ReceiverKind.Remote => ((Delivery.RemotePeer)subscription.Receiver).Role == Delivery.PeerRole.HubLeaf,
-            Delivery.ReceiverKind.Import => subscription.Receiver is StreamImportRoute,
+            // A stream import's shadow and the exporter's `_R_.<prefix>.>` response wildcard draw messages from peers
+            // (Go forwards both); a service import's stand-in does not: its requests are mapped where they are published.
+            Delivery.ReceiverKind.Import => subscription.Receiver is StreamImportRoute or ResponseRoute,
             _ => true,
         };
 

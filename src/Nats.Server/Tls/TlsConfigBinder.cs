@@ -47,6 +47,24 @@ internal static partial class TlsConfigBinder
         }
     }
 
+    /// <summary>As <see cref="BindContext"/> for a block only used to dial (a leaf remote's): no certificate needed.</summary>
+    public static TlsServerContext? BindClientContext(ConfigValue block, List<string> errors)
+    {
+        if (Bind(block, errors) is not { } tls)
+        {
+            return null;
+        }
+        try
+        {
+            return TlsServerContext.CreateClient(tls);
+        }
+        catch (InvalidOperationException e)
+        {
+            errors.Add($"{block.Source}: {e.Message}");
+            return null;
+        }
+    }
+
     private static TlsOptions Parse(ConfigValue block)
     {
         var map = block.Map();

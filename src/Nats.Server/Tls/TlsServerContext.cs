@@ -15,16 +15,17 @@ public sealed class TlsServerContext
     private static readonly Oid ClientAuthUsage = new("1.3.6.1.5.5.7.3.2");
     private static readonly Oid ServerAuthUsage = new("1.3.6.1.5.5.7.3.1");
 
-    private readonly SslStreamCertificateContext _certificate;
+    private readonly SslStreamCertificateContext? _certificate;
+    private readonly X509Certificate2? _leaf;
     private readonly X509Certificate2Collection? _clientCas;
     private readonly CipherSuitesPolicy? _cipherPolicy;
 
-    private TlsServerContext(TlsOptions options, SslStreamCertificateContext certificate, X509Certificate2 leaf,
+    private TlsServerContext(TlsOptions options, SslStreamCertificateContext? certificate, X509Certificate2? leaf,
         X509Certificate2Collection? clientCas, CipherSuitesPolicy? cipherPolicy)
     {
         Options = options;
         _certificate = certificate;
-        Certificate = leaf;
+        _leaf = leaf;
         _clientCas = clientCas;
         _cipherPolicy = cipherPolicy;
     }
@@ -32,7 +33,11 @@ public sealed class TlsServerContext
     public TlsOptions Options { get; }
 
     /// <summary>The server's own certificate (also used by the HTTPS monitor).</summary>
-    public X509Certificate2 Certificate { get; }
+    public X509Certificate2 Certificate => _leaf ?? throw new InvalidOperationException("this TLS block has no certificate (a dialling side's)");
+
+    /// <summary>Go's <c>&amp;tls.Config{MinVersion: tls.VersionTLS12}</c>: what a leaf remote without a <c>tls {}</c> block uses
+    /// when the hub requires TLS (no certificate of ours, the system roots, the host name checked).</summary>
+    internal static TlsServerContext DefaultClient { get; } = new(new TlsOptions(), null, null, null, null);
 
     public bool Verify => Options.Verify;
 
@@ -55,7 +60,29 @@ public sealed class TlsServerContext
                 ? "TLS Server certificate must be present and valid"
                 : "missing 'cert_file' in TLS configuration");
         }
+        return Load(options);
+    }
+
+    /// <summary>
+    /// A block for the dialling side only (a leaf remote's <c>tls {}</c>, Go's GenTLSConfig with RootCAs = ca_file): the
+    /// certificate is optional there, since only a hub that verifies asks for one.
+    /// </summary>
+    internal static TlsServerContext CreateClient(TlsOptions options)
+    {
+        if (!string.IsNullOrEmpty(options.CertFile) || !string.IsNullOrEmpty(options.KeyFile))
+        {
+            return Create(options);
+        }
+        return Load(options);
+    }
+
+    private static TlsServerContext Load(TlsOptions options)
+    {
         CheckCurves(options.CurvePreferences);
+        if (string.IsNullOrEmpty(options.CertFile))
+        {
+            return new TlsServerContext(options, null, null, LoadCas(options), LoadCipherPolicy(options));
+        }
 
         X509Certificate2 leaf;
         var chain = new X509Certificate2Collection();
@@ -80,6 +107,15 @@ public sealed class TlsServerContext
             }
         }
 
+        var context = SslStreamCertificateContext.Create(leaf, intermediates, offline: true);
+        return new TlsServerContext(options, context, leaf, LoadCas(options), LoadCipherPolicy(options))
+        {
+            RateCounter = options.RateLimit > 0 ? new ConnectionRateCounter(options.RateLimit) : null,
+        };
+    }
+
+    private static X509Certificate2Collection? LoadCas(TlsOptions options)
+    {
         X509Certificate2Collection? cas = null;
         if (!string.IsNullOrEmpty(options.CaFile))
         {
@@ -101,7 +137,11 @@ public sealed class TlsServerContext
                 throw new InvalidOperationException("failed to parse root ca certificate");
             }
         }
+        return cas;
+    }
 
+    private static CipherSuitesPolicy? LoadCipherPolicy(TlsOptions options)
+    {
         CipherSuitesPolicy? policy = null;
         if (options.CipherSuites is { } suites)
         {
@@ -112,8 +152,7 @@ public sealed class TlsServerContext
             // Go's cipher_suites only restricts TLS 1.2; TLS 1.3 suites are always available there.
             policy = new CipherSuitesPolicy(suites.Concat(TlsNames.Tls13Suites).Distinct());
         }
-        var context = SslStreamCertificateContext.Create(leaf, intermediates, offline: true);
-        return new TlsServerContext(options, context, leaf, cas, policy) { RateCounter = options.RateLimit > 0 ? new ConnectionRateCounter(options.RateLimit) : null };
+        return policy;
     }
 
     /// <summary>The SslStream options for one connection; <paramref name="verifier"/> records why a client certificate was refused.</summary>

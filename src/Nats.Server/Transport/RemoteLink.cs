@@ -61,7 +61,17 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
     /// <param name="kind">The protocol as Go's log lines name it ("route", "leafnode", "gateway").</param>
     /// <param name="tag">The id prefix of the log name ("rid", "lid", "gid").</param>
     /// <param name="tls">Set when the link is secured before either side says anything (routes and gateways, as Go).</param>
-    public RemoteLink(IRemoteLinkOwner owner, NatsServer server, Socket socket, ulong id, string kind, string tag, ILogger logger, PeerTls? tls = null)
+    /// <param name="upgradable">The link may be secured later, after plain INFO (leaf connections, see <see cref="UpgradeBeforeNextRead"/>).</param>
+    public RemoteLink(IRemoteLinkOwner owner, NatsServer server, Socket socket, ulong id, string kind, string tag, ILogger logger, PeerTls? tls = null,
+        bool upgradable = false)
+        : this(owner, server, tls is null && !upgradable ? new SocketTransport(socket) : (ClientTransport)new PeerTlsTransport(socket), socket.RemoteEndPoint as IPEndPoint,
+            id, kind, tag, logger, tls)
+    {
+    }
+
+    /// <summary>A link over a transport made elsewhere (a leaf connection over WebSocket).</summary>
+    public RemoteLink(IRemoteLinkOwner owner, NatsServer server, ClientTransport transport, IPEndPoint? remote, ulong id, string kind, string tag,
+        ILogger logger, PeerTls? tls = null)
     {
         _owner = owner;
         _server = server;
@@ -69,12 +79,11 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
         _kind = kind;
         _tls = tls;
         Id = id;
-        _transport = tls is null ? new SocketTransport(socket) : new PeerTlsTransport(socket);
+        _transport = transport;
         Outbound = new RouteOutbound(new OutboundQueue(this, _transport));
         // A local subscriber that is reading but behind pauses this reader (TCP then pushes back on the peer's
         // publishers) instead of being cut for max_pending; one that stops reading is cut after the stuck bound.
         Proxy = new Delivery.MessageOrigin(server, id, canStall: true);
-        var remote = socket.RemoteEndPoint as IPEndPoint;
         // A dialled socket is dual-mode: show an IPv4 peer as Go does, not as ::ffff:a.b.c.d.
         var address = remote?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : remote?.Address;
         RemoteIp = address?.ToString() ?? "";
@@ -115,6 +124,18 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
     /// <summary>The negotiated TLS session of a secured link.</summary>
     public TlsConnectionState? Tls => _transport.Tls;
 
+    /// <summary>The transport is a WebSocket (a leaf's <c>ws://</c> remote or one accepted on the websocket port).</summary>
+    public bool IsWebSocket => _transport.IsWebSocket;
+
+    private (PeerTls Tls, Action Secured)? _upgrade;
+
+    /// <summary>
+    /// Go's leaf TLS, which starts after the hub's plain INFO: the read loop stops after the command being handled (or
+    /// before its first read), runs the handshake, then calls <paramref name="secured"/> (which queues what must go
+    /// out encrypted) and reads on through TLS. A failed handshake is logged and closes the link, as Go.
+    /// </summary>
+    public void UpgradeBeforeNextRead(PeerTls tls, Action secured) => _upgrade = (tls, secured);
+
     /// <summary>
     /// Secures the link when asked (Go's doTLSHandshake, before anything else is said), starts the write loop, queues
     /// <paramref name="opening"/>'s lines, and runs the read loop until the link closes.
@@ -149,6 +170,18 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
         int start = 0, end = 0;
         while (!IsClosed)
         {
+            if (_upgrade is var (tls, secured))
+            {
+                _upgrade = null;
+                if (!await HandshakeAsync(tls).ConfigureAwait(false))
+                {
+                    return;
+                }
+                // The peer says nothing in plain text after the INFO that asked for TLS.
+                start = end = 0;
+                secured();
+                continue;
+            }
             if (end == buffer.Length)
             {
                 if (start > 0)
@@ -198,7 +231,7 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
     private int Process(byte[] buffer, int start, int end)
     {
         Span<Range> args = stackalloc Range[MaxArgs];
-        while (start < end && !IsClosed)
+        while (start < end && !IsClosed && _upgrade is null)
         {
             var span = buffer.AsSpan(start, end - start);
             var lf = span.IndexOf((byte)'\n');

@@ -23,6 +23,7 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
     private const string NoMaskingHeader = "Nats-No-Masking";
     private const string MqttPath = "/mqtt";
     private const string MqttSubProtocol = "mqtt";
+    private const string LeafPath = "/leafnode";
 
     private readonly OriginPolicy _origins = new(options.SameOrigin, options.AllowedOrigins);
     private WebApplication? _app;
@@ -119,6 +120,11 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
             await ServeMqttAsync(context, remote).ConfigureAwait(false);
             return;
         }
+        if (IsLeafPath(request))
+        {
+            await ServeLeafAsync(context, remote).ConfigureAwait(false);
+            return;
+        }
         if (!options.Compression && context.Features.Get<IHttpUpgradeFeature>() is { IsUpgradableRequest: true } upgrade
             && AcceptKey(request.Headers["Sec-WebSocket-Key"].ToString()) is { } accept)
         {
@@ -157,6 +163,34 @@ internal sealed class WebSocketListener(NatsServer server, WebSocketOptions opti
     /// <summary>Go's wsUpgrade: a path starting with /mqtt (escaped, as sent) is an MQTT client, whatever subprotocol it asked for.</summary>
     private static bool IsMqttPath(HttpRequest request) =>
         (request.PathBase + request.Path).ToUriComponent().StartsWith(MqttPath, StringComparison.Ordinal);
+
+    /// <summary>Go's wsUpgrade: a path starting with /leafnode is a leaf node connection.</summary>
+    private static bool IsLeafPath(HttpRequest request) =>
+        (request.PathBase + request.Path).ToUriComponent().StartsWith(LeafPath, StringComparison.Ordinal);
+
+    /// <summary>
+    /// A leaf over WebSocket (Go's createLeafNode with a websocket): the SDK's WebSocket under a leaf connection, which
+    /// then goes as over the leaf port (INFO, CONNECT, no TLS upgrade: the HTTPS of the upgrade is its TLS). Go needs the
+    /// leaf port configured and otherwise closes the upgraded connection at once with its error line.
+    /// </summary>
+    private async Task ServeLeafAsync(HttpContext context, IPEndPoint remote)
+    {
+        using var socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
+        {
+            DangerousEnableCompression = options.Compression,
+            KeepAliveInterval = TimeSpan.Zero,
+        }).ConfigureAwait(false);
+        if (server.LeafNodes is not { Options.Listens: true } leafs)
+        {
+            logger.LogError("Not configured to accept leaf node connections");
+            socket.Abort();
+            return;
+        }
+        var transport = new WebSocketTransport(socket, remote);
+        leafs.StartConnection(transport, remote, null, null);
+        await transport.Closed.ConfigureAwait(false);
+        await CloseAsync(socket).ConfigureAwait(false);
+    }
 
     /// <summary>
     /// MQTT over WebSocket (Go's createMQTTClient with a websocket): the SDK's WebSocket (masking,

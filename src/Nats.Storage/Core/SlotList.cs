@@ -550,6 +550,41 @@ internal sealed class SlotList
         }
     }
 
+    // The use tick at the previous idle trim: chunks not used since then are cold.
+    private long _idleMark;
+
+    /// <summary>Evicts every chunk nobody used since the previous call (the cache expiry tick calls it), so a
+    /// store nobody reads keeps only its newest chunk, as its block caches go after a period. Same rule as
+    /// <see cref="Trim"/>: only where no <c>ref Slot</c> is held. True while chunks other than the newest stay
+    /// resident (they are looked at again on the next tick).</summary>
+    public bool TrimIdle()
+    {
+        if (_source is null)
+        {
+            return false;
+        }
+
+        var kept = false;
+        for (var c = 0; c < _chunks.Count - 1; c++)
+        {
+            if (_chunks[c] is null || _live[c] == 0)
+            {
+                continue;
+            }
+
+            if (_use[c] <= _idleMark)
+            {
+                Evict(c);
+            }
+            else
+            {
+                kept = true;
+            }
+        }
+        _idleMark = _tick;
+        return kept;
+    }
+
     private void Evict(int c)
     {
         var chunk = _chunks[c]!;

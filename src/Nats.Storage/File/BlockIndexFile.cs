@@ -12,10 +12,10 @@ namespace Nats.Storage.File;
 /// version 1's 40 plus the subject, which is still read.
 /// <code>
 /// header: u32 magic, i32 version, i32 block length, i32 records, [v2: i32 subjects]
-/// v1 entry: i32 offset, i32 length, u8 kind, u8 0, u16 subject length, i32 header length, u64 seq,
+/// v1 entry: i32 offset, i32 length, u8 kind, u8 compact (0: a full record, as every build that wrote version 1 did), u16 subject length, i32 header length, u64 seq,
 ///           i64 time, i64 TTL expiry, subject
 /// v2: u32 position of each subject, then each subject (u16 length, bytes); entry: u8 kind | 0x10 TTL |
-///     0x20 header, varint length, zigzag varint seq delta, zigzag varint time delta, varint subject
+///     0x20 header | 0x40 compact record, varint length, zigzag varint seq delta, zigzag varint time delta, varint subject
 ///     index + 1 (0: none), [varint header length], [i64 TTL expiry]
 /// then u32 CRC-32C of everything before it
 /// </code>
@@ -29,6 +29,7 @@ internal static class BlockIndexFile
     private const int EntrySizeV1 = 40;
     private const byte FlagTtl = 0x10;
     private const byte FlagHeader = 0x20;
+    private const byte FlagCompact = 0x40;
 
     public delegate void EntryHandler(int offset, in RecordHeader rec, ReadOnlySpan<byte> subject);
 
@@ -102,7 +103,8 @@ internal static class BlockIndexFile
                     }
 
                     var n = 1;
-                    e[0] = (byte)((byte)rec.Kind | (rec.TtlExpiry != 0 ? FlagTtl : 0) | (rec.HeaderLength > 0 ? FlagHeader : 0));
+                    e[0] = (byte)((byte)rec.Kind | (rec.TtlExpiry != 0 ? FlagTtl : 0) | (rec.HeaderLength > 0 ? FlagHeader : 0)
+                        | (rec.Compact ? FlagCompact : 0));
                     n += PutVarint(e[n..], (ulong)rec.Length);
                     n += PutVarint(e[n..], ZigZag((long)(rec.Seq - prevSeq)));
                     n += PutVarint(e[n..], ZigZag(rec.Timestamp - prevTs));
@@ -170,7 +172,7 @@ internal static class BlockIndexFile
     }
 
     /// <summary>Where an encoder reads a block's records from.</summary>
-    private interface IRecordSource
+    internal interface IRecordSource
     {
         bool TryRead(int offset, out RecordHeader rec, out ReadOnlySpan<byte> bytes);
     }
@@ -336,7 +338,7 @@ internal static class BlockIndexFile
     }
 
     /// <summary>Records of a block file read through a pooled window of a few hundred KB.</summary>
-    private sealed class ChunkedBlockReader(IStoreFile file, int length) : IRecordSource, IDisposable
+    internal sealed class ChunkedBlockReader(IStoreFile file, int length) : IRecordSource, IDisposable
     {
         private const int Chunk = 256 * 1024;
         private byte[] _buf = BlockBufferPool.Rent(Chunk);
@@ -348,13 +350,13 @@ internal static class BlockIndexFile
         {
             bytes = default;
             rec = default;
-            if (!Holds(offset, RecordCodec.Overhead) && !Fill(offset, RecordCodec.Overhead))
+            if (!Holds(offset, RecordCodec.MinSize) && !Fill(offset, RecordCodec.MinSize))
             {
                 return false;
             }
 
             var len = BinaryPrimitives.ReadInt32LittleEndian(_buf.AsSpan(offset - _start));
-            if (len < RecordCodec.Overhead || len > length - offset || len > RecordCodec.MaxRecord)
+            if (len < RecordCodec.MinSize || len > length - offset || len > RecordCodec.MaxRecord)
             {
                 return false;
             }
@@ -500,9 +502,11 @@ internal static class BlockIndexFile
                 int subj = BinaryPrimitives.ReadUInt16LittleEndian(e[10..]);
                 var hdr = BinaryPrimitives.ReadInt32LittleEndian(e[12..]);
                 var ttl = BinaryPrimitives.ReadInt64LittleEndian(e[32..]);
-                var data = len - RecordCodec.Overhead - (ttl != 0 ? 8 : 0) - subj - hdr;
+                // Builds that wrote version 1 wrote only full records (0 here); a compact one is marked 1.
+                var compactV1 = e[9] == 1;
+                var data = len - RecordCodec.Framing(compactV1, ttl != 0) - subj - hdr;
                 rec = new RecordHeader(len, (RecordKind)e[8], subj, hdr, data,
-                    BinaryPrimitives.ReadUInt64LittleEndian(e[16..]), BinaryPrimitives.ReadInt64LittleEndian(e[24..]), ttl);
+                    BinaryPrimitives.ReadUInt64LittleEndian(e[16..]), BinaryPrimitives.ReadInt64LittleEndian(e[24..]), ttl, compactV1);
                 subject = e.Slice(EntrySizeV1, subj);
                 _at = _at with { Index = _at.Index + 1, Pos = _at.Pos + EntrySizeV1 + subj };
                 return true;
@@ -528,8 +532,9 @@ internal static class BlockIndexFile
                 var at = BinaryPrimitives.ReadInt32LittleEndian(b[(HeaderSizeV2 + 4 * (subjectIndex - 1))..]);
                 subject = b.Slice(at + 2, BinaryPrimitives.ReadUInt16LittleEndian(b[at..]));
             }
-            var dataLength = length - RecordCodec.Overhead - (ttlExpiry != 0 ? 8 : 0) - subject.Length - header;
-            rec = new RecordHeader(length, (RecordKind)(flags & 0x0F), subject.Length, header, dataLength, seq, ts, ttlExpiry);
+            var compact = (flags & FlagCompact) != 0;
+            var dataLength = length - RecordCodec.Framing(compact, ttlExpiry != 0) - subject.Length - header;
+            rec = new RecordHeader(length, (RecordKind)(flags & 0x0F), subject.Length, header, dataLength, seq, ts, ttlExpiry, compact);
             offset = _at.Offset;
             _at = new Mark(_at.Index + 1, pos, _at.Offset + length, seq, ts);
             return true;

@@ -41,7 +41,7 @@ internal sealed partial class FileStore
 
             Slots.Trim();
             DropPageIndex();
-            var held = false;
+            var held = Slots.TrimIdle();
             if (_windows.Held)
             {
                 if (_windowsUsed)

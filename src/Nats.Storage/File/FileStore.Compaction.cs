@@ -186,7 +186,7 @@ internal sealed partial class FileStore
         block.LiveMsgs = live;
         block.LiveBytes = liveBytes;
         block.DeadBytes = 0;
-        if (block.Sealed && outLen > 0)
+        if (block.Sealed && outLen > 0 && _opts.BlockIndexes)
         {
             BlockIndexFile.Write(_fs, block.Path, output, outLen);
             _dirDirty = true;

@@ -26,6 +26,7 @@ internal sealed partial class FileStore : ISlotSource
     void ISlotSource.Fill(ulong first, Span<Slot> chunk, ulong[]? live, int expected)
     {
         IndexPageLoads++;
+        ArmCacheExpiry(); // a paged-in chunk nobody uses again is evicted by the expiry tick
         var last = first + (ulong)chunk.Length - 1;
         if (FillPage(first, last, chunk, live, useIndex: true) == expected)
         {
@@ -123,7 +124,68 @@ internal sealed partial class FileStore : ISlotSource
         return found;
     }
 
+    // Where the last rebuild from a block's records stopped (the first message past its chunk), valid while
+    // the block keeps its generation: the next chunk's walk starts there instead of at the block's top.
+    private MessageBlock? _walkBlock;
+    private int _walkGeneration;
+    private int _walkOffset;
+    private ulong _walkSeq;
+
     private int FillFromRecords(MessageBlock block, ulong first, ulong last, Span<Slot> chunk, ulong[]? live)
+    {
+        if (block.Cache is null && !block.HoldsBuffer && block.Flushed == block.Length)
+        {
+            // Every byte is in the file: walk it through a window, from where the previous chunk stopped.
+            var walked = WalkFile(block, first, last, chunk, live, out var complete);
+            if (complete)
+            {
+                return walked;
+            }
+
+            // Damage on the way: the whole-block walk below skips it (and places only what is still missing).
+            return walked + FillFromWholeBlock(block, first, last, chunk, live);
+        }
+        return FillFromWholeBlock(block, first, last, chunk, live);
+    }
+
+    private int WalkFile(MessageBlock block, ulong first, ulong last, Span<Slot> chunk, ulong[]? live, out bool complete)
+    {
+        var off = 0;
+        if (_walkBlock == block && _walkGeneration == block.Generation && _walkSeq != 0 && first >= _walkSeq && _walkOffset < block.Length)
+        {
+            off = _walkOffset;
+        }
+
+        using var reader = new BlockIndexFile.ChunkedBlockReader(block.File, block.Length);
+        var found = 0;
+        while (off < block.Length)
+        {
+            if (!reader.TryRead(off, out var rec, out var bytes))
+            {
+                complete = false;
+                return found;
+            }
+
+            if (rec.Kind == RecordKind.Message)
+            {
+                if (rec.Seq > last)
+                {
+                    // Message records sit in sequence order: the next chunk's walk starts here.
+                    (_walkBlock, _walkGeneration, _walkOffset, _walkSeq) = (block, block.Generation, off, rec.Seq);
+                    break;
+                }
+                if (rec.Seq >= first)
+                {
+                    found += Place(block, off, rec, bytes.Slice(rec.SubjectOffset, rec.SubjectLength), first, chunk, live);
+                }
+            }
+            off += rec.Length;
+        }
+        complete = true;
+        return found;
+    }
+
+    private int FillFromWholeBlock(MessageBlock block, ulong first, ulong last, Span<Slot> chunk, ulong[]? live)
     {
         // Not through the block cache LRU: a rebuild can run while a caller walks another block's cache,
         // which an eviction there would hand back to the pool.

@@ -169,7 +169,7 @@ internal sealed partial class FileStore
         {
             RepairBlock(block);
         }
-        else if (block.Length > 0)
+        else if (block.Length > 0 && _opts.BlockIndexes)
         {
             BlockIndexFile.Write(_fs, path, block.Cache!, block.Length);
         }
@@ -263,7 +263,7 @@ internal sealed partial class FileStore
 
     internal static int NextValidRecord(byte[] cache, int from, int len)
     {
-        for (var p = from; p + RecordCodec.Overhead <= len; p++)
+        for (var p = from; p + RecordCodec.MinSize <= len; p++)
         {
             if (RecordCodec.TryRead(cache.AsSpan(p, len - p), out _))
             {

@@ -113,7 +113,7 @@ internal sealed partial class FileStore
     /// <summary>The checksum that ends the block's last record (its last four bytes); 0 for an empty block.</summary>
     private static uint TailChecksum(MessageBlock b)
     {
-        if (b.LastRecord < 0 || b.Length < RecordCodec.Overhead)
+        if (b.LastRecord < 0 || b.Length < RecordCodec.MinSize)
         {
             return 0;
         }
@@ -331,7 +331,7 @@ internal sealed partial class FileStore
         }
 
         var size = length - at;
-        if (at >= length || size < RecordCodec.Overhead || size > RecordCodec.MaxRecord)
+        if (at >= length || size < RecordCodec.MinSize || size > RecordCodec.MaxRecord)
         {
             return false;
         }

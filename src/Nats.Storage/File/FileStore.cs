@@ -104,13 +104,13 @@ internal sealed partial class FileStore : StoreCore
     {
         var max = block.Length - offset;
         var n = block.File.Read(_readScratch.AsSpan(0, Math.Min(_readScratch.Length, max)), offset);
-        if (n < RecordCodec.Overhead)
+        if (n < RecordCodec.MinSize)
         {
             return null;
         }
 
         var len = System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(_readScratch);
-        if (len < RecordCodec.Overhead || len > max || len > RecordCodec.MaxRecord)
+        if (len < RecordCodec.MinSize || len > max || len > RecordCodec.MaxRecord)
         {
             return null;
         }
@@ -322,11 +322,11 @@ internal sealed partial class FileStore : StoreCore
         b.Sealed = true;
         // Not synced here (no fsync under the lock on the publish path): the next sync round syncs the
         // sealed block with the new one, before anything written into the new one is acknowledged.
-        if (b.Cache is { } whole)
+        if (_opts.BlockIndexes && b.Cache is { } whole)
         {
             BlockIndexFile.Write(_fs, b.Path, whole, b.Length);
         }
-        else
+        else if (_opts.BlockIndexes)
         {
             BlockIndexFile.WriteFromFile(_fs, b.Path, b.File, b.Length);
         }
@@ -344,10 +344,10 @@ internal sealed partial class FileStore : StoreCore
 
     private void AppendControl(RecordKind kind, ulong seq)
     {
-        var block = RoomFor(RecordCodec.Overhead);
-        RecordCodec.WriteControl(block.Reserve(RecordCodec.Overhead), kind, seq, LastTs);
+        var block = RoomFor(RecordCodec.MinSize);
+        RecordCodec.WriteControl(block.Reserve(RecordCodec.MinSize), kind, seq, LastTs);
         block.LastRecord = block.Length;
-        block.Length += RecordCodec.Overhead;
+        block.Length += RecordCodec.MinSize;
         ArmCacheExpiry();
     }
 
@@ -361,7 +361,7 @@ internal sealed partial class FileStore : StoreCore
         }
 
         var bytes = new byte[rec.Length];
-        var body = rec.Length - RecordCodec.Overhead;
+        var body = rec.Length - RecordCodec.MinSize;
         var random = new byte[body];
         RandomNumberGenerator.Fill(random);
         // Re-encode as a record of the same size whose payload is noise, so the file stays parseable.

@@ -102,8 +102,16 @@ internal sealed record FileStoreOptions
     public TimeProvider? Clock { get; init; }
 
     /// <summary>Most bytes of the sequence index kept in memory between operations; colder index chunks
-    /// are evicted and rebuilt from the block index files when next touched (the newest always stays).</summary>
-    public long MaxIndexBytes { get; init; } = 8 << 20;
+    /// are evicted and rebuilt from the block index files when next touched (the newest always stays).
+    /// 2 MB: 16 chunks of 4,096 sequences, enough for readers near the head and a few behind; a reader far
+    /// behind rebuilds a chunk per 4,096 messages whatever the budget.</summary>
+    public long MaxIndexBytes { get; init; } = 2 << 20;
+
+    /// <summary>Write a sidecar index (<c>.idx</c>, ~8 bytes a message) for every sealed block, so a full
+    /// replay and an index page rebuild read it instead of the block. Without them (Go keeps no per-message
+    /// index either) both walk the block's records; the stream state file still spares a restart from
+    /// reading any of them. Existing indexes are used either way while they describe their block.</summary>
+    public bool BlockIndexes { get; init; } = true;
 
     /// <summary>Log2 of the sequences per index chunk; tests use tiny chunks to page constantly.</summary>
     public int IndexPageShift { get; init; } = 12;

@@ -39,10 +39,10 @@ internal sealed class ReadWindows : IDisposable
             }
 
             reuse = w;
-            if (offset >= w.Start && offset - w.Start + RecordCodec.Overhead <= w.Length)
+            if (offset >= w.Start && offset - w.Start + RecordCodec.MinSize <= w.Length)
             {
                 var len = BinaryPrimitives.ReadInt32LittleEndian(w.Buf.AsSpan(offset - w.Start));
-                if (len >= RecordCodec.Overhead && offset - w.Start + (long)len <= w.Length)
+                if (len >= RecordCodec.MinSize && offset - w.Start + (long)len <= w.Length)
                 {
                     w.LastUse = ++_tick;
                     (buf, at, avail) = (w.Buf!, offset - w.Start, w.Length - (offset - w.Start));
@@ -65,20 +65,20 @@ internal sealed class ReadWindows : IDisposable
     private static bool Fill(Window w, MessageBlock block, int offset)
     {
         var limit = block.Flushed - offset;
-        if (limit < RecordCodec.Overhead)
+        if (limit < RecordCodec.MinSize)
         {
             return false;
         }
 
         w.Buf ??= BlockBufferPool.Rent(WindowSize);
         var read = Read(block, w.Buf, 0, Math.Min(w.Buf.Length, limit), offset);
-        if (read < RecordCodec.Overhead)
+        if (read < RecordCodec.MinSize)
         {
             return false;
         }
 
         var len = BinaryPrimitives.ReadInt32LittleEndian(w.Buf);
-        if (len < RecordCodec.Overhead || len > limit || len > RecordCodec.MaxRecord)
+        if (len < RecordCodec.MinSize || len > limit || len > RecordCodec.MaxRecord)
         {
             return false;
         }

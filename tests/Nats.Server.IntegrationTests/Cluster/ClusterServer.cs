@@ -48,6 +48,9 @@ internal sealed partial class ClusterServer : IAsyncDisposable
     /// <summary>Where a JetStream test keeps this server's store (the directory survives restarts).</summary>
     public required string StoreDir { get; init; }
 
+    /// <summary>The server has a cluster block (and a route port to wait for).</summary>
+    public bool Routed { get; init; } = true;
+
     public RouteProxy Proxy { get; }
 
     public int ClientPort { get; private set; }
@@ -113,8 +116,9 @@ internal sealed partial class ClusterServer : IAsyncDisposable
         {
             var exited = process.WaitForExitAsync();
             // Go listens for routes only after "Server is ready": both lines, in any order.
-            var ready = Task.WhenAll(log.WaitForAsync("Server is ready", timeout: StartTimeout),
-                log.WaitForAsync(l => RouteLine().IsMatch(l), timeout: StartTimeout));
+            var ready = Routed
+                ? Task.WhenAll(log.WaitForAsync("Server is ready", timeout: StartTimeout), log.WaitForAsync(l => RouteLine().IsMatch(l), timeout: StartTimeout))
+                : (Task)log.WaitForAsync("Server is ready", timeout: StartTimeout);
             if (await Task.WhenAny(ready, exited) == exited)
             {
                 throw new InvalidOperationException($"server {this} exited with {process.ExitCode} before it was ready:\n{log.Text}");
@@ -122,8 +126,11 @@ internal sealed partial class ClusterServer : IAsyncDisposable
             await ready;
             ClientPort = PortIn(ClientLine(), log.Text);
             MonitorPort = PortIn(MonitorLine(), log.Text);
-            RoutePort = PortIn(RouteLine(), log.Text);
-            Proxy.UpstreamPort = RoutePort;
+            if (Routed)
+            {
+                RoutePort = PortIn(RouteLine(), log.Text);
+                Proxy.UpstreamPort = RoutePort;
+            }
             using var varz = await GetJsonAsync("/varz");
             ServerId = varz.RootElement.GetProperty("server_id").GetString()!;
         }

@@ -41,6 +41,7 @@ internal sealed class TestCluster : IAsyncDisposable
                 cluster._servers.Add(new ClusterServer(i, spec.Kinds[i], tempDir, new RouteProxy(), () => cluster.ConfigFor(index), spec.ExtraArgs)
                 {
                     StoreDir = spec.StoreDirOf?.Invoke(i) ?? Path.Combine(tempDir, "store"),
+                    Routed = !spec.Standalone,
                 });
             }
             // In order: a server whose peers are not up yet keeps retrying its explicit routes, as in production.
@@ -71,6 +72,10 @@ internal sealed class TestCluster : IAsyncDisposable
         if (Spec.ExtraConfig is { } extra)
         {
             sb.Append(extra(self)).Append('\n');
+        }
+        if (Spec.Standalone)
+        {
+            return sb.ToString();
         }
         sb.Append("cluster {\n");
         sb.Append("  name: ").Append(Spec.ClusterName).Append('\n');
@@ -232,4 +237,7 @@ internal sealed record ClusterSpec(IReadOnlyList<string> Kinds)
 
     /// <summary>Whether StartAsync waits for the full mesh (off for topologies that are not one).</summary>
     public bool WaitForMesh { get; init; } = true;
+
+    /// <summary>Each server stands alone, without a cluster block (JetStream in standalone mode, e.g. per leaf domain).</summary>
+    public bool Standalone { get; init; }
 }

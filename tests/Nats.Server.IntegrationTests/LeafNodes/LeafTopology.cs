@@ -13,22 +13,31 @@ namespace Nats.Server.IntegrationTests.LeafNodes;
 /// </summary>
 internal sealed class LeafTopology : IAsyncDisposable
 {
-    private LeafTopology(TestCluster hub, TestCluster leaf)
+    private LeafTopology(TestCluster hub, TestCluster leaf, int[] hubLeafPorts)
     {
         Hub = hub;
         Leaf = leaf;
+        HubLeafPorts = hubLeafPorts;
     }
 
     public TestCluster Hub { get; }
     public TestCluster Leaf { get; }
 
+    /// <summary>Each hub's leaf port.</summary>
+    public IReadOnlyList<int> HubLeafPorts { get; }
+
     /// <summary>Starts the hub servers, then the spokes, and waits until every spoke has its leaf connection.</summary>
     /// <param name="hubLeafConfig">Lines inside each hub's <c>leafnodes {}</c> (authorization ...).</param>
     /// <param name="remote">The inside of each spoke's remote entry, given the hub leaf URLs (<c>url: ...</c> plus account,
     /// deny lists ...); default every hub URL.</param>
+    /// <param name="jetStreamDomains">JetStream on every server with these domains (hub side, leaf side): the servers then
+    /// stand alone (no cluster block), as JetStream in a one-server cluster would want routes.</param>
     public static async Task<LeafTopology> StartAsync(string[] hubKinds, string[] leafKinds, string? hubLeafConfig = null,
-        Func<int, IReadOnlyList<string>, string>? remote = null, string? hubExtra = null, string? leafExtra = null, bool waitForLeafs = true)
+        Func<int, IReadOnlyList<string>, string>? remote = null, string? hubExtra = null, string? leafExtra = null, bool waitForLeafs = true,
+        (string Hub, string Leaf)? jetStreamDomains = null)
     {
+        static string JetStream(ClusterServer s, string? domain) =>
+            domain is null ? "" : $"jetstream {{\n  store_dir: \"{s.StoreDir}\"\n  domain: {domain}\n}}\n";
         var ports = hubKinds.Select(_ => FreePort()).ToArray();
         var urls = ports.Select(p => $"nats-leaf://127.0.0.1:{p}").ToList();
         remote ??= (_, u) => $"urls: [{string.Join(", ", u.Select(x => $"\"{x}\""))}]";
@@ -38,14 +47,18 @@ internal sealed class LeafTopology : IAsyncDisposable
             hub = await TestCluster.StartAsync(new ClusterSpec(hubKinds)
             {
                 ClusterName = "HUB",
-                ExtraConfig = s => $"leafnodes {{\n  listen: \"127.0.0.1:{ports[s.Index]}\"\n{hubLeafConfig}\n}}\n{hubExtra}",
+                ServerNamePrefix = jetStreamDomains is null ? "" : "hub-",
+                Standalone = jetStreamDomains is not null,
+                ExtraConfig = s => $"leafnodes {{\n  listen: \"127.0.0.1:{ports[s.Index]}\"\n{hubLeafConfig}\n}}\n{hubExtra}\n{JetStream(s, jetStreamDomains?.Hub)}",
             });
             var leaf = await TestCluster.StartAsync(new ClusterSpec(leafKinds)
             {
                 ClusterName = "LEAF",
-                ExtraConfig = s => $"leafnodes {{\n  remotes [ {{ {remote(s.Index, urls)} }} ]\n}}\n{leafExtra}",
+                ServerNamePrefix = jetStreamDomains is null ? "" : "leaf-",
+                Standalone = jetStreamDomains is not null,
+                ExtraConfig = s => $"leafnodes {{\n  remotes [ {{ {remote(s.Index, urls)} }} ]\n}}\n{leafExtra}\n{JetStream(s, jetStreamDomains?.Leaf)}",
             });
-            var topology = new LeafTopology(hub, leaf);
+            var topology = new LeafTopology(hub, leaf, ports);
             hub = null;
             try
             {
@@ -130,7 +143,7 @@ internal sealed class LeafTopology : IAsyncDisposable
         await Hub.DisposeAsync();
     }
 
-    private static int FreePort()
+    public static int FreePort()
     {
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));

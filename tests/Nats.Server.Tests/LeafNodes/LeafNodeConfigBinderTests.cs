@@ -66,7 +66,12 @@ public sealed class LeafNodeConfigBinderTests
     [InlineData("leafnodes { authorization { users [ { user: c, password: d }, { user: c, password: e } ] } }", "duplicate user \"c\" detected in leafnode authorization")]
     [InlineData("leafnodes { remotes: 5 }", "Expected remotes field to be an array")]
     [InlineData("leafnodes: 5", "Expected map to define a leafnode")]
-    [InlineData("leafnodes { tls { cert_file: x } }", "leafnodes tls is not supported yet")]
+    [InlineData("leafnodes { tls { cert_file: x } }", "missing 'key_file' in TLS configuration")]
+    [InlineData("leafnodes { tls { ca_file: /nonexistent/ca.pem } }", "TLS Server certificate must be present and valid")]
+    [InlineData("leafnodes { remotes [ { url: \"tls://h:1\", tls { key_file: k } } ] }", "missing 'cert_file' in TLS configuration")]
+    [InlineData("leafnodes { remotes [ { url: \"tls://h:1\", tls { ca_file: /nonexistent/ca.pem } } ] }", "open /nonexistent/ca.pem: no such file or directory")]
+    [InlineData("leafnodes { remotes [ { urls: [ \"ws://h:1\", \"nats://h:2\" ] } ] }",
+        "remote leaf node configuration cannot have a mix of websocket and non-websocket urls: [\"ws://h:1\" \"nats://h:2\"]")]
     public void MistakesAreReported(string text, string error)
     {
         var (_, result) = Bind(text);

@@ -69,6 +69,7 @@ public sealed class BlockIndexFileTests
             BinaryPrimitives.WriteInt32LittleEndian(e, offset);
             BinaryPrimitives.WriteInt32LittleEndian(e[4..], rec.Length);
             e[8] = (byte)rec.Kind;
+            e[9] = rec.Compact ? (byte)1 : (byte)0;
             BinaryPrimitives.WriteUInt16LittleEndian(e[10..], (ushort)rec.SubjectLength);
             BinaryPrimitives.WriteInt32LittleEndian(e[12..], rec.HeaderLength);
             BinaryPrimitives.WriteUInt64LittleEndian(e[16..], rec.Seq);

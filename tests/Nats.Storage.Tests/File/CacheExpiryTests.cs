@@ -49,4 +49,37 @@ public sealed class CacheExpiryTests
         }
         reopened.Stop();
     }
+
+    [Fact]
+    public void IdleIndexChunksAreEvictedAndRebuiltWhenRead()
+    {
+        var fs = new CrashFileSystem();
+        // 64 sequences a chunk, a budget far above what the test fills: only the expiry tick evicts.
+        var store = CrashStores.Open(CrashStores.Options(fs, blockSize: 4096, indexPageShift: 6));
+        for (var i = 0; i < 1000; i++)
+        {
+            store.StoreMsg($"s.{i % 9}", default, Encoding.UTF8.GetBytes($"payload {i}"));
+        }
+        Assert.True(store.IndexChunks > 10, $"{store.IndexChunks} chunks resident");
+
+        store.ExpireCaches(); // filled since the last look: kept
+        Assert.True(store.IndexChunks > 10);
+        Assert.Equal("payload 10", Encoding.UTF8.GetString(store.LoadMsg(11, null)!.Data.Span));
+        store.ExpireCaches(); // a period unused: only the newest chunk and the one just read stay
+        Assert.Equal(2, store.IndexChunks);
+        store.ExpireCaches();
+        Assert.Equal(1, store.IndexChunks);
+
+        var loads = store.IndexPageLoads;
+        for (var i = 0; i < 1000; i++)
+        {
+            Assert.Equal($"payload {i}", Encoding.UTF8.GetString(store.LoadMsg((ulong)i + 1, null)!.Data.Span));
+        }
+        Assert.True(store.IndexPageLoads >= loads + 15, $"{store.IndexPageLoads - loads} page loads");
+        Assert.Equal(1000UL / 9 + 1, store.FilteredState(1, "s.0").Msgs);
+        store.ExpireCaches();
+        store.ExpireCaches();
+        Assert.Equal(1, store.IndexChunks);
+        store.Stop();
+    }
 }

@@ -186,10 +186,35 @@ internal sealed partial class SystemAccountService
             WriteDataStats(json, "sent", varz.OutMsgs, varz.OutBytes);
             WriteDataStats(json, "received", varz.InMsgs, varz.InBytes);
             json.WriteNumber("slow_consumers", varz.SlowConsumers);
-            json.WriteNumber("active_servers", 1);
+            WriteRouteStats(json);
+            json.WriteNumber("active_servers", 1 + (_remote?.Count ?? 0));
             json.WriteEndObject();
             json.WriteEndObject();
         });
+    }
+
+    /// <summary>Go's statsz "routes" (RouteStat per route, left out when there are none).</summary>
+    private void WriteRouteStats(Utf8JsonWriter json)
+    {
+        if (_server.Cluster is not { } cluster || cluster.Table.Registered is not { Length: > 0 } routes)
+        {
+            return;
+        }
+        json.WriteStartArray("routes");
+        foreach (var route in routes)
+        {
+            json.WriteStartObject();
+            json.WriteNumber("rid", route.Id);
+            if (route.RemoteName.Length > 0)
+            {
+                json.WriteString("name", route.RemoteName);
+            }
+            WriteDataStats(json, "sent", Volatile.Read(ref route.Outbound.OutMsgs), Volatile.Read(ref route.Outbound.OutBytes));
+            WriteDataStats(json, "received", Volatile.Read(ref route.Link.InMsgs), Volatile.Read(ref route.Link.InBytes));
+            json.WriteNumber("pending", (int)Math.Min(route.Outbound.Pending, int.MaxValue));
+            json.WriteEndObject();
+        }
+        json.WriteEndArray();
     }
 
     private static void WriteTypedEvent(Utf8JsonWriter json, string type, string id, DateTime time)

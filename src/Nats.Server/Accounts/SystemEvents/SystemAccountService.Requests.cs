@@ -92,12 +92,22 @@ internal sealed partial class SystemAccountService
     private void SubscribeAll()
     {
         var id = _server.ServerId;
-        Subscribe($"$SYS._INBOX.{ServerHash}.*", Ignore);
-        Subscribe("$SYS.SERVER.ACCOUNT.*.CONNS", Ignore);
-        Subscribe($"$SYS._INBOX_.{id}", Ignore);
+        Subscribe($"$SYS._INBOX.{ServerHash}.*", Queue((subject, _, body) => ImportReply(subject, body)));
+        var remote = _remote!;
+        // Account counts change before the event reaches anyone else (Go runs this handler in the route's read loop).
+        InternalMessageHandler conns = (_, _, _, _, _, body) =>
+        {
+            if (Running)
+            {
+                remote.OnAccountConns(body);
+            }
+            return true;
+        };
+        Subscribe("$SYS.SERVER.ACCOUNT.*.CONNS", conns);
+        Subscribe($"$SYS._INBOX_.{id}", conns);
         Subscribe("$SYS.REQ.ACCOUNT.NSUBS", Queue(NumSubscriptionsRequest));
-        Subscribe("$SYS.SERVER.*.STATSZ", Ignore);
-        Subscribe("$SYS.SERVER.*.SHUTDOWN", Ignore);
+        Subscribe("$SYS.SERVER.*.STATSZ", Queue((_, _, body) => remote.OnStatsz(body)));
+        Subscribe("$SYS.SERVER.*.SHUTDOWN", Queue((subject, _, body) => remote.OnShutdown(subject, body)));
         if (!SubscribeClaims())
         {
             Subscribe("$SYS.ACCOUNT.*.CLAIMS.UPDATE", Ignore);
@@ -257,14 +267,15 @@ internal sealed partial class SystemAccountService
             json.WriteEndObject();
         }, replyAccount);
 
-    /// <summary>Go's filterRequest: substring matches on name and host; no cluster, tags or domain here, so those always filter.</summary>
+    /// <summary>Go's filterRequest: substring matches on name, host and cluster name; no tags or domain here, so those always filter.</summary>
     private bool IsFiltered(RequestOptions options)
     {
         var name = options.String("server_name");
         var host = options.String("host");
+        var cluster = options.String("cluster");
         return (name.Length > 0 && !_server.ServerName.Contains(name, StringComparison.Ordinal))
             || (host.Length > 0 && !_server.Options.Host.Contains(host, StringComparison.Ordinal))
-            || options.String("cluster").Length > 0
+            || (cluster.Length > 0 && !(ClusterName ?? "").Contains(cluster, StringComparison.Ordinal))
             || options.Strings("tags").Length > 0
             || options.String("domain").Length > 0;
     }

@@ -40,6 +40,8 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     private Delivery.InternalPublisher? _publisher;
     private Task? _loop;
     private Timer? _statszTimer;
+    private Timer? _sweepTimer;
+    private RemoteServers? _remote;
     private TimeSpan _statszInterval = FirstStatsz;
     private long _seq;
     private int _sid = 1;
@@ -70,10 +72,13 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         _client = InternalClient.Create(_server, clientId, Account, _server.LoggerFactory.CreateLogger("nats-server.system"));
         // Publishes as the server under the internal client's id (Go's one SYSTEM client: cid 1, clients from 2).
         _publisher = new Delivery.InternalPublisher(new Delivery.MessageOrigin(_server, clientId));
+        var remote = new RemoteServers(_server, _logger, () => PublishStatsz($"$SYS.SERVER.{_server.ServerId}.STATSZ"), Post);
+        _remote = remote;
         SubscribeAll();
         RegisterSystemImports();
         _loop = Task.Run(RunLoopAsync);
         _statszTimer = new Timer(_ => Post(StatszTick), null, FirstStatsz, Timeout.InfiniteTimeSpan);
+        _sweepTimer = new Timer(_ => Post(remote.Sweep), null, RemoteServers.SweepEvery, RemoteServers.SweepEvery);
     }
 
     /// <summary>Sends the shutdown event, waits until it is handed to the subscribers, and stops the loop.</summary>
@@ -84,6 +89,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
             return;
         }
         _statszTimer?.Dispose();
+        _sweepTimer?.Dispose();
         var sent = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         _work.Writer.TryWrite(() =>
         {
@@ -183,12 +189,19 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
         json.WriteString("name", _server.ServerName);
         json.WriteString("host", _server.Options.Host);
         json.WriteString("id", _server.ServerId);
+        if (ClusterName is { Length: > 0 } cluster)
+        {
+            json.WriteString("cluster", cluster);
+        }
         json.WriteString("ver", NatsServer.FeatureLevelVersion);
         json.WriteNumber("seq", ++_seq);
-        json.WriteBoolean("jetstream", false);
+        json.WriteBoolean("jetstream", _server.JetStream is not null);
         json.WriteString("time", GoFormat.Time(DateTime.UtcNow));
         json.WriteEndObject();
     }
+
+    /// <summary>Go's info.Cluster: the cluster's name, or the gateway's when gateways are on (it is the cluster's name there too).</summary>
+    private string? ClusterName => _server.Cluster?.ClusterName ?? _server.Options.Gateway.Name;
 
     private void PublishShutdown() =>
         Publish($"$SYS.SERVER.{_server.ServerId}.SHUTDOWN", "", json => WriteServerInfo(json, null));
