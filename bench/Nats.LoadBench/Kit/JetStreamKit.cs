@@ -12,9 +12,9 @@ namespace Nats.LoadBench.Kit;
 /// </summary>
 internal static class JetStreamKit
 {
-    public static async Task<NatsJSContext> ContextAsync(RunContext run, string role)
+    public static async Task<NatsJSContext> ContextAsync(RunContext run, string role, int server = 0, bool watched = true)
     {
-        var conn = await run.ConnectAsync(role);
+        var conn = await run.ConnectAsync(role, server: server, watched: watched);
         if (conn.ServerInfo is not { JetStreamAvailable: true })
         {
             throw new SetupException("no jetstream in the server's INFO");
@@ -33,6 +33,83 @@ internal static class JetStreamKit
         {
             throw new SetupException($"stream create: {ex.Message}", ex);
         }
+    }
+
+    /// <summary>
+    /// A replicated stream on the row's cluster, created through server 0 once the JetStream cluster takes it (the meta
+    /// group elects its leader after the routes form; until then creates are refused or unanswered), within 30 s.
+    /// Returns the index of the server leading it.
+    /// </summary>
+    public static async Task<int> CreateReplicatedStreamAsync(NatsJSContext js, StreamConfig config, RunContext run)
+    {
+        var deadline = Environment.TickCount64 + 30_000;
+        while (true)
+        {
+            try
+            {
+                // Go 2.9.10 can leave a create sent right after its meta leader's election unanswered: ask again.
+                using var attempt = new CancellationTokenSource(TimeSpan.FromSeconds(5));
+                var stream = await js.CreateStreamAsync(config, attempt.Token);
+                return stream.Info.Cluster?.Leader is { Length: > 0 } leader
+                    ? LeaderIndex(leader, run)
+                    : await StreamLeaderAsync(js, config.Name!, run, TimeSpan.FromSeconds(30));
+            }
+            catch (Exception ex) when (ex is NatsException or TimeoutException or OperationCanceledException && Environment.TickCount64 < deadline)
+            {
+                // Meta group not ready: "JetStream system temporarily unavailable", "insufficient resources", no responders.
+                // Setup only, outside the measured time.
+                if (Environment.GetEnvironmentVariable("LOADBENCH_CLUSTER_LOGS") == "1")
+                {
+                    Console.WriteLine($"   create {config.Name}: {ex.GetType().Name}: {ex.Message}");
+                }
+
+                await Task.Delay(250);
+            }
+            catch (Exception ex) when (ex is NatsException or TimeoutException or OperationCanceledException)
+            {
+                throw new SetupException($"R{config.NumReplicas} stream create: {ex.Message}", ex);
+            }
+        }
+    }
+
+    /// <summary>The index of the server leading <paramref name="stream"/>, asked until one is named (an election in progress names none).</summary>
+    public static async Task<int> StreamLeaderAsync(NatsJSContext js, string stream, RunContext run, TimeSpan timeout)
+    {
+        var deadline = Environment.TickCount64 + (long)timeout.TotalMilliseconds;
+        while (true)
+        {
+            try
+            {
+                var info = await js.GetStreamAsync(stream);
+                if (info.Info.Cluster?.Leader is { Length: > 0 } leader)
+                {
+                    return LeaderIndex(leader, run);
+                }
+            }
+            catch (Exception ex) when (ex is NatsException or TimeoutException or OperationCanceledException && Environment.TickCount64 < deadline)
+            {
+            }
+
+            if (Environment.TickCount64 > deadline)
+            {
+                throw new RowFailedException($"stream {stream} named no leader within {timeout.TotalSeconds:F0} s");
+            }
+
+            // Leadership is not announced to clients; this poll waits for an election only.
+            await Task.Delay(100);
+        }
+    }
+
+    /// <summary>The index of a cluster server from its <c>server_name</c> (<c>bench{i}</c>, see <see cref="Servers.ClusterStart"/>).</summary>
+    public static int LeaderIndex(string? leader, RunContext run)
+    {
+        var cluster = run.Endpoint.Cluster ?? throw new RowFailedException("a replicated row needs a cluster");
+        if (leader is { Length: > 5 } && leader.StartsWith("bench", StringComparison.Ordinal)
+            && int.TryParse(leader.AsSpan(5), System.Globalization.CultureInfo.InvariantCulture, out var index) && index < cluster.Count)
+        {
+            return index;
+        }
+        throw new RowFailedException($"no known leader in the cluster info ('{leader}')");
     }
 
     /// <summary>Messages the stream really holds: a figure only counts if the server stored what it acknowledged.</summary>

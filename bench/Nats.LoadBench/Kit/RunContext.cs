@@ -30,11 +30,15 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
 
     public RunSettings Settings { get; } = settings;
 
+    /// <summary>kill -9 of cluster server i (the failover rows); null against the sink.</summary>
+    public Action<int>? KillServer { get; init; }
+
     /// <summary>A subject no other run on the same server has used.</summary>
     public string Subject(string kind) => $"bench.{kind}.{Settings.RunId}";
 
     /// <summary>A NATS.Net connection (the client users run) with the harness's options, watched for cuts.</summary>
-    public async Task<NatsConnection> ConnectAsync(string role, Transport transport = Transport.Plain, int server = 0)
+    /// <param name="watched">False for a connection the row expects to lose (to a server it kills): its cut is no failure.</param>
+    public async Task<NatsConnection> ConnectAsync(string role, Transport transport = Transport.Plain, int server = 0, bool watched = true)
     {
         var conn = new NatsConnection(NatsClients.Options(Endpoint.Server(server), transport, $"loadbench-{row}-{role}"));
         lock (_nats)
@@ -42,7 +46,11 @@ internal sealed class RunContext(Endpoint endpoint, RunSettings settings, string
             _nats.Add(conn);
         }
 
-        conn.ConnectionDisconnected += (_, e) => Problem($"{role} connection cut ({e.Message})", conn);
+        if (watched)
+        {
+            conn.ConnectionDisconnected += (_, e) => Problem($"{role} connection cut ({e.Message})", conn);
+        }
+
         conn.ServerError += (_, e) => Problem($"{role} got -ERR '{e.Error}'", conn);
         conn.MessageDropped += (_, _) => Problem($"{role}: NATS.Net dropped a message", conn);
         try

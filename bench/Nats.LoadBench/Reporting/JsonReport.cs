@@ -74,6 +74,11 @@ internal static class JsonReport
                 w.WriteNumber("medianP50Us", Math.Round(p50, 2));
                 w.WriteNumber("medianP99Us", Math.Round(s.MedianP99!.Value, 2));
             }
+
+            if (s.MedianFailoverMs is { } failover)
+            {
+                w.WriteNumber("medianFailoverMs", Math.Round(failover, 1));
+            }
         }
 
         w.WriteStartArray("rounds");
@@ -99,6 +104,11 @@ internal static class JsonReport
                     w.WriteNumber("diskMiB", Math.Round(scale.DiskMb, 2));
                     w.WriteNumber("restartSeconds", Math.Round(scale.RestartSeconds, 4));
                     w.WriteNumber("rssAfterRestartMb", Math.Round(scale.RssAfterRestartMb, 2));
+                }
+
+                if (m.FailoverMs is { } failoverMs)
+                {
+                    w.WriteNumber("failoverMs", Math.Round(failoverMs, 1));
                 }
             }
 

@@ -25,6 +25,10 @@ internal static class MarkdownTables
             {
                 Scale(sb, inSection);
             }
+            else if (section == Catalog.Failover)
+            {
+                Failover(sb, inSection);
+            }
             else if (inSection.All(r => r.Scenario.HasLatency))
             {
                 Latency(sb, inSection);
@@ -89,6 +93,29 @@ internal static class MarkdownTables
 
         Failures(sb, rows);
     }
+
+    private static void Failover(StringBuilder sb, List<RowResult> rows)
+    {
+        sb.AppendLine("| Row | Benchmark | Go failover (ms) | ours failover (ms) | ours/Go (lower is better) | Go min-max (ms) | ours min-max (ms) | Go RSS peak/end (MB) | ours RSS peak/end (MB) |");
+        sb.AppendLine("|-----|-----------|-----------------:|-------------------:|--------------------------:|----------------:|------------------:|---------------------:|-----------------------:|");
+        foreach (var r in rows)
+        {
+            var go = r.Go;
+            var ours = r.Ours!;
+            var ratio = go.Outcome == Outcome.Ok && ours.Outcome == Outcome.Ok && go.MedianFailoverMs is > 0 && ours.MedianFailoverMs is { } o
+                ? (o / go.MedianFailoverMs.Value).ToString("F2", Inv) + "x"
+                : "-";
+            sb.AppendLine($"| `{r.Scenario.Name}` | {r.Scenario.Title} | {Ms(go, go.MedianFailoverMs)} | {Ms(ours, ours.MedianFailoverMs)} | {ratio} | {MinMax(go)} | {MinMax(ours)} | {Rss(go)} | {Rss(ours)} |");
+        }
+
+        Failures(sb, rows);
+    }
+
+    private static string Ms(ServerSeries s, double? v) => s.Outcome == Outcome.Ok && v != null ? v.Value.ToString("N0", Inv) : Status(s);
+
+    private static string MinMax(ServerSeries s) => s.Outcome == Outcome.Ok && s.MinFailoverMs is { } min && s.MaxFailoverMs is { } max
+        ? $"{min.ToString("N0", Inv)}-{max.ToString("N0", Inv)}"
+        : "-";
 
     private static void Limit(StringBuilder sb, List<RowResult> limits, IReadOnlyList<RowResult> all)
     {

@@ -46,6 +46,12 @@ internal sealed class ServerSeries(string label)
 
     public double? MedianP50 => Ok.Any(m => m.P50Us != null) ? Median(Ok.Select(m => m.P50Us!.Value)) : null;
 
+    public double? MedianFailoverMs => Ok.Any(m => m.FailoverMs != null) ? Median(Ok.Select(m => m.FailoverMs!.Value)) : null;
+
+    public double? MinFailoverMs => Ok.Select(m => m.FailoverMs).Min();
+
+    public double? MaxFailoverMs => Ok.Select(m => m.FailoverMs).Max();
+
     public double? MedianP99 => Ok.Any(m => m.P99Us != null) ? Median(Ok.Select(m => m.P99Us!.Value)) : null;
 
     private static double Median(IEnumerable<double> values)

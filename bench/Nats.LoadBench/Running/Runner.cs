@@ -110,7 +110,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         try
         {
             server = sc.ClusterSize > 1
-                ? ClusterStart.Start(spec, sc.ClusterSize, sc.ServerConfig)
+                ? ClusterStart.Start(spec, sc.ClusterSize, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
                 : ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null);
         }
         catch (SetupException ex)
@@ -131,6 +131,15 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         using (server)
         {
             var result = await MeasureAsync(sc, spec.Label, spec.IsOurs, server.Endpoint, server);
+            if (result.Outcome != Outcome.Ok && server.Peers.Count > 0 && Environment.GetEnvironmentVariable("LOADBENCH_CLUSTER_LOGS") == "1")
+            {
+                // A cluster row's failure is often an election or a route: every server's log tail says which.
+                foreach (var s in server.Peers.Prepend(server))
+                {
+                    log.WriteLine($"   --- {spec.Label} server log ---\n{s.LogTail().Trim()}");
+                }
+            }
+
             if (server.HasExited)
             {
                 log.WriteLine($"   {spec.Label} exited during the run: {server.LogTail().Trim()}");
@@ -179,7 +188,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     /// <summary>One run; a cut connection or a logged slow consumer fails it even if the counts add up.</summary>
     private static async Task<Measurement> RunOnceAsync(Scenario sc, Endpoint ep, RunSettings settings, ServerProcess? server)
     {
-        await using var run = new RunContext(ep, settings, sc.Name, () => ServerSays(server), server);
+        await using var run = new RunContext(ep, settings, sc.Name, () => ServerSays(server), server) { KillServer = server is null ? null : server.Kill };
         Measurement m;
         try
         {

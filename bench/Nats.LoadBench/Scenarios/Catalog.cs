@@ -18,6 +18,8 @@ internal static class Catalog
     public const string Mqtt = "MQTT";
     public const string Routes = "Routes (cluster of one kind: Go+Go or ours+ours)";
     public const string Limit = "Machine limit (loopback sink, no server)";
+    public const string R3 = "JetStream R3 (3-node cluster of one kind, file storage, clients on the leader)";
+    public const string Failover = "JetStream R3 failover (leader killed -> first acknowledged publish)";
     private const NATS.Client.JetStream.Models.StreamConfigStorage FileStorage = NATS.Client.JetStream.Models.StreamConfigStorage.File;
 
     public static IReadOnlyList<Scenario> All { get; } =
@@ -66,6 +68,13 @@ internal static class Catalog
         new PubSubScenario { Name = "route-pubsub-128b", Section = Routes, Title = "Pub/sub 1:1 across a route (pub on A, sub on B)", PayloadSize = 128, Subscribers = 1, ClusterSize = 2, SubscriberServers = [1], SmokeCount = 50_000 },
         new PubSubScenario { Name = "route-fanout-128b", Section = Routes, Title = "Fan-out 1:4 across 3 servers (pub on A, subs on B, C, A, B)", PayloadSize = 128, Subscribers = 4, ClusterSize = 3, SubscriberServers = [1, 2, 0, 1], SmokeCount = 25_000 },
         new ReqReplyScenario { Name = "route-reqrep-1x1-128b", Section = Routes, Title = "Request/reply across a route (client on A, service on B)", PayloadSize = 128, HasLatency = true, ClusterSize = 2, ServiceServer = 1, SmokeCount = 2_000 },
+        // Go 2.9.10 acknowledges an R3 publish once a quorum has it in memory; ours once a quorum has it fsynced.
+        new JsPublishScenario { Name = "js-r3-pub-async-128b-file", Section = R3, Title = "R3 async publish (100 acks in flight)", PayloadSize = 128, Window = 100, Replicas = 3, Storage = FileStorage, Features = Features.JetStream, ClusterSize = 3, SmokeCount = 5_000 },
+        new JsPublishScenario { Name = "js-r3-pub-sync-128b-file", Section = R3, Title = "R3 sync publish", PayloadSize = 128, Window = 1, Replicas = 3, Storage = FileStorage, Features = Features.JetStream, ClusterSize = 3, SmokeCount = 500 },
+        new JsConsumeScenario { Name = "js-r3-durable-fetch-file", Section = R3, Title = "R3 durable consumer fetch (batch 500, explicit ack)", PayloadSize = 128, Replicas = 3, Storage = FileStorage, Features = Features.JetStream, ClusterSize = 3, SmokeCount = 5_000 },
+        new JsConsumeScenario { Name = "js-r3-durable-fetch-1000-file", Section = R3, Title = "R3 durable consumer fetch (batch 1000, explicit ack)", PayloadSize = 128, Batch = 1000, Replicas = 3, Storage = FileStorage, Features = Features.JetStream, ClusterSize = 3, SmokeCount = 5_000 },
+        new JsConsumeScenario { Name = "js-r3-ordered-consumer-file", Section = R3, Title = "R3 ordered consumer", PayloadSize = 128, Kind = ConsumeKind.Ordered, Replicas = 3, Storage = FileStorage, Features = Features.JetStream, ClusterSize = 3, SmokeCount = 5_000 },
+        new JsFailoverScenario { Name = "js-r3-failover", Section = Failover, Title = "R3 file stream, sync publisher on a follower, leader kill -9", PayloadSize = 128, Features = Features.JetStream, ClusterSize = 3, SmokeCount = 200 },
         new PubSubScenario { Name = "limit-pub-16b", Section = Limit, Title = "Raw publisher into sink", PayloadSize = 16, IsLimit = true, SmokeCount = 100_000 },
         new PubSubScenario { Name = "limit-pub-128b", Section = Limit, Title = "Raw publisher into sink", PayloadSize = 128, IsLimit = true, SmokeCount = 100_000 },
     ];

@@ -40,11 +40,28 @@ internal sealed class JsConsumeScenario : Scenario
     /// <summary>Users mostly keep file streams, whose reads go through the block store, not arrays.</summary>
     public StreamConfigStorage Storage { get; init; } = StreamConfigStorage.Memory;
 
+    /// <summary>Replicas of the stream (above 1 on a cluster row): the clients then connect to the stream's leader, and a
+    /// durable consumer's client to the consumer's leader.</summary>
+    public int Replicas { get; init; } = 1;
+
     public override async Task<Measurement> RunAsync(RunContext run)
     {
         var js = await JetStreamKit.ContextAsync(run, "js-consume");
         string subject = run.Subject("jsc");
-        var stream = await JetStreamKit.CreateStreamAsync(js, $"BENCHC{run.Settings.RunId}", subject, Storage);
+        string name = $"BENCHC{run.Settings.RunId}";
+        INatsJSStream stream;
+        int at = 0;
+        if (Replicas > 1)
+        {
+            at = await JetStreamKit.CreateReplicatedStreamAsync(js, new StreamConfig(name, [subject]) { Storage = Storage, NumReplicas = Replicas }, run);
+            js = await JetStreamKit.ContextAsync(run, "js-consume-leader", at);
+            stream = await js.GetStreamAsync(name);
+        }
+        else
+        {
+            stream = await JetStreamKit.CreateStreamAsync(js, name, subject, Storage);
+        }
+
         long prefillDeadline = run.Settings.DeadlineFrom(Stopwatch.GetTimestamp());
         long stored = await JetStreamKit.PublishAsync(js, subject, Frames.Payload(PayloadSize), 256, run.Settings.Count, prefillDeadline, run);
         if (await JetStreamKit.StoredAsync(stream) != stored)
@@ -59,7 +76,7 @@ internal sealed class JsConsumeScenario : Scenario
         {
             ConsumeKind.Ordered => await OrderedAsync(js, streamName, stored, run, stop.Token),
             ConsumeKind.Push => await PushAsync(js, streamName, stored, run, stop.Token),
-            _ => await FetchAsync(js, streamName, stored, run, stop),
+            _ => await FetchAsync(await DurableAsync(js, streamName, at, run, stop.Token), stored, run, stop),
         };
         long last = Stopwatch.GetTimestamp();
         return new Measurement(got, (last - start) / (double)Stopwatch.Frequency, stored);
@@ -81,10 +98,26 @@ internal sealed class JsConsumeScenario : Scenario
         return got;
     }
 
-    private async Task<long> FetchAsync(NatsJSContext js, string streamName, long stored, RunContext run, CancellationTokenSource stop)
+    /// <summary>The durable pull consumer, through a client on its leader (a replicated consumer may lead elsewhere than its stream).</summary>
+    private async Task<INatsJSConsumer> DurableAsync(NatsJSContext js, string streamName, int at, RunContext run, CancellationToken token)
     {
         var policy = AckNone ? ConsumerConfigAckPolicy.None : AckAll ? ConsumerConfigAckPolicy.All : ConsumerConfigAckPolicy.Explicit;
-        var consumer = await js.CreateOrUpdateConsumerAsync(streamName, new ConsumerConfig("bench") { AckPolicy = policy }, stop.Token);
+        var consumer = await js.CreateOrUpdateConsumerAsync(streamName, new ConsumerConfig("bench") { AckPolicy = policy }, token);
+        if (Replicas > 1)
+        {
+            int leader = JetStreamKit.LeaderIndex(consumer.Info.Cluster?.Leader, run);
+            if (leader != at)
+            {
+                var there = await JetStreamKit.ContextAsync(run, "js-consume-consumer-leader", leader);
+                consumer = await there.GetConsumerAsync(streamName, "bench", token);
+            }
+        }
+
+        return consumer;
+    }
+
+    private async Task<long> FetchAsync(INatsJSConsumer consumer, long stored, RunContext run, CancellationTokenSource stop)
+    {
         long got = 0;
         while (got < stored && !run.Broken && !stop.IsCancellationRequested)
         {

@@ -2,7 +2,8 @@ namespace Nats.LoadBench.Scenarios;
 
 /// <summary>One measured run. Expected is what the scenario can prove should have arrived;
 /// a mismatch fails the run (and the smoke mode) instead of printing a flattering figure.</summary>
-internal sealed record Measurement(long Messages, double Seconds, long Expected, double? P50Us = null, double? P99Us = null)
+/// <remarks>A failover row also gives <see cref="FailoverMs"/>: from the leader's kill to the first acknowledged publish.</remarks>
+internal sealed record Measurement(long Messages, double Seconds, long Expected, double? P50Us = null, double? P99Us = null, double? FailoverMs = null)
 {
     public double MsgPerSec => Seconds > 0 ? Messages / Seconds : 0;
 

@@ -42,7 +42,7 @@ internal abstract class Scenario
     public long SmokeCount { get; init; } = 20_000;
 
     /// <summary>Full runs measure a warm server after a short warm-up on it; a row that stops and
-    /// restarts its server (scale rows) has nothing to warm.</summary>
+    /// restarts its server (scale rows) has nothing to warm, and one that kills a server cannot run twice on it.</summary>
     public virtual bool WarmsUp => true;
 
     public abstract Task<Measurement> RunAsync(RunContext run);

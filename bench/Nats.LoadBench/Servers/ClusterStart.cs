@@ -12,7 +12,9 @@ internal static class ClusterStart
 {
     private static readonly HttpClient Http = new() { Timeout = TimeSpan.FromSeconds(10) };
 
-    public static ServerProcess Start(ServerSpec spec, int size, string? extraConfig)
+    /// <param name="features">With <see cref="Features.JetStream"/> every server gets its own store directory and the servers
+    /// form a JetStream cluster (meta group over the routes).</param>
+    public static ServerProcess Start(ServerSpec spec, int size, Features features, string? extraConfig, string? jetStreamConfig)
     {
         var routePorts = Enumerable.Range(0, size).Select(_ => FreePort.Next()).ToArray();
         var monitorPorts = Enumerable.Range(0, size).Select(_ => FreePort.Next()).ToArray();
@@ -24,7 +26,7 @@ internal static class ClusterStart
                 var routes = string.Join(", ", routePorts.Where((_, j) => j != i).Select(p => $"\"nats-route://127.0.0.1:{p}\""));
                 var config = $"server_name: bench{i}\nhttp: \"127.0.0.1:{monitorPorts[i]}\"\n"
                     + $"cluster {{\n  name: bench\n  listen: \"127.0.0.1:{routePorts[i]}\"\n  routes: [{routes}]\n}}\n{extraConfig}";
-                servers.Add(ServerProcess.Start(spec, Features.None, config));
+                servers.Add(ServerProcess.Start(spec, features, config, jetStreamConfig, serverName: null));
             }
 
             var endpoints = servers.Select((s, i) => s.Endpoint with { MonitorPort = monitorPorts[i] }).ToList();

@@ -29,7 +29,10 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>The other servers of a cluster row (<see cref="ClusterStart"/>); they live and die with this one.</summary>
     internal List<ServerProcess> Peers { get; } = [];
 
-    public static ServerProcess Start(ServerSpec spec, Features features, string? extraConfig = null, string? jetStreamConfig = null, int startTimeoutMs = 20_000)
+    /// <param name="serverName">The <c>server_name</c> written with a JetStream or MQTT block; null when <paramref name="extraConfig"/>
+    /// names the server itself (cluster rows).</param>
+    public static ServerProcess Start(ServerSpec spec, Features features, string? extraConfig = null, string? jetStreamConfig = null, int startTimeoutMs = 20_000,
+        string? serverName = "loadbench")
     {
         var dir = Path.Combine(Path.GetTempPath(), "loadbench-" + Guid.NewGuid().ToString("N")[..12]);
         Directory.CreateDirectory(dir);
@@ -40,7 +43,7 @@ internal sealed class ServerProcess : IDisposable
         if (features != Features.None || extraConfig != null)
         {
             var conf = Path.Combine(dir, "server.conf");
-            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort, jetStreamConfig) + extraConfig);
+            File.WriteAllText(conf, ConfigText(features, dir, mqttPort, wsPort, jetStreamConfig, serverName) + extraConfig);
             args.Add("-c");
             args.Add(conf);
         }
@@ -142,13 +145,17 @@ internal sealed class ServerProcess : IDisposable
         return Directory.Exists(store) ? new DirectoryInfo(store).EnumerateFiles("*", SearchOption.AllDirectories).Sum(f => f.Length) : 0;
     }
 
-    private static string ConfigText(Features f, string dir, int mqttPort, int wsPort, string? jetStreamConfig)
+    private static string ConfigText(Features f, string dir, int mqttPort, int wsPort, string? jetStreamConfig, string? serverName)
     {
         var sb = new StringBuilder();
         if (f.HasFlag(Features.JetStream) || f.HasFlag(Features.Mqtt))
         {
             // Go's MQTT requires JetStream and a server name.
-            sb.AppendLine("server_name: loadbench");
+            if (serverName != null)
+            {
+                sb.AppendLine($"server_name: {serverName}");
+            }
+
             var store = Path.Combine(dir, "jetstream").Replace("\\", "/");
             sb.AppendLine($"jetstream {{\n  store_dir: \"{store}\"\n  max_memory_store: 2147483648\n  max_file_store: 17179869184\n{jetStreamConfig}}}");
         }
@@ -235,7 +242,19 @@ internal sealed class ServerProcess : IDisposable
         }
     }
 
-    public bool HasExited => _process.HasExited || Peers.Any(p => p.HasExited);
+    public bool HasExited => (_process.HasExited && !Killed) || Peers.Any(p => p.HasExited);
+
+    /// <summary>kill -9 of cluster server <paramref name="index"/> (0: this one), as a crash: the failover rows.</summary>
+    public void Kill(int index)
+    {
+        var target = index == 0 ? this : Peers[index - 1];
+        target.Killed = true;
+        target._process.Kill(entireProcessTree: true);
+        target._process.WaitForExit(10_000);
+    }
+
+    /// <summary>Killed on purpose by the row (<see cref="Kill"/>), so its exit is no failure.</summary>
+    public bool Killed { get; private set; }
 
     /// <summary>The server's (or a cluster peer's) first log line about a slow consumer, if it logged one.</summary>
     public string? SlowConsumerLine => _slowConsumerLine ?? Peers.Select(p => p.SlowConsumerLine).FirstOrDefault(l => l != null);

@@ -61,11 +61,20 @@ internal sealed class JsStream : IDisposable
         DiscardNewPerSubject = config.DiscardNewPerSubject,
     };
 
-    /// <summary>Subscribes to the configured subjects so matching core publishes are stored.</summary>
+    /// <summary>
+    /// Subscribes to the configured subjects so matching core publishes are stored. A replicated stream captures on its
+    /// group's active leader only (Go's setLeader subscribes and unsubscribes likewise): a publish while there is no
+    /// leader finds no interest, so the client hears "no responders" at once and retries, instead of waiting out its
+    /// request timeout for a follower that drops it.
+    /// </summary>
     public void StartCapture()
     {
         lock (_subscriptions)
         {
+            if (_subscriptions.Count > 0 || (_config.Replicas > 1 && Group is not { IsActiveLeader: true }))
+            {
+                return;
+            }
             foreach (var subject in _config.Subjects ?? [])
             {
                 _subscriptions.Add(Account.Service.Transport.SubscribeIngest(Account.Account, subject, Ingest.OnMessage));

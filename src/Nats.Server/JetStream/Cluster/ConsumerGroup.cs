@@ -107,6 +107,12 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
 
     public Task<bool> StepDownAsync() => _runner is { } runner ? runner.Ask((node, now) => node.StepDown(now)) : Task.FromResult(false);
 
+    /// <summary>Before a clean shutdown: hands leadership over and waits (bounded) for the new leader (<see cref="LeaderHandOver"/>),
+    /// so delivery resumes on another replica at once rather than after an election timeout.</summary>
+    public Task HandOverAsync(TimeSpan timeout) => _handOver.RunAsync(StepDownAsync, timeout);
+
+    private readonly LeaderHandOver _handOver = new();
+
     public void Apply(ulong index, byte[] data)
     {
         if (_commits.Remove(index, out var done))
@@ -197,6 +203,7 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
         else if (leader is not null)
         {
             _onFirstLeader = null;
+            _handOver.OtherLeads();
         }
     }
 

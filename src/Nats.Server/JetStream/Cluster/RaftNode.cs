@@ -81,6 +81,9 @@ internal sealed class RaftNode
 
     public ulong LastIndex => _store.LastIndex;
 
+    /// <summary>Committed entries are still to be applied (<see cref="RaftOptions.MaxApplyPerFlush"/>): flush again soon.</summary>
+    public bool ApplyPending => AppliedIndex < CommitIndex;
+
     /// <summary>The expected group size the quorum is counted against (known members may be fewer).</summary>
     public int ClusterSize { get; private set; }
 
@@ -168,6 +171,9 @@ internal sealed class RaftNode
         BroadcastUnsent(now);
         if (_store.Dirty)
         {
+            // What the answers received in this batch already commit (against what earlier rounds synced) is applied
+            // before this round's fsync, so the PubAcks of the previous round do not wait for it too.
+            ApplyAndNotify();
             _store.Sync();
         }
         _durableLast = LastIndex;
@@ -176,13 +182,7 @@ internal sealed class RaftNode
             _transport.Send(peer, RaftMessageKind.AppendEntryResponse, payload);
         }
         _afterSync.Clear();
-        MaybeCommit();
-        var applied = AppliedIndex;
-        ApplyCommitted();
-        if (AppliedIndex != applied)
-        {
-            _fsm.AfterApply();
-        }
+        ApplyAndNotify();
         if (_options.SnapshotAfterEntries > 0 && _sinceSnapshot >= (ulong)_options.SnapshotAfterEntries)
         {
             Compact();
@@ -580,9 +580,21 @@ internal sealed class RaftNode
         }
     }
 
+    private void ApplyAndNotify()
+    {
+        MaybeCommit();
+        var applied = AppliedIndex;
+        ApplyCommitted();
+        if (AppliedIndex != applied)
+        {
+            _fsm.AfterApply();
+        }
+    }
+
     private void ApplyCommitted()
     {
-        while (AppliedIndex < CommitIndex)
+        var budget = _options.MaxApplyPerFlush > 0 ? _options.MaxApplyPerFlush : int.MaxValue;
+        while (AppliedIndex < CommitIndex && budget-- > 0)
         {
             var index = AppliedIndex + 1;
             var entry = _store.EntryAt(index);

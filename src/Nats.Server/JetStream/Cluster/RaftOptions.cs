@@ -21,6 +21,13 @@ internal sealed record RaftOptions
 
     public int MaxBytesPerAppend { get; init; } = 1 << 20;
 
+    /// <summary>
+    /// Committed entries applied per <see cref="RaftNode.Flush"/> at most (0: all). A member replaying a long log after a
+    /// restart then keeps answering appends between chunks, so it counts towards the quorum at once instead of only
+    /// after the whole replay.
+    /// </summary>
+    public int MaxApplyPerFlush { get; init; }
+
     /// <summary>Applied entries after which the state machine is snapshotted and the log compacted (0: never).</summary>
     public int SnapshotAfterEntries { get; init; } = 4096;
 }

@@ -55,7 +55,7 @@ internal sealed class RaftRunner : IAsyncDisposable
         while (true)
         {
             var now = Now;
-            var wait = Math.Max(0, nextTick - now);
+            var wait = node.ApplyPending ? 0 : Math.Max(0, nextTick - now);
             if (wait > 0)
             {
                 using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(wait));

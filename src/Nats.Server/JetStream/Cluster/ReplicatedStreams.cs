@@ -198,15 +198,16 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         ApiRouter.Respond(service, request, response, type, error);
     }
 
-    /// <summary>Every group this server leads hands over to another member (a clean shutdown), all at once.</summary>
+    /// <summary>Every stream and consumer group this server leads hands over to another member (a clean shutdown), all at once.</summary>
     public Task HandOverAsync(TimeSpan timeout)
     {
-        List<StreamGroup> groups;
+        List<Task> handOvers;
         lock (_groups)
         {
-            groups = [.. _groups.Values.Where(g => g.Status.Role == RaftRole.Leader)];
+            handOvers = [.. _groups.Values.Where(g => g.Status.Role == RaftRole.Leader).Select(g => g.HandOverAsync(timeout)),
+                .. _consumerGroups.Values.Where(g => g.Status.Role == RaftRole.Leader).Select(g => g.HandOverAsync(timeout))];
         }
-        return Task.WhenAll(groups.Select(g => g.HandOverAsync(timeout)));
+        return Task.WhenAll(handOvers);
     }
 
     /// <summary>

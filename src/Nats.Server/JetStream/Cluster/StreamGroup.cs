@@ -54,7 +54,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         var directory = Path.Combine(storeDirectory, Assignment.Account, "_js_", Name);
         _store = new FileRaftStore(directory, warning => _logger.LogWarning("{Warning}", warning));
         var transport = new NrgTransport(_meta.Server, system, Name, _meta.PeerId);
-        var options = new RaftOptions { SnapshotAfterEntries = 0 };
+        var options = new RaftOptions { SnapshotAfterEntries = 0, MaxApplyPerFlush = 2048 };
         var peers = Assignment.Peers.Where(p => p != _meta.PeerId).ToList();
         var runner = new RaftRunner(now =>
         {
@@ -86,30 +86,16 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     /// <summary>Hands leadership to another member; false when this member does not lead.</summary>
     public Task<bool> StepDownAsync() => _runner is { } runner ? runner.Ask((node, now) => node.StepDown(now)) : Task.FromResult(false);
 
-    /// <summary>
-    /// Before a clean shutdown, as Go's stepdownRaftNodes: a leader hands over and waits (bounded) until another member
-    /// leads, so the transfer has left this server before its routes close and publishing resumes at once instead of
-    /// after an election timeout.
-    /// </summary>
+    /// <summary>Before a clean shutdown: hands leadership over and waits (bounded) for the new leader (<see cref="LeaderHandOver"/>).</summary>
     public async Task HandOverAsync(TimeSpan timeout)
     {
-        var handedOver = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        Volatile.Write(ref _handedOver, handedOver);
-        if (!await StepDownAsync().ConfigureAwait(false))
-        {
-            return;
-        }
-        try
-        {
-            await handedOver.Task.WaitAsync(timeout).ConfigureAwait(false);
-        }
-        catch (TimeoutException)
+        if (!await _handOver.RunAsync(StepDownAsync, timeout).ConfigureAwait(false))
         {
             _logger.LogDebug("{Group} no new leader within {Timeout} of the hand-over", Name, timeout);
         }
     }
 
-    private TaskCompletionSource? _handedOver;
+    private readonly LeaderHandOver _handOver = new();
 
     public void Apply(ulong index, byte[] data)
     {
@@ -118,7 +104,9 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
             return;
         }
         var (seq, error) = _stream.Ingest.ApplyReplicated(entry);
-        if (_activeLeader && !entry.Reply.IsEmpty && (seq > 0 || error is not null) && !_stream.Config.NoAck)
+        // A new leader also answers the entries of earlier terms it applies before it takes publishes (as Go's leader
+        // does): they are committed, so the publishers the old leader left waiting get their PubAck instead of a timeout.
+        if (_node is { Role: RaftRole.Leader } && !entry.Reply.IsEmpty && (seq > 0 || error is not null) && !_stream.Config.NoAck)
         {
             _acks.Add((entry.Reply.ToArray(), seq, error));
         }
@@ -133,6 +121,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         {
             _stream.Ingest.BecomeReplicatedLeader(_epoch);
             _activeLeader = true;
+            _stream.StartCapture();
             _logger.LogInformation("JetStream cluster new stream leader for '{Account} > {Stream}'", Assignment.Account, Assignment.Stream);
             if (Interlocked.Exchange(ref _onFirstLeader, null) is { } first)
             {
@@ -155,7 +144,11 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 
     public void LeaderChanged(string? leader, ulong term)
     {
-        _activeLeader = false;
+        if (_activeLeader)
+        {
+            _activeLeader = false;
+            _stream.StopCapture();
+        }
         _epoch++;
         _acks.Clear();
         if (leader == _meta.PeerId && _node is { } node)
@@ -167,7 +160,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         {
             // Another member leads: it answers the create, if anyone still has to.
             _onFirstLeader = null;
-            Volatile.Read(ref _handedOver)?.TrySetResult();
+            _handOver.OtherLeads();
         }
     }
 
