@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Text;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using Nats.Server.Accounts;
 using Nats.Server.Clients;
 using Nats.Server.Protocol;
@@ -33,7 +34,14 @@ internal sealed class MessageRouter
 
     /// <summary>Delivers one publish to a match result: receivers and clients, queue groups, then import routes.</summary>
     public bool Route(SubListResult result, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
-        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
+        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message) =>
+        Route(result, account, subject, subject, reply, headerSize, headerSizeToken, sizeToken, message);
+
+    /// <summary>As <see cref="Route(SubListResult, Account, ReadOnlySpan{byte}, ReadOnlySpan{byte}, int, ReadOnlySpan{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>
+    /// for a message matched on <paramref name="matched"/> and shown to subscribers under <paramref name="subject"/> (Go's
+    /// c.pa.subject and c.pa.deliver: a JetStream delivery); the same span when they are one.</summary>
+    private bool Route(SubListResult result, Account account, ReadOnlySpan<byte> matched, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        int headerSize, ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
     {
         // An HPUB with an empty header block is delivered as a plain MSG, as in Go.
         if (headerSize == 0)
@@ -42,7 +50,7 @@ internal sealed class MessageRouter
         }
         if (result.HasInternal || result.HasRemote || _routed)
         {
-            return DeliverRouted(result, account, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
+            return DeliverRouted(result, account, matched, subject, reply, headerSize, headerSizeToken, sizeToken, message, 0, RouteMode.All);
         }
         var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
         return FanOut(result, account, line[..prefixLength], line[prefixLength..], message, headerSize, subject, reply);
@@ -305,11 +313,17 @@ internal sealed class MessageRouter
         Span<byte> sizeToken = stackalloc byte[11];
         Utf8Formatter.TryFormat(Math.Max(headerSize, 0), headerSizeToken, out var headerSizeLength);
         Utf8Formatter.TryFormat(message.Length - 2, sizeToken, out var sizeLength);
+        var shown = subject;
+        if (JetStreamDelivery.TrySplit(reply, out var deliverSubject, out var ackReply))
+        {
+            shown = deliverSubject;
+            reply = ackReply;
+        }
         _routed = true;
         _source = source;
         try
         {
-            return Route(result, account, subject, reply, headerSize, headerSizeToken[..headerSizeLength], sizeToken[..sizeLength], message);
+            return Route(result, account, subject, shown, reply, headerSize, headerSizeToken[..headerSizeLength], sizeToken[..sizeLength], message);
         }
         finally
         {
@@ -317,6 +331,28 @@ internal sealed class MessageRouter
             _source = null;
         }
     }
+
+    private byte[] _deliveryReplyScratch = new byte[128];
+
+    /// <summary>
+    /// Sends to the routes, leaf and gateway connections collected for this publish (Go's sendToRoutesOrLeafs). A JetStream
+    /// delivery goes on the subject it was matched on (the deliver subject or pull inbox), the subject its subscribers see
+    /// appended to the reply after an '@' (<see cref="JetStreamDelivery"/>); a message from a peer that carried one goes on as it came.
+    /// </summary>
+    private void FlushRouteTargets(Account account, ReadOnlySpan<byte> matched, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
+        ReadOnlySpan<byte> message)
+    {
+        if (reply.IsEmpty || SameSpan(matched, subject))
+        {
+            _routeTargets.Flush(account, matched, reply, headerSize, message, _origin);
+            return;
+        }
+        var length = JetStreamDelivery.Join(reply, subject, ref _deliveryReplyScratch);
+        _routeTargets.Flush(account, matched, _deliveryReplyScratch.AsSpan(0, length), headerSize, message, _origin);
+    }
+
+    private static bool SameSpan(ReadOnlySpan<byte> a, ReadOnlySpan<byte> b) =>
+        a.Length == b.Length && Unsafe.AreSame(ref MemoryMarshal.GetReference(a), ref MemoryMarshal.GetReference(b));
 
     private uint NextQueueRandom()
     {
@@ -360,8 +396,10 @@ internal sealed class MessageRouter
         ClientsOnly,
     }
 
-    private bool DeliverRouted(SubListResult result, Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
-        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message, int depth, RouteMode mode)
+    /// <param name="matched">The subject <paramref name="result"/> was matched on, peers get the message on it: the same span as
+    /// <paramref name="subject"/> except for a JetStream delivery.</param>
+    private bool DeliverRouted(SubListResult result, Account account, ReadOnlySpan<byte> matched, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        int headerSize, ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message, int depth, RouteMode mode)
     {
         var line = BuildLineParts(subject, reply, headerSizeToken, sizeToken, headerSize > 0, out var prefixLength);
         var prefix = line[..prefixLength];
@@ -385,7 +423,7 @@ internal sealed class MessageRouter
         _routeTargetsOpen = false;
         if (collectRoutes)
         {
-            _routeTargets.Flush(account, subject, reply, headerSize, message, _origin);
+            FlushRouteTargets(account, matched, subject, reply, headerSize, message);
         }
         if (mode == RouteMode.ClientsOnly || !result.HasInternal || depth >= MaxImportDepth)
         {
@@ -396,7 +434,7 @@ internal sealed class MessageRouter
             switch (subscription.Receiver)
             {
                 case StreamImportRoute stream when mode == RouteMode.All && !stream.Invalid:
-                    delivered |= ForwardStream(stream, subject, reply, headerSize, headerSizeToken, sizeToken, message);
+                    delivered |= ForwardStream(stream, matched, subject, reply, headerSize, headerSizeToken, sizeToken, message);
                     break;
                 case ServiceImportRoute when _source is { Role: PeerRole.Route or PeerRole.Gateway }:
                     // The requester's own server mapped it already; a route or gateway copy is only for its real subscribers.
@@ -415,13 +453,16 @@ internal sealed class MessageRouter
         return delivered;
     }
 
-    /// <summary>A message of the exporter's subject space, shown to the importer's subscribers under the local subject.</summary>
-    private bool ForwardStream(StreamImportRoute route, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, int headerSize,
-        ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
+    /// <summary>A message of the exporter's subject space, shown to the importer's subscribers under the local subject; a
+    /// JetStream delivery's deliver subject is what is imported (mapped), its stored subject stays what clients see (Go's role swap).</summary>
+    private bool ForwardStream(StreamImportRoute route, ReadOnlySpan<byte> matched, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply,
+        int headerSize, ReadOnlySpan<byte> headerSizeToken, ReadOnlySpan<byte> sizeToken, ReadOnlySpan<byte> message)
     {
-        var mapped = route.Map(subject, ref _importScratch);
+        var delivery = !SameSpan(matched, subject);
+        var mapped = route.Map(matched, ref _importScratch);
         var result = route.Importer.SubList.Match(mapped);
-        return !result.IsEmpty && DeliverRouted(result, route.Importer, mapped, reply, headerSize, headerSizeToken, sizeToken, message, MaxImportDepth, RouteMode.ClientsOnly);
+        return !result.IsEmpty && DeliverRouted(result, route.Importer, mapped, delivery ? subject : mapped, reply, headerSize, headerSizeToken,
+            sizeToken, message, MaxImportDepth, RouteMode.ClientsOnly);
     }
 
     private byte[]? _importScratch;
@@ -473,7 +514,7 @@ internal sealed class MessageRouter
         Utf8Formatter.TryFormat(forwarded.Length - 2, sizeToken, out var sizeLength);
 
         var result = route.Exporter.SubList.Match(mapped);
-        var delivered = !result.IsEmpty && DeliverRouted(result, route.Exporter, mapped, forwardedReply, forwardedHeaderSize,
+        var delivered = !result.IsEmpty && DeliverRouted(result, route.Exporter, mapped, mapped, forwardedReply, forwardedHeaderSize,
             headerSizeToken[..headerSizeLength], sizeToken[..sizeLength], forwarded, depth + 1, RouteMode.FromService);
         if (!delivered && entry is not null)
         {
@@ -504,7 +545,7 @@ internal sealed class MessageRouter
             return false;
         }
         var result = entry.Requester.SubList.Match(entry.Reply);
-        var delivered = !result.IsEmpty && DeliverRouted(result, entry.Requester, entry.Reply, default, headerSize, headerSizeToken, sizeToken, message,
+        var delivered = !result.IsEmpty && DeliverRouted(result, entry.Requester, entry.Reply, entry.Reply, default, headerSize, headerSizeToken, sizeToken, message,
             depth + 1, RouteMode.FromService);
         if (!delivered)
         {
@@ -573,7 +614,7 @@ internal sealed class MessageRouter
         bool delivered;
         try
         {
-            delivered = Route(result, account, subject, reply, headers.Length, headerSizeToken[..headerSizeLength],
+            delivered = Route(result, account, route, subject, reply, headers.Length, headerSizeToken[..headerSizeLength],
                 sizeToken[..sizeLength], message);
         }
         finally

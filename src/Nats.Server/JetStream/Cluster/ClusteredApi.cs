@@ -24,10 +24,12 @@ internal static class ClusteredApi
             // Account-wide requests (INFO, STREAM.NAMES/LIST, unknown subjects): the meta leader's.
             return meta.IsLeader;
         }
-        if (ConsumerOf(tokens) is { } consumer && meta.AssignedConsumer(request.Account.Name, stream, consumer) is not null)
+        if (ConsumerOf(tokens) is { } consumer && meta.AssignedConsumer(request.Account.Name, stream, consumer) is { } assigned)
         {
-            // A replicated consumer's requests (info, pull requests, stepdown) are its group leader's, which delivers.
-            return meta.Replicated?.FindConsumer(request.Account.Name, stream, consumer) is { IsActiveLeader: true };
+            // A consumer's requests (info, pull requests, stepdown) are its group leader's, which delivers; an R1 one's its holder's.
+            return assigned.Peers.Count == 1
+                ? assigned.Peers[0] == meta.PeerId
+                : meta.Replicated?.FindConsumer(request.Account.Name, stream, consumer) is { IsActiveLeader: true };
         }
         if (meta.Assigned(request.Account.Name, stream) is { Replicated: true })
         {

@@ -6,10 +6,10 @@ using Nats.Server.JetStream.Consumers;
 namespace Nats.Server.JetStream.Cluster;
 
 /// <summary>
-/// Consumer requests in a cluster, as Go's jsClusteredConsumerRequest: a durable consumer of a replicated stream is
-/// created (or updated) and deleted through the meta group, whose leader checks the request and proposes the
-/// assignment; the consumer's group leader answers a create, the meta leader a delete. Ephemeral consumers stay
-/// on the stream's leader, unreplicated.
+/// Consumer requests in a cluster, as Go's jsClusteredConsumerRequest: a consumer of a replicated stream is created
+/// (or updated) and deleted through the meta group, whose leader checks the request and proposes the assignment;
+/// the consumer's leader answers a create, the meta leader a delete. An ephemeral is R1 on a limits stream unless it
+/// asks for replicas (Go's rule), replicated with the stream on an interest or work-queue stream.
 /// </summary>
 internal static class ClusteredConsumerApi
 {
@@ -21,7 +21,7 @@ internal static class ClusteredConsumerApi
     {
         var streamName = tokens[3] == "DURABLE" ? (tokens.Length > 5 ? tokens[5] : "") : tokens[4];
         var (_, config, parseError) = ConsumerApi.ParseCreate(request, tokens);
-        if (meta.Assigned(request.Account.Name, streamName) is not { Replicated: true } stream || parseError is not null || config is not { IsDurable: true })
+        if (meta.Assigned(request.Account.Name, streamName) is not { Replicated: true } stream || parseError is not null || config is null)
         {
             return !ClusteredApi.ShouldHandle(meta, request, tokens);
         }
@@ -29,7 +29,7 @@ internal static class ClusteredConsumerApi
         {
             return true;
         }
-        var name = config.Durable!;
+        var name = config.IsDurable ? config.Durable! : config.Name is { Length: > 0 } given ? given : NewName(meta, request.Account.Name, streamName);
         JsApiError? error = null;
         var existing = meta.AssignedConsumer(request.Account.Name, streamName, name);
         var streamConfig = JsonSerializer.Deserialize(stream.Config, JsJson.Context.StreamConfig);
@@ -71,12 +71,61 @@ internal static class ClusteredConsumerApi
                 ConsumerJson.Context.ConsumerErrorResponse, error);
             return true;
         }
-        var group = existing?.Group ?? ConsumerAssignment.GroupName(request.Account.Name, streamName, name, stream.Peers.Count,
-            streamConfig!.Storage == StorageKind.Memory);
+        if (!config.IsDurable)
+        {
+            config.Name = name;
+            // Go's updateInactiveThreshold: an ephemeral goes away after 5 s without interest unless it says otherwise.
+            if (config.InactiveThreshold == 0)
+            {
+                config.InactiveThreshold = ConsumerConfigCheck.DefaultInactiveThreshold;
+            }
+        }
+        var peers = existing?.Peers ?? Peers(meta, request.Account.Name, stream, streamConfig!, config);
+        var group = existing?.Group ?? ConsumerAssignment.GroupName(request.Account.Name, streamName, name, peers.Count,
+            streamConfig!.Storage == StorageKind.Memory || config.MemoryStorage);
         var assignment = new ConsumerAssignment(request.Account.Name, streamName, name, existing?.Created ?? GoTime.Now(), config,
-            existing?.Peers ?? stream.Peers, group, request.Subject, Encoding.UTF8.GetString(request.Reply));
+            peers, group, request.Subject, Encoding.UTF8.GetString(request.Reply));
         meta.Propose(ConsumerAssignment.Op, assignment.Encode());
         return true;
+    }
+
+    /// <summary>
+    /// Go's createGroupForConsumer and its ephemeral rule: an ephemeral asking for fewer replicas than the stream has gets
+    /// that many of its members at random, and one of a limits stream asking for at most one is R1 on the stream's leader,
+    /// which holds every acknowledged message (Go picks a member at random, maybe a lagging one); anything else is
+    /// replicated on the stream's members. Durables keep the stream's members (their own num_replicas is not used yet).
+    /// </summary>
+    private static IReadOnlyList<string> Peers(MetaGroup meta, string account, StreamAssignment stream, StreamConfig streamConfig, ConsumerConfig config)
+    {
+        if (config.IsDurable)
+        {
+            return stream.Peers;
+        }
+        if (streamConfig.Retention == RetentionPolicy.Limits && config.Replicas <= 1)
+        {
+            if (meta.Replicated?.Find(account, stream.Stream)?.Status.Leader is { } leader && stream.Peers.Contains(leader))
+            {
+                return [leader];
+            }
+            return [stream.Peers[Random.Shared.Next(stream.Peers.Count)]];
+        }
+        if (config.Replicas > 0 && config.Replicas < stream.Peers.Count)
+        {
+            return [.. stream.Peers.OrderBy(_ => Random.Shared.Next()).Take(config.Replicas)];
+        }
+        return stream.Peers;
+    }
+
+    /// <summary>Go's createConsumerName, unique among the stream's assigned consumers.</summary>
+    private static string NewName(MetaGroup meta, string account, string stream)
+    {
+        string name;
+        do
+        {
+            name = StreamConsumers.RandomName();
+        }
+        while (meta.AssignedConsumer(account, stream, name) is not null);
+        return name;
     }
 
     /// <summary>A replicated consumer's delete: the meta leader proposes its removal and answers once applied. False for other consumers.</summary>

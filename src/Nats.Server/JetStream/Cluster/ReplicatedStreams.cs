@@ -264,8 +264,8 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
     }
 
     /// <summary>
-    /// A durable consumer placed here: its copy (store opened or recovered) and its group; an existing one takes the new
-    /// config, and its leader answers the update.
+    /// A consumer placed here: its copy (store opened or recovered) and its group; an existing one takes the new
+    /// config, and its leader answers the update. An R1 consumer (an ephemeral) has no group.
     /// </summary>
     private void AssignConsumerCore(ConsumerAssignment assignment, bool replay)
     {
@@ -277,6 +277,11 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         {
             logger.LogWarning("JetStream cluster consumer '{Account} > {Stream} > {Consumer}' assigned without its stream",
                 assignment.Account, assignment.Stream, assignment.Name);
+            return;
+        }
+        if (assignment.Peers.Count == 1)
+        {
+            AssignSingleConsumer(account, js, stream, assignment, replay);
             return;
         }
         var key = (assignment.Account, assignment.Stream, assignment.Name);
@@ -312,6 +317,10 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         var group = new ConsumerGroup(meta, assignment, inner, logger);
         var consumer = stream.Consumers.AddReplica(assignment.Name, assignment.Config, assignment.Created, group.Store);
         consumer.Group = group;
+        if (!assignment.Config.IsDurable)
+        {
+            consumer.Expired = _ => RemoveExpired(assignment);
+        }
         consumer.LoadState(inner.State());
         group.Consumer = consumer;
         lock (_groups)
@@ -333,9 +342,70 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
                 }
             }
         : null;
-        // The stream's leader campaigns first, so that a consumer usually delivers from where its messages are stored.
-        var campaign = fresh && Find(assignment.Account, assignment.Stream) is { IsActiveLeader: true };
+        // The stream's leader campaigns first, so that a consumer usually delivers from where its messages are stored; the
+        // first member when the stream's leader is not one (an ephemeral on some of the stream's members).
+        var streamGroup = Find(assignment.Account, assignment.Stream);
+        var campaign = fresh && (streamGroup is { IsActiveLeader: true }
+            || (assignment.Peers[0] == meta.PeerId && (streamGroup?.Status.Leader is not { } leader || !assignment.Peers.Contains(leader))));
         group.Start(meta.StoreDirectory, system, campaign, answer);
+    }
+
+    /// <summary>
+    /// An R1 consumer (Go's ephemeral on a limits stream) placed here: no RAFT group, as in Go; created (or updated) on
+    /// this member's replica of the stream, which answers the client, then delivers.
+    /// </summary>
+    private void AssignSingleConsumer(Account account, JsAccount js, JsStream stream, ConsumerAssignment assignment, bool replay)
+    {
+        JsConsumer consumer;
+        try
+        {
+            consumer = stream.Consumers.Add(assignment.Config);
+        }
+        catch (Exception e) when (e is JsApiException or IOException or UnauthorizedAccessException or Storage.StoreException)
+        {
+            logger.LogWarning("JetStream cluster could not create consumer '{Account} > {Stream} > {Consumer}': {Error}",
+                assignment.Account, assignment.Stream, assignment.Name, e.Message);
+            if (!replay)
+            {
+                var error = e is JsApiException api ? api.Error : JsErrors.ConsumerCreate.WithErr(e.Message);
+                Respond(account, js, assignment.Subject, assignment.Reply, [],
+                    new ConsumerErrorResponse { Type = Prefix + "consumer_create_response", Error = error }, ConsumerJson.Context.ConsumerErrorResponse, error);
+            }
+            return;
+        }
+        consumer.Expired = _ => RemoveExpired(assignment);
+        if (!replay)
+        {
+            AnswerConsumerCreate(account, js, consumer, assignment);
+        }
+        consumer.Run();
+    }
+
+    /// <summary>
+    /// Go's deleteNotActive in a cluster: an ephemeral that expired here has its assignment removed through the meta
+    /// group, retried each second until it is gone. Go forwards the proposal ($NRG.P); a follower here sends the meta
+    /// leader a CONSUMER.DELETE request without a reply instead.
+    /// </summary>
+    private void RemoveExpired(ConsumerAssignment assignment)
+    {
+        var removal = assignment with { Subject = "", Reply = "" };
+        var subject = Encoding.UTF8.GetBytes($"$JS.API.CONSUMER.DELETE.{assignment.Stream}.{assignment.Name}");
+        _ = Task.Run(async () =>
+        {
+            for (var attempt = 0; attempt < 30 && !_disposed
+                && meta.AssignedConsumer(assignment.Account, assignment.Stream, assignment.Name) is { } current && current.Group == assignment.Group; attempt++)
+            {
+                if (meta.IsLeader)
+                {
+                    meta.Propose(ConsumerAssignment.RemoveOp, removal.Encode());
+                }
+                else if (meta.Server.FindAccount(assignment.Account) is { } account)
+                {
+                    service.Transport.Publish(account, subject, default, default, default);
+                }
+                await Task.Delay(TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+            }
+        });
     }
 
     private void AnswerConsumerCreate(Account account, JsAccount js, JsConsumer consumer, ConsumerAssignment assignment)

@@ -9,6 +9,17 @@ internal sealed partial class JsConsumer
     /// <summary>The group replicating this consumer; null for a standalone or R1 one.</summary>
     public Cluster.ConsumerGroup? Group { get; set; }
 
+    /// <summary>Called once this consumer deleted itself for inactivity: an ephemeral the meta group assigned has its
+    /// assignment removed there too.</summary>
+    public Action<JsConsumer>? Expired { get; set; }
+
+    /// <summary>Go's clusterInfo: a group's, or for a consumer without one on a replicated stream (an R1 ephemeral the meta
+    /// group placed here) the cluster and this server as its leader.</summary>
+    private Api.StreamClusterInfo? ClusterInfo() => Group?.ClusterInfo()
+        ?? (Stream.Group is not null && Stream.Account.Service.Meta is { } meta
+            ? new Api.StreamClusterInfo { Name = meta.ClusterName, Leader = meta.Server.ServerName }
+            : null);
+
     /// <summary>A follower's copy takes its store's state (for its info and interest retention).</summary>
     public void LoadState(Storage.ConsumerState state)
     {
@@ -31,6 +42,9 @@ internal sealed partial class JsConsumer
             _stopped = false;
             _loop = null;
             _pendingCheckAt = 0;
+            // An ephemeral's inactivity counts from here (Go restarts its delete timer on a new leader): the clients' pull
+            // requests went with the old leader.
+            _lastActive = Environment.TickCount64;
             if (fresh || _store is null)
             {
                 SelectStart();

@@ -258,7 +258,10 @@ internal sealed partial class JsConsumer : IDisposable
             }
             if (expired)
             {
-                Stream.Consumers.Delete(this, advisory: true);
+                if (Stream.Consumers.Delete(this, advisory: true))
+                {
+                    Expired?.Invoke(this);
+                }
                 return;
             }
             if (_stalls.Count > 0)
@@ -331,7 +334,7 @@ internal sealed partial class JsConsumer : IDisposable
                 NumWaiting = _config.IsPush ? 0 : _waiting.Count,
                 NumPending = NumPending(),
                 PushBound = _config.IsPush && _pushActive,
-                Cluster = Group?.ClusterInfo(),
+                Cluster = ClusterInfo(),
             };
         }
     }

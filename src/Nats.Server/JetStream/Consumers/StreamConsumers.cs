@@ -181,7 +181,7 @@ internal sealed class StreamConsumers(JsStream stream)
         }
     }
 
-    private static string RandomName()
+    internal static string RandomName()
     {
         const string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
         Span<char> name = stackalloc char[8];
