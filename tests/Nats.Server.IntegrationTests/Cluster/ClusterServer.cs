@@ -131,13 +131,30 @@ internal sealed partial class ClusterServer : IAsyncDisposable
                 RoutePort = PortIn(RouteLine(), log.Text);
                 Proxy.UpstreamPort = RoutePort;
             }
-            using var varz = await GetJsonAsync("/varz");
+            using var varz = await GetVarzAsync(process, log);
             ServerId = varz.RootElement.GetProperty("server_id").GetString()!;
         }
         catch
         {
             await KillAsync();
             throw;
+        }
+    }
+
+    /// <summary>
+    /// The first /varz after "Server is ready"; when the monitor does not answer, the failure carries the server's log
+    /// (a server that exits after its ready line, e.g. on a listener it could not bind, says why there).
+    /// </summary>
+    private async Task<JsonDocument> GetVarzAsync(Process process, LogLines log)
+    {
+        try
+        {
+            return await GetJsonAsync("/varz");
+        }
+        catch (HttpRequestException e)
+        {
+            var state = process.HasExited ? $"exited with {process.ExitCode}" : "running";
+            throw new InvalidOperationException($"server {this} ({state}) did not answer /varz: {e.Message}\n{log.Text}", e);
         }
     }
 
