@@ -151,28 +151,7 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
 
     private async Task RemoveCoreAsync(StreamAssignment assignment, bool answer)
     {
-        StreamGroup? group;
-        List<ConsumerGroup> consumers;
-        lock (_groups)
-        {
-            _groups.Remove((assignment.Account, assignment.Stream), out group);
-            var keys = _consumerGroups.Keys.Where(k => k.Account == assignment.Account && k.Stream == assignment.Stream).ToList();
-            consumers = [.. keys.Select(k => _consumerGroups[k])];
-            foreach (var key in keys)
-            {
-                _consumerGroups.Remove(key);
-            }
-        }
-        foreach (var consumer in consumers)
-        {
-            await consumer.DisposeAsync().ConfigureAwait(false);
-            consumer.DeleteLog();
-        }
-        if (group is not null)
-        {
-            await group.DisposeAsync().ConfigureAwait(false);
-            group.DeleteLog();
-        }
+        var group = await StopGroupsAsync(assignment.Account, assignment.Stream, consumerGroups: true).ConfigureAwait(false);
         if (meta.Server.FindAccount(assignment.Account) is not { } account || service.FindAccount(account) is not { } js)
         {
             return;
