@@ -113,6 +113,16 @@ internal sealed partial class NatsServer
                 case ReloadEffect.PortsFileDir:
                     RewritePortsFile(newOptions);
                     break;
+                case ReloadEffect.Cluster:
+                    Cluster?.ApplyReload(newOptions.Cluster);
+                    break;
+                case ReloadEffect.Routes:
+                    if (Cluster is { } cluster)
+                    {
+                        var (add, remove) = ReloadPlan.DiffRoutes(current.Cluster.Routes, newOptions.Cluster.Routes);
+                        cluster.ReloadRoutes(add, remove);
+                    }
+                    break;
             }
             _logger.LogInformation("{Message}", change.Message);
             reloadLogging |= change.Effect is ReloadEffect.Logging or ReloadEffect.TraceLevel;
@@ -141,6 +151,11 @@ internal sealed partial class NatsServer
         if (reloadAuth && _accounts.Operator is null)
         {
             ReloadAuthorization(newOptions);
+        }
+        if (reloadAuth)
+        {
+            // Go's reloadAuthorization ends with the accepted routes: their CONNECT is checked against the cluster block.
+            Cluster?.CloseUnauthorizedRoutes();
         }
         var tick = HeartbeatInterval();
         _heartbeat?.Change(tick, tick);

@@ -16,6 +16,8 @@ internal enum ReloadEffect
     MaxConnections,
     PidFile,
     PortsFileDir,
+    Cluster,
+    Routes,
 }
 
 /// <summary>One changed setting: the "Reloaded: ..." line and what has to be done for it.</summary>
@@ -112,15 +114,10 @@ internal static class ReloadPlan
                 changes.Add(new(ReloadEffect.None, $"Reloaded: max_payload = {neu.MaxPayload}"));
             }
             Refuse("MaxPending", old.MaxPending, neu.MaxPending);
-            // Go's tlsOption: new certificates (or TLS on/off) apply to the next connections.
-            if (TlsIdentity(old) != TlsIdentity(neu))
-            {
-                changes.Add(new(ReloadEffect.None, $"Reloaded: tls = {(neu.TlsContext is null ? "disabled" : "enabled")}"));
-            }
-            if ((old.Tls?.EffectiveTimeoutSeconds ?? 0) != (neu.Tls?.EffectiveTimeoutSeconds ?? 0))
-            {
-                changes.Add(new(ReloadEffect.None, $"Reloaded: tls timeout = {GoFloat(neu.Tls?.EffectiveTimeoutSeconds ?? 0)}"));
-            }
+            Cluster(changes, old.Cluster, neu.Cluster);
+            // Go reloads neither block (beyond their TLS certificates) and refuses any other change.
+            Refuse("Gateway", GatewayIdentity(old.Gateway), GatewayIdentity(neu.Gateway));
+            Refuse("LeafNode", LeafIdentity(old.LeafNodes), LeafIdentity(neu.LeafNodes));
             // Go refuses any websocket change other than its TLS certificates.
             Refuse("Websocket", WebSocketIdentity(old), WebSocketIdentity(neu));
             if (old.NoFastProducerStall != neu.NoFastProducerStall)
@@ -140,6 +137,20 @@ internal static class ReloadPlan
                 changes.Add(new(ReloadEffect.Logging, $"Reloaded: log_file = {neu.LogFile}"));
             }
             Refuse("LogSizeLimit", old.LogSizeLimit, neu.LogSizeLimit);
+            var (addRoutes, removeRoutes) = DiffRoutes(old.Cluster.Routes, neu.Cluster.Routes);
+            if (addRoutes.Count + removeRoutes.Count > 0)
+            {
+                changes.Add(new(ReloadEffect.Routes, "Reloaded: cluster routes"));
+            }
+            if ((old.Tls?.EffectiveTimeoutSeconds ?? 0) != (neu.Tls?.EffectiveTimeoutSeconds ?? 0))
+            {
+                changes.Add(new(ReloadEffect.None, $"Reloaded: tls timeout = {GoFloat(neu.Tls?.EffectiveTimeoutSeconds ?? 0)}"));
+            }
+            // Go's tlsOption: new certificates (or TLS on/off) apply to the next connections.
+            if (TlsIdentity(old) != TlsIdentity(neu))
+            {
+                changes.Add(new(ReloadEffect.None, $"Reloaded: tls = {(neu.TlsContext is null ? "disabled" : "enabled")}"));
+            }
             if (old.WriteDeadline != neu.WriteDeadline)
             {
                 changes.Add(new(ReloadEffect.None, $"Reloaded: write_deadline = {GoDuration.Format(neu.WriteDeadline)}"));
@@ -158,6 +169,52 @@ internal static class ReloadPlan
             return null;
         }
         return changes;
+    }
+
+    /// <summary>
+    /// Go's "cluster" option: host and port cannot change (validateClusterOpts); any other difference reloads the block.
+    /// Go compares the block with reflect.DeepEqual, which a configured TLS (a new tls.Config each time) never passes,
+    /// so with cluster TLS every reload says "Reloaded: cluster". The routes are Go's separate "routes" option.
+    /// </summary>
+    private static void Cluster(List<ReloadChange> changes, Routes.ClusterOptions old, Routes.ClusterOptions neu)
+    {
+        if (old.Host != neu.Host)
+        {
+            throw new RefusedException($"config reload not supported for cluster host: old={old.Host}, new={neu.Host}");
+        }
+        if (old.Port != neu.Port)
+        {
+            throw new RefusedException($"config reload not supported for cluster port: old={old.Port}, new={neu.Port}");
+        }
+        if (ClusterIdentity(old) != ClusterIdentity(neu) || neu.TlsContext is not null)
+        {
+            changes.Add(new(ReloadEffect.Cluster, "Reloaded: cluster"));
+        }
+    }
+
+    private static string ClusterIdentity(Routes.ClusterOptions c) =>
+        $"{c.Name}|{c.Username}|{c.Password}|{c.AuthTimeout.Ticks}|{c.Advertise}|{c.NoAdvertise}|{c.ConnectRetries}|{c.PoolSize}|{c.TlsContext is not null}";
+
+    /// <summary>Go's diffRoutes: URLs compared whole (credentials included).</summary>
+    public static (List<Uri> Add, List<Uri> Remove) DiffRoutes(List<Uri> old, List<Uri> neu) =>
+        ([.. neu.Where(n => !old.Any(o => Routes.ClusterService.SameUrl(o, n)))],
+         [.. old.Where(o => !neu.Any(n => Routes.ClusterService.SameUrl(o, n)))]);
+
+    /// <summary>The gateway block without its TLS (as Go compares it), in the shape of Go's %v.</summary>
+    private static string GatewayIdentity(Gateways.GatewayOptions g) =>
+        $"{{{g.Name} {g.Host} {g.Port} {g.Username} {g.Password} {GoFloat(g.AuthTimeout.TotalSeconds)} {g.Advertise} {g.ConnectRetries} "
+        + $"[{string.Join(" ", g.Gateways.Select(r => $"{{{r.Name} [{string.Join(" ", r.Urls.Select(u => u.OriginalString))}]}}"))}] {Format(g.RejectUnknown)}}}";
+
+    /// <summary>The leaf block without TLS, remotes and users compared as sets (Go's leafRemotesChanged and its users check).</summary>
+    private static string LeafIdentity(LeafNodes.LeafNodeOptions l)
+    {
+        var remotes = l.Remotes.Select(r =>
+            $"{{[{string.Join(" ", r.Urls.Select(u => u.OriginalString))}] {(r.LocalAccount.Length == 0 ? "$G" : r.LocalAccount)} {r.Credentials} {Format(r.Hub)} "
+            + $"[{string.Join(" ", r.DenyImports)}] [{string.Join(" ", r.DenyExports)}] {Format(r.NoRandomize)} {Format(r.WebSocketCompression)} {Format(r.WebSocketNoMasking)}}}")
+            .Order(StringComparer.Ordinal);
+        var users = l.Users.Select(u => $"{{{u.Username} {u.Password} {u.Account ?? "$G"}}}").Order(StringComparer.Ordinal);
+        return $"{{{l.Host} {l.Port} {l.Username} {l.Password} {l.Account} [{string.Join(" ", users)}] {GoFloat(l.AuthTimeout.TotalSeconds)} {l.Advertise} "
+            + $"{Format(l.NoAdvertise)} {GoDuration.Format(l.ReconnectInterval)} [{string.Join(" ", remotes)}]}}";
     }
 
     private static void Logging(List<ReloadChange> changes, ReloadEffect effect, string name, bool old, bool neu)

@@ -38,7 +38,8 @@ internal sealed class ClusterService
     }
 
     public NatsServer Server => _server;
-    public ClusterOptions Options { get; }
+    /// <summary>The cluster block in force (a reload replaces it; host and port never change).</summary>
+    public ClusterOptions Options { get; private set; }
     public RouteTable Table { get; } = new();
     public string ClusterName => _clusterName;
     public bool IsDynamicName => _dynamic;
@@ -73,6 +74,74 @@ internal sealed class ClusterService
             _links.Track(solicitor.Start(_links.Stopping));
         }
         _links.StartTicking();
+    }
+
+    /// <summary>
+    /// Go's clusterOption.Apply: the new block's credentials, TLS and advertise settings apply to the next INFO and
+    /// CONNECT; a new name replaces ours (dynamic no more). Accepted routes are checked against the new credentials
+    /// by <see cref="CloseUnauthorizedRoutes"/>.
+    /// </summary>
+    public void ApplyReload(ClusterOptions options)
+    {
+        Options = options;
+        if (!string.IsNullOrEmpty(options.Name) && options.Name != _clusterName)
+        {
+            _clusterName = options.Name;
+            _dynamic = false;
+            _logger.LogInformation("Cluster name updated to {Name}", options.Name);
+        }
+    }
+
+    /// <summary>Go's routesOption.Apply: routes to removed URLs are closed and not dialled again; added URLs are dialled.</summary>
+    public void ReloadRoutes(IReadOnlyList<Uri> add, IReadOnlyList<Uri> remove)
+    {
+        foreach (var url in remove)
+        {
+            List<RouteSolicitor> stopped;
+            lock (_sync)
+            {
+                stopped = [.. _solicitors.Where(s => SameUrl(s.Url, url))];
+                _solicitors.RemoveAll(stopped.Contains);
+            }
+            foreach (var solicitor in stopped)
+            {
+                solicitor.Stop();
+            }
+            foreach (var route in _links.All.Where(r => r.Solicited && r.Url is { } u && SameUrl(u, url)))
+            {
+                route.Close("Route Removed");
+                _logger.LogInformation("Removed route {Url}", url);
+            }
+        }
+        foreach (var url in add)
+        {
+            var solicitor = new RouteSolicitor(this, url, isExplicit: true, _logger);
+            lock (_sync)
+            {
+                _solicitors.Add(solicitor);
+            }
+            _links.Track(solicitor.Start(_links.Stopping));
+        }
+    }
+
+    /// <summary>Go's urlsAreEqual: the whole URL, credentials included.</summary>
+    public static bool SameUrl(Uri a, Uri b) => string.Equals(a.OriginalString.TrimEnd('/'), b.OriginalString.TrimEnd('/'), StringComparison.Ordinal);
+
+    /// <summary>Go's reloadAuthorization for routes: an accepted route whose CONNECT the cluster's credentials no longer
+    /// admit is closed (a dialled one is left: we hold no credentials of the peer's to check).</summary>
+    public void CloseUnauthorizedRoutes()
+    {
+        if (!Options.AuthRequired)
+        {
+            return;
+        }
+        foreach (var route in _links.All.Where(r => !r.Solicited && r.ConnectReceived))
+        {
+            if (!Authenticate(route.ConnectUser, route.ConnectPassword))
+            {
+                route.CloseUnauthorized();
+            }
+        }
     }
 
     /// <summary>Creates and runs a route over a connected socket (accepted or dialled).</summary>

@@ -280,6 +280,8 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         _connectReceived = true;
         _authDeadline = 0;
         RemoteId = connect.Name;
+        ConnectUser = connect.User;
+        ConnectPassword = connect.Pass;
     }
 
     private void HandleInfo(ReadOnlySpan<byte> json)
@@ -391,6 +393,22 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
     private void SendError(string text) => Link.SendError(text);
 
     public void Close(string reason, bool flush = true) => Link.Close(reason, flush);
+
+    /// <summary>An accepted route's CONNECT has been admitted.</summary>
+    public bool ConnectReceived => Volatile.Read(ref _connectReceived);
+
+    /// <summary>The credentials of an accepted route's CONNECT, checked again when a reload changes the cluster's.</summary>
+    public string? ConnectUser { get; private set; }
+
+    public string? ConnectPassword { get; private set; }
+
+    /// <summary>Go's authViolation for a route a reload no longer authorizes.</summary>
+    public void CloseUnauthorized()
+    {
+        _logger.LogError("{Route} - authentication error", this);
+        SendError("Authorization Violation");
+        Close("Authentication Failure");
+    }
 
     /// <summary>The route ended: the peer's interest leaves the indexes and the cluster forgets it.</summary>
     void Transport.IRemoteLinkOwner.OnClosed(string reason)

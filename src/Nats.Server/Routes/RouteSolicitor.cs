@@ -18,6 +18,7 @@ internal sealed class RouteSolicitor
     private readonly Uri _url;
     private readonly bool _explicit;
     private readonly ILogger _logger;
+    private readonly CancellationTokenSource _removed = new();
     private string? _peerId;
     private volatile bool _toSelf;
 
@@ -34,7 +35,20 @@ internal sealed class RouteSolicitor
     /// <summary>The URL leads back to this server: stop dialling it.</summary>
     public void MarkSelf() => _toSelf = true;
 
-    public Task Start(CancellationToken stop) => Task.Run(() => RunAsync(stop), CancellationToken.None);
+    public Task Start(CancellationToken stop)
+    {
+        var linked = CancellationTokenSource.CreateLinkedTokenSource(stop, _removed.Token);
+        return Task.Run(async () =>
+        {
+            using (linked)
+            {
+                await RunAsync(linked.Token).ConfigureAwait(false);
+            }
+        }, CancellationToken.None);
+    }
+
+    /// <summary>The URL was removed from the routes by a reload: no more dialling (Go's setNoReconnect).</summary>
+    public void Stop() => _removed.Cancel();
 
     private async Task RunAsync(CancellationToken stop)
     {
