@@ -39,7 +39,7 @@ public sealed class SubjectSpanTests
         var store = h.Store;
         var model = Fill(store);
         var rnd = new Random(5);
-        string[] filters = ["rare.x", "rare.*", "kv.7", "kv.*", "bulk.3", "*.3", ">", "none.*"];
+        string[] filters = ["rare.x", "rare.*", "kv.10", "kv.*", "bulk.3", "*.3", ">", "none.*"];
         for (var round = 0; round < 4; round++)
         {
             foreach (var filter in filters)
@@ -57,7 +57,7 @@ public sealed class SubjectSpanTests
                     Assert.Equal((ulong)matching.Count(s => s >= start), store.NumPending(start, filter, false).Total);
                 }
             }
-            foreach (var subject in new[] { "rare.x", "kv.7", "bulk.3" })
+            foreach (var subject in new[] { "rare.x", "kv.10", "bulk.3" })
             {
                 var maxSeq = (ulong)rnd.Next(1, Messages);
                 var expected = model.Where(kv => kv.Value == subject && kv.Key <= maxSeq).Select(kv => kv.Key).DefaultIfEmpty().Max();
@@ -70,7 +70,7 @@ public sealed class SubjectSpanTests
                 Assert.True(store.RemoveMsg(seq));
                 model.Remove(seq);
             }
-            var kvFirst = model.First(kv => kv.Value == "kv.7").Key;
+            var kvFirst = model.First(kv => kv.Value == "kv.10").Key;
             Assert.True(store.RemoveMsg(kvFirst));
             model.Remove(kvFirst);
             var purged = store.PurgeEx("bulk.*", (ulong)(Messages / 2), 0);
@@ -80,7 +80,7 @@ public sealed class SubjectSpanTests
             {
                 model.Remove(seq);
             }
-            Assert.Equal((ulong)model.Count(kv => kv.Value == "kv.7"), store.FilteredState(1, "kv.7").Msgs);
+            Assert.Equal((ulong)model.Count(kv => kv.Value == "kv.10"), store.FilteredState(1, "kv.10").Msgs);
         }
         if (kind == "file")
         {
@@ -109,13 +109,13 @@ public sealed class SubjectSpanTests
         using var h = Harness("file");
         var store = (FileStore)h.Store;
         var model = Fill(store);
-        var expected = (ulong)model.Count(kv => kv.Key >= Messages / 2 && kv.Value == "kv.7");
-        Assert.Equal(expected, store.FilteredState(Messages / 2, "kv.7").Msgs); // a straddling count builds summaries
+        var expected = (ulong)model.Count(kv => kv.Key >= Messages / 2 && kv.Value == "kv.10");
+        Assert.Equal(expected, store.FilteredState(Messages / 2, "kv.10").Msgs); // a straddling count builds summaries
         Assert.True(((StoreCore)store).SpanSummaries.Spans > 0);
         store.ExpireCaches();
         store.ExpireCaches();
         Assert.Equal((0, 0), ((StoreCore)store).SpanSummaries);
-        Assert.Equal(expected, store.FilteredState(Messages / 2, "kv.7").Msgs);
+        Assert.Equal(expected, store.FilteredState(Messages / 2, "kv.10").Msgs);
     }
 
     private static int ReadAll(IStreamStore store, string filter)
