@@ -38,6 +38,10 @@ internal abstract partial class StoreCore
     /// <summary>Slots of one range scanned one by one before a summary is worth building instead.</summary>
     private ulong SpanScanLimit => _spans.Size / 16;
 
+    /// <summary>Slots every search looks at directly before asking summaries: a reader of a subject (or of
+    /// the whole stream) usually finds its next message right there, and a summary is a dictionary walk.</summary>
+    private ulong SpanScanWindow => _spans.Size / 64;
+
     /// <summary>The summary of the span holding <paramref name="seq"/> when the range [seq, stop] is worth
     /// one (it is complete, and the range is long or a summary is loaded already); built on demand.</summary>
     private SubjectSpans.Summary? SpanFor(ulong seq, ulong stop)
@@ -106,6 +110,16 @@ internal abstract partial class StoreCore
     {
         var s = Math.Max(start, FirstSeq);
         end = Math.Min(end, LastSeq);
+        if (s <= end)
+        {
+            var window = Math.Min(end, s + SpanScanWindow - 1);
+            if (ScanForward(info, s, window) is var near and not 0)
+            {
+                return near;
+            }
+
+            s = window + 1;
+        }
         while (s <= end)
         {
             var spanEnd = _spans.SpanEnd(s);
@@ -156,6 +170,21 @@ internal abstract partial class StoreCore
     {
         floor = Math.Max(floor, FirstSeq);
         var s = Math.Min(start, LastSeq);
+        if (s >= floor && s > 0)
+        {
+            var window = s - Math.Min(s - floor, SpanScanWindow - 1);
+            if (ScanBackward(info, s, window) is var near and not 0)
+            {
+                return near;
+            }
+
+            if (window <= floor)
+            {
+                return 0;
+            }
+
+            s = window - 1;
+        }
         while (s >= floor && s > 0)
         {
             var spanStart = _spans.SpanStart(s);
@@ -217,6 +246,16 @@ internal abstract partial class StoreCore
     {
         var s = Math.Max(start, FirstSeq);
         end = Math.Min(end, LastSeq);
+        if (s <= end)
+        {
+            var window = Math.Min(end, s + SpanScanWindow - 1);
+            if (ScanMatching(s, window) is var near and not 0)
+            {
+                return near;
+            }
+
+            s = window + 1;
+        }
         while (s <= end)
         {
             var spanEnd = _spans.SpanEnd(s);
@@ -283,6 +322,23 @@ internal abstract partial class StoreCore
     {
         floor = Math.Max(floor, FirstSeq);
         var s = Math.Min(start, LastSeq);
+        if (s >= floor && s > 0)
+        {
+            var window = s - Math.Min(s - floor, SpanScanWindow - 1);
+            for (var q = s; q >= window && q > 0; q--)
+            {
+                if (Slots[q].Subject is { } info && Matches(info))
+                {
+                    return q;
+                }
+            }
+            if (window <= floor)
+            {
+                return 0;
+            }
+
+            s = window - 1;
+        }
         while (s >= floor && s > 0)
         {
             var spanStart = _spans.SpanStart(s);
