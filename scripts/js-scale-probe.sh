@@ -4,11 +4,13 @@
 # PublishAsync (256 in flight), stop it cleanly, record the store's size on disk, start it again and
 # time the first answer to $JS.API.STREAM.INFO, record VmRSS 2 s later, consume every message with a
 # durable pull consumer (fetch 1000, ack none), record VmRSS again. --kill stops the server after
-# publishing with SIGKILL instead (a crash: the restart is then a recovery).
-#   bash scripts/js-scale-probe.sh --ours-cmd PATH [--count 2000000] [--size 128] [--dir /tmp] [--kill] [--only go|ours]
+# publishing with SIGKILL instead (a crash: the restart is then a recovery). --filtered SUBJECT first reads
+# that subject's messages (COUNT/1000 of them: one of the 1,000 subjects) after the restart with a second
+# durable pull consumer filtered on it (fetch 100, ack none), timed: the read skips the other subjects.
+#   bash scripts/js-scale-probe.sh --ours-cmd PATH [--count 2000000] [--size 128] [--dir /tmp] [--kill] [--only go|ours] [--filtered SCALE.7]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-count=2000000 size=128 ours="" go_cmd=nats-server base=${TMPDIR:-/tmp} stop=TERM only=""
+count=2000000 size=128 ours="" go_cmd=nats-server base=${TMPDIR:-/tmp} stop=TERM only="" filtered=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --count) count=$2; shift 2 ;;
@@ -18,6 +20,7 @@ while [[ $# -gt 0 ]]; do
     --dir) base=$2; shift 2 ;;
     --kill) stop=KILL; shift ;;
     --only) only=$2; shift 2 ;;
+    --filtered) filtered=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -49,16 +52,26 @@ run() {
   t1=${answer%% *}
   sleep 2
   local rss_restart; rss_restart=$(rss_mb $pid)
+  local filt=""
+  if [[ -n "$filtered" ]]; then
+    filt=$("$probe/jsscale" filtered "nats://127.0.0.1:$port" SCALE "$filtered" $((count / 1000)) 100)
+    filt=" ${filt#consumed } |"
+  fi
   local con; con=$("$probe/jsscale" consume "nats://127.0.0.1:$port" SCALE "$count")
   local rss_con; rss_con=$(rss_mb $pid)
   kill -TERM $pid; wait $pid || true
-  printf '| %s | %s | %s MB | %s MB | %.3f s | %s MB | %s | %s MB |\n' "$name" "${pub#published }" "$rss_pub" "$disk" \
-    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1e9 }')" "$rss_restart" "${con#consumed }" "$rss_con"
+  printf '| %s | %s | %s MB | %s MB | %.3f s | %s MB |%s %s | %s MB |\n' "$name" "${pub#published }" "$rss_pub" "$disk" \
+    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1e9 }')" "$rss_restart" "$filt" "${con#consumed }" "$rss_con"
   rm -rf "$store"
 }
 
 echo "$count x $size B file stream, 1,000 subjects, stopped with SIG$stop; $(date -u +%FT%TZ); load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo '| server | publish (PublishAsync 256) | RSS after publish | disk | restart to stream info | RSS after restart | consume (fetch 1000, ack none) | RSS after consume |'
-echo '|---|---|---:|---:|---:|---:|---|---:|'
+if [[ -n "$filtered" ]]; then
+  echo "| server | publish (PublishAsync 256) | RSS after publish | disk | restart to stream info | RSS after restart | filtered read of $filtered (fetch 100) | consume (fetch 1000, ack none) | RSS after consume |"
+  echo '|---|---|---:|---:|---:|---:|---|---|---:|'
+else
+  echo '| server | publish (PublishAsync 256) | RSS after publish | disk | restart to stream info | RSS after restart | consume (fetch 1000, ack none) | RSS after consume |'
+  echo '|---|---|---:|---:|---:|---:|---|---:|'
+fi
 [[ "$only" == ours ]] || run go "$go_cmd"
 [[ "$only" == go ]] || run ours "$ours"

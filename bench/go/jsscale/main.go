@@ -45,6 +45,8 @@ func main() {
 		ready(url)
 	case "consume":
 		consume(url, stream, num(os.Args[4]))
+	case "filtered":
+		filtered(url, stream, os.Args[4], num(os.Args[5]), num(os.Args[6]))
 	case "streams":
 		streams(url, stream, num(os.Args[4]), num(os.Args[5]), num(os.Args[6]))
 	default:
@@ -152,6 +154,28 @@ func consume(url, stream string, count int) {
 	}
 	el := time.Since(start)
 	fmt.Printf("consumed %d in %.2f s: %.0f msg/s\n", got, el.Seconds(), float64(got)/el.Seconds())
+}
+
+// filtered reads every message of one filter with a durable pull consumer (ack none) in batches of
+// batch: each fetch makes the server count the consumer's pending messages for that filter.
+func filtered(url, stream, filter string, count, batch int) {
+	nc, js := connect(url)
+	defer nc.Close()
+	sub, err := js.PullSubscribe(filter, "filtered", nats.AckNone())
+	if err != nil {
+		fail("pull subscribe: %v", err)
+	}
+	start := time.Now()
+	got := 0
+	for got < count {
+		msgs, err := sub.Fetch(batch, nats.MaxWait(30*time.Second))
+		if err != nil {
+			fail("fetch after %d: %v", got, err)
+		}
+		got += len(msgs)
+	}
+	el := time.Since(start)
+	fmt.Printf("consumed %d in %.3f s: %.0f msg/s\n", got, el.Seconds(), float64(got)/el.Seconds())
 }
 
 func streams(url, prefix string, streams, count, size int) {

@@ -103,10 +103,11 @@ internal abstract partial class StoreCore
             LastTs = Slots.Contains(seq) ? Slots.TimestampAt(seq) : 0;
             LastSeq = seq;
             Slots.TruncateAfter(seq);
+            _spans.Clear(); // spans past the cut are open again
             if (MsgCount == 0)
             {
                 FirstSeq = seq + 1;
-                Slots.Reset(FirstSeq);
+                ResetSlots(FirstSeq);
             }
             // Subject bounds may now point past the end; clamp them so lazy repair stays in range.
             foreach (var info in Subjects.All)
@@ -141,7 +142,7 @@ internal abstract partial class StoreCore
         MsgCount = 0;
         ByteCount = 0;
         FirstSeq = LastSeq + 1;
-        Slots.Reset(FirstSeq);
+        ResetSlots(FirstSeq);
         ClearTtl();
         OnCompacted(FirstSeq);
         return purged;
@@ -162,7 +163,7 @@ internal abstract partial class StoreCore
                 // Go moves the sequence up to the compact point; keep that so numbering continues from there.
                 LastSeq = seq - 1;
                 FirstSeq = seq;
-                Slots.Reset(seq);
+                ResetSlots(seq);
                 OnCompacted(seq);
             }
             return purged;
@@ -209,19 +210,26 @@ internal abstract partial class StoreCore
         var tokens = PrepareFilter(subject);
         var literal = tokens is null ? Subjects.Find(subject) : null;
         ulong purged = 0;
-        for (var s = ss.First; s <= last && s <= LastSeq && purged < target && MsgCount > 0; s = Math.Max(s + 1, FirstSeq))
+        // Jumps from match to match (span summaries skip spans without the subject) instead of visiting
+        // every slot between the subject's first and last message.
+        for (var s = ss.First; purged < target && MsgCount > 0;)
         {
-            var info = Slots[s].Subject;
-            if (info is null)
+            s = Math.Max(s, FirstSeq);
+            var end = Math.Min(last, LastSeq);
+            if (s > end)
             {
-                continue;
+                break;
             }
 
-            if (literal is not null ? ReferenceEquals(info, literal) : Matches(info))
+            var next = literal is not null ? NextOfSubject(literal, s, end) : NextMatching(s, end);
+            if (next == 0)
             {
-                RemoveSlot(s, erase: false, bulk: false, RemovalReason.Purge);
-                purged++;
+                break;
             }
+
+            RemoveSlot(next, erase: false, bulk: false, RemovalReason.Purge);
+            purged++;
+            s = next + 1;
         }
         return purged;
     }

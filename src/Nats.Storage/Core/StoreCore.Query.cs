@@ -294,28 +294,10 @@ internal abstract partial class StoreCore
         if (v.StraddleCount > 0)
         {
             // Subjects that began before sseq: count their messages on whichever side of sseq is shorter.
-            if (sseq - v.StraddleLo <= v.StraddleHi - sseq + 1)
-            {
-                ulong below = 0;
-                for (var s = v.StraddleLo; s < sseq; s++)
-                {
-                    if (Slots[s].Subject is { } info && info.StraddleMark == mark)
-                    {
-                        below++;
-                    }
-                }
-                total += v.StraddleCount - below;
-            }
-            else
-            {
-                for (var s = sseq; s <= v.StraddleHi; s++)
-                {
-                    if (Slots[s].Subject is { } info && info.StraddleMark == mark)
-                    {
-                        total++;
-                    }
-                }
-            }
+            // Whole spans count from their subject summaries; only the partial ones are looked into.
+            total += sseq - v.StraddleLo <= v.StraddleHi - sseq + 1
+                ? v.StraddleCount - CountMarked(v.StraddleLo, sseq - 1, mark)
+                : CountMarked(sseq, v.StraddleHi, mark);
         }
         return total;
     }

@@ -307,14 +307,7 @@ internal abstract partial class StoreCore
                 return info.First;
             }
 
-            for (var s = Slots.NextPossible(start); s <= info.Last; s = Slots.NextAfter(s))
-            {
-                if (ReferenceEquals(Slots[s].Subject, info))
-                {
-                    return s;
-                }
-            }
-            return 0;
+            return NextOfSubject(info, start, info.Last);
         }
         var end = LastSeq;
         if (end - start + 1 > SmallScan)
@@ -336,15 +329,7 @@ internal abstract partial class StoreCore
             start = bounds.Lo;
             end = bounds.Hi;
         }
-        for (var s = Slots.NextPossible(start); s <= end; s = Slots.NextAfter(s))
-        {
-            var info = Slots[s].Subject;
-            if (info is not null && Matches(info))
-            {
-                return s;
-            }
-        }
-        return 0;
+        return NextMatching(start, end);
     }
 
     /// <summary>Sequence of the last message at or before <paramref name="start"/> matching the filter, or 0.</summary>
@@ -367,10 +352,9 @@ internal abstract partial class StoreCore
 
         var floor = FirstSeq;
         var tokens = SubjectRules.IsMatchAll(filter) ? null : PrepareFilter(filter);
-        SubjectInfo? literal = null;
         if (!SubjectRules.IsMatchAll(filter) && tokens is null)
         {
-            literal = Subjects.Find(filter);
+            var literal = Subjects.Find(filter);
             if (literal is null)
             {
                 return 0;
@@ -388,12 +372,16 @@ internal abstract partial class StoreCore
                 return literal.Last;
             }
 
-            floor = literal.First;
+            return PrevOfSubject(literal, start, literal.First);
         }
+        if (tokens is not null)
+        {
+            return PrevMatching(start, floor);
+        }
+
         for (var s = start; s >= floor; s--)
         {
-            var info = Slots[s].Subject;
-            if (info is not null && (literal is null ? tokens is null || Matches(info) : ReferenceEquals(info, literal)))
+            if (Slots[s].HasMessage)
             {
                 return s;
             }

@@ -31,6 +31,7 @@ internal abstract partial class StoreCore : IStreamStore
     protected StoreCore(StoreConfig config, TimeProvider? clock, bool payloadsInIndex = false, int indexShift = 12)
     {
         Slots = new SlotList(payloadsInIndex, indexShift);
+        _spans = new SubjectSpans(indexShift + 4, MaxSpanEntries);
         _payloadsInIndex = payloadsInIndex;
         Config = config;
         Clock = clock ?? TimeProvider.System;
@@ -342,7 +343,7 @@ internal abstract partial class StoreCore : IStreamStore
 
         if (MsgCount == 0)
         {
-            Slots.Reset(seq);
+            ResetSlots(seq);
             FirstSeq = seq;
             return;
         }
@@ -355,7 +356,7 @@ internal abstract partial class StoreCore : IStreamStore
         var last = seq + num - 1;
         if (MsgCount == 0)
         {
-            Slots.Reset(last + 1);
+            ResetSlots(last + 1);
             FirstSeq = last + 1;
         }
         else
@@ -377,6 +378,7 @@ internal abstract partial class StoreCore : IStreamStore
         OnRemove(seq, slot, erase, bulk);
         var size = slot.Size;
         slot.Subject = null;
+        _spans.OnRemove(seq, info);
         if (_payloadsInIndex)
         {
             Slots.PayloadOf(seq) = null;
@@ -431,7 +433,7 @@ internal abstract partial class StoreCore : IStreamStore
         if (MsgCount == 0)
         {
             FirstSeq = LastSeq + 1;
-            Slots.Reset(FirstSeq);
+            ResetSlots(FirstSeq);
             return;
         }
         var s = Slots.NextPossible(FirstSeq + 1);
@@ -444,6 +446,13 @@ internal abstract partial class StoreCore : IStreamStore
         Slots.ReleaseBelow(s);
     }
 
+    /// <summary>Empties the index from <paramref name="nextSeq"/> on: no span summary survives a reset.</summary>
+    private void ResetSlots(ulong nextSeq)
+    {
+        Slots.Reset(nextSeq);
+        _spans.Clear();
+    }
+
     protected void FixFirst(SubjectInfo info)
     {
         if (!info.FirstStale)
@@ -451,13 +460,8 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         }
 
-        var s = Math.Max(info.First, FirstSeq);
-        while (s <= info.Last && !ReferenceEquals(Slots[s].Subject, info))
-        {
-            s = Slots.NextAfter(s);
-        }
-
-        info.First = s;
+        var found = NextOfSubject(info, Math.Max(info.First, FirstSeq), info.Last);
+        info.First = found != 0 ? found : info.Last + 1;
         info.FirstStale = false;
     }
 
@@ -468,14 +472,9 @@ internal abstract partial class StoreCore : IStreamStore
             return;
         }
 
-        var s = Math.Min(info.Last, LastSeq);
         var floor = Math.Max(info.First, FirstSeq);
-        while (s > floor && !ReferenceEquals(Slots[s].Subject, info))
-        {
-            s = Math.Max(Slots.PrevPossible(s - 1), floor);
-        }
-
-        info.Last = s;
+        var found = PrevOfSubject(info, Math.Min(info.Last, LastSeq), floor);
+        info.Last = found != 0 ? found : floor;
         info.LastStale = false;
     }
 

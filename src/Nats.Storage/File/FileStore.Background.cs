@@ -28,9 +28,10 @@ internal sealed partial class FileStore
     {
         var clock = _opts.Clock ?? TimeProvider.System;
         _flushTimer = clock.CreateTimer(static s => ((FileStore)s!).OnFlushTimer(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
-        if (_opts.SyncMode == FileSyncMode.Interval && _opts.SyncInterval > TimeSpan.Zero)
+        if (_opts.SyncMode == FileSyncMode.Interval)
         {
-            _syncTimer = clock.CreateTimer(static s => ((FileStore)s!).SyncNow(), this, _opts.SyncInterval, _opts.SyncInterval);
+            var interval = _opts.SyncInterval > TimeSpan.Zero ? _opts.SyncInterval : FileStoreOptions.DefaultSyncInterval;
+            _syncTimer = clock.CreateTimer(static s => ((FileStore)s!).SyncNow(), this, interval, interval);
         }
 
         if (_opts.ScrubInterval > TimeSpan.Zero)

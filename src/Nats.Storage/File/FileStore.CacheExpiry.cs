@@ -42,6 +42,7 @@ internal sealed partial class FileStore
             Slots.Trim();
             DropPageIndex();
             var held = Slots.TrimIdle();
+            held |= TrimIdleSpans();
             if (_windows.Held)
             {
                 if (_windowsUsed)
@@ -86,6 +87,8 @@ internal sealed partial class FileStore
             }
         }
     }
+
+    protected override void OnSpanSummaryBuilt() => ArmCacheExpiry();
 
     private void StopCacheExpiry()
     {

@@ -47,8 +47,11 @@ internal sealed record FileStoreOptions
     public FileSyncMode SyncMode { get; init; } = FileSyncMode.GroupCommit;
 
     /// <summary><see cref="FileSyncMode.Interval"/>: how often written data is fsynced (Go 2.10's default
-    /// for its <c>sync_interval</c>: 2 minutes; Go 2.9.10 has a fixed 60 s).</summary>
-    public TimeSpan SyncInterval { get; init; } = TimeSpan.FromMinutes(2);
+    /// for its <c>sync_interval</c>: 2 minutes; Go 2.9.10 has a fixed 60 s). Zero or less means that
+    /// default, as Go's file store takes it, never "no timer".</summary>
+    public TimeSpan SyncInterval { get; init; } = DefaultSyncInterval;
+
+    internal static readonly TimeSpan DefaultSyncInterval = TimeSpan.FromMinutes(2);
 
     /// <summary>Every file operation goes through this (tests substitute a power-loss simulation).</summary>
     public IStoreFileSystem FileSystem { get; init; } = OsFileSystem.Instance;
