@@ -37,21 +37,22 @@ public sealed class LeafMappingTests
         using var cts = new CancellationTokenSource(Cluster.TestCluster.Deadline);
         await using var sub = await subscriber.SubscribeCoreAsync<string>(mappedSubject, queueGroup: queue, cancellationToken: cts.Token);
         await subscriber.PingAsync(cts.Token);
+        using var probing = CancellationTokenSource.CreateLinkedTokenSource(cts.Token);
         var probe = Task.Run(async () =>
         {
             var i = 0;
-            while (!cts.IsCancellationRequested)
+            while (!probing.IsCancellationRequested)
             {
-                await publisher.PublishAsync(publishSubject, $"probe{i++}", cancellationToken: cts.Token);
-                await Task.Delay(200, cts.Token);
+                await publisher.PublishAsync(publishSubject, $"probe{i++}", cancellationToken: probing.Token);
+                await Task.Delay(200, probing.Token);
             }
-        }, cts.Token);
+        }, probing.Token);
         var first = await sub.Msgs.ReadAsync(cts.Token);
         Assert.Equal(mappedSubject, first.Subject);
-        await cts.CancelAsync();
+        await probing.CancelAsync();
         await Task.WhenAny(probe);
 
-        using var read = new CancellationTokenSource(Cluster.TestCluster.Deadline);
+        var read = cts;
         for (var i = 1; i <= 5; i++)
         {
             await publisher.PublishAsync(publishSubject, $"m{i}", cancellationToken: read.Token);
