@@ -135,7 +135,7 @@ internal sealed class MessageRouter
             {
                 continue;
             }
-            if (_routed && !NamesQueue(members[0].Queue!))
+            if (_routed && !_anyQueue && !NamesQueue(members[0].Queue!))
             {
                 continue;
             }
@@ -274,6 +274,9 @@ internal sealed class MessageRouter
     // Set while a message that came in from a peer is routed (Go's c.kind == ROUTER or LEAF): only the queue
     // groups it names; which other peers it may go on to depends on the source (MayForwardTo).
     private bool _routed;
+
+    // A routed message that serves every queue group, not only the ones it names (see RouteFromPeer's mapped).
+    private bool _anyQueue;
     private RemotePeer? _source;
     private byte[] _leafOrigin = [];
     private int _leafOriginLength;
@@ -289,8 +292,11 @@ internal sealed class MessageRouter
     /// plain subscribers, and the queue groups named in <paramref name="queues"/> (space-separated).
     /// <paramref name="message"/> is the header block and payload followed by CRLF.
     /// </summary>
+    /// <param name="mapped">A leaf's message whose subject an account mapping changed: without queue names it serves this
+    /// server's queue groups like a client's publish (Go's pmrIgnoreEmptyQueueFilter), as the group it was meant for is
+    /// on the mapped subject.</param>
     public bool RouteFromPeer(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, ReadOnlySpan<byte> queues,
-        int headerSize, ReadOnlySpan<byte> message, RemotePeer source, ReadOnlySpan<byte> leafOrigin = default)
+        int headerSize, ReadOnlySpan<byte> message, RemotePeer source, ReadOnlySpan<byte> leafOrigin = default, bool mapped = false)
     {
         var result = account.SubList.Match(subject);
         if (result.IsEmpty)
@@ -320,6 +326,7 @@ internal sealed class MessageRouter
             reply = ackReply;
         }
         _routed = true;
+        _anyQueue = mapped && queues.IsEmpty;
         _source = source;
         try
         {
@@ -328,6 +335,7 @@ internal sealed class MessageRouter
         finally
         {
             _routed = false;
+            _anyQueue = false;
             _source = null;
         }
     }

@@ -79,12 +79,14 @@ internal sealed class GatewayAccountInterest : ISubscriptionObserver
         }
     }
 
-    /// <summary>Peers' interest learned over a gateway never goes back to one; service-import shadows are not interest (Go's sub.si).</summary>
+    /// <summary>Peers' interest learned over a gateway never goes back to one; service-import shadows are not interest (Go's sub.si).
+    /// The exporter's <c>_R_.&lt;prefix&gt;.&gt;</c> response route is (Go's internal subscription, forwarded): a request that crossed
+    /// the gateway in the exporter's account gets its answer back to the server that mapped it.</summary>
     private static bool Counts(Subscription subscription) =>
         !subscription.IsServiceImport && subscription.Kind switch
         {
             Delivery.ReceiverKind.Remote => ((Delivery.RemotePeer)subscription.Receiver).Role != Delivery.PeerRole.Gateway,
-            Delivery.ReceiverKind.Import => subscription.Receiver is StreamImportRoute,
+            Delivery.ReceiverKind.Import => subscription.Receiver is StreamImportRoute or ResponseRoute,
             _ => true,
         };
 

@@ -199,6 +199,7 @@ internal sealed class JsAccount
     {
         foreach (var stream in Streams())
         {
+            Service.Sourcing.DetachExternal(stream);
             stream.Dispose();
         }
     }

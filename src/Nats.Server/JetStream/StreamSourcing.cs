@@ -20,9 +20,13 @@ internal sealed class StreamSourcing
     private readonly Dictionary<JsStream, List<(JsStream Target, StreamSource Source, bool Mirror)>> _links = [];
     private readonly Dictionary<(JsStream Target, string Origin), ulong> _positions = [];
 
+    // target stream → its mirror or sources reached through an API prefix (another domain or account)
+    private readonly Dictionary<JsStream, List<ExternalStreamSource>> _external = [];
+
     public void Attach(JsAccount account, JsStream target)
     {
         var config = target.Config;
+        AttachExternal(target);
         if (config.Mirror is { External: null } mirror)
         {
             Link(account, target, mirror, true);
@@ -57,6 +61,7 @@ internal sealed class StreamSourcing
 
     public void Detach(JsAccount account, JsStream stream)
     {
+        DetachExternal(stream);
         lock (_lock)
         {
             _links.Remove(stream);
@@ -74,6 +79,7 @@ internal sealed class StreamSourcing
     /// <summary>Re-attaches after a config update changed the stream's sources.</summary>
     public void Reattach(JsAccount account, JsStream target)
     {
+        DetachExternal(target);
         lock (_lock)
         {
             foreach (var list in _links.Values)
@@ -82,6 +88,54 @@ internal sealed class StreamSourcing
             }
         }
         Attach(account, target);
+    }
+
+    /// <summary>Stops what feeds <paramref name="target"/> from another domain or account.</summary>
+    public void DetachExternal(JsStream target)
+    {
+        List<ExternalStreamSource>? links;
+        lock (_lock)
+        {
+            _external.Remove(target, out links);
+        }
+        foreach (var link in links ?? [])
+        {
+            link.Dispose();
+        }
+    }
+
+    private void AttachExternal(JsStream target)
+    {
+        // A replicated stream's external sources would need its group's leader to run them: not yet.
+        if (target.Group is not null || target.Config.Replicas > 1)
+        {
+            return;
+        }
+        var config = target.Config;
+        var links = new List<ExternalStreamSource>();
+        if (config.Mirror is { External: not null } mirror)
+        {
+            links.Add(new ExternalStreamSource(target, mirror, mirror: true));
+        }
+        foreach (var source in config.Sources ?? [])
+        {
+            if (source.External is not null)
+            {
+                links.Add(new ExternalStreamSource(target, source, mirror: false));
+            }
+        }
+        if (links.Count == 0)
+        {
+            return;
+        }
+        lock (_lock)
+        {
+            if (_external.Remove(target, out var old))
+            {
+                old.ForEach(l => l.Dispose());
+            }
+            _external[target] = links;
+        }
     }
 
     public void OnStored(JsAccount account, JsStream origin, string subject, ulong seq)

@@ -52,7 +52,7 @@ internal sealed class LeafAccountInterest : ISubscriptionObserver
     {
         _account.SubList.WithSnapshot(all =>
         {
-            connection.Sent.Init(all, LoopSubject);
+            connection.Sent.Init(all, LoopSubject, _account.Mappings?.Entries.Select(e => e.Source) ?? []);
             _connections = [.. _connections, connection];
         });
     }

@@ -27,6 +27,9 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
     private readonly ILogger _logger;
     private readonly RemoteInterest _interest;
     private bool _connectReceived;
+
+    // Where a mapped subject of an incoming message is written; reused so mapping does not allocate per message.
+    private byte[] _mappedSubject = [];
     private bool _infoReceived;
     private bool _peerHeaders;
     private long _deadline;
@@ -262,7 +265,15 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
         Link.InBytes += size;
         if (Account is { } account && IsRegistered)
         {
-            Link.Proxy.Router.RouteFromPeer(account, rest[args[0]], reply, queues, headerSize, message, this);
+            // Go's parser applies the account's mappings to a leaf's messages as to a client's (not to a route's).
+            var subject = rest[args[0]];
+            var mapped = false;
+            if (account.Mappings is { } mappings && mappings.TryMap(subject, ref _mappedSubject, out var mappedLength))
+            {
+                subject = _mappedSubject.AsSpan(0, mappedLength);
+                mapped = true;
+            }
+            Link.Proxy.Router.RouteFromPeer(account, subject, reply, queues, headerSize, message, this, mapped: mapped);
         }
         return needed;
     }

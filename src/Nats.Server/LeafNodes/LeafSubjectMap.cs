@@ -20,10 +20,19 @@ internal sealed class LeafSubjectMap
 
     /// <summary>The initial map (Go's initLeafNodeSmapAndSendSubs): every counted subscription plus the loop-detection
     /// subject, sent as one batch of LS+.</summary>
-    public void Init(List<Subscription> all, string loopSubject)
+    /// <param name="mappingSources">The account's mapping sources (Go's initLeafNodeSmapAndSendSubs announces them once, for
+    /// good, so a message for a mapped subject crosses to be mapped here).</param>
+    public void Init(List<Subscription> all, string loopSubject, IEnumerable<string> mappingSources)
     {
         lock (_sync)
         {
+            foreach (var source in mappingSources)
+            {
+                if (_connection.Role != Delivery.PeerRole.SpokeLeaf || _connection.Permissions.MaySubscribe(System.Text.Encoding.UTF8.GetBytes(source)))
+                {
+                    _counts[source] = _counts.GetValueOrDefault(source) + 1;
+                }
+            }
             foreach (var subscription in all)
             {
                 if (Counts(subscription))

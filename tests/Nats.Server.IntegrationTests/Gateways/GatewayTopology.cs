@@ -23,8 +23,9 @@ internal sealed class GatewayTopology : IAsyncDisposable
 
     /// <param name="gatewayExtra">Lines inside every gateway block (authorization ...), given the cluster name.</param>
     /// <param name="remoteUrl">The URL a server of one cluster dials for the other, given the other's gateway port.</param>
+    /// <param name="extra">Configuration outside the gateway block on every server (accounts ...).</param>
     public static async Task<GatewayTopology> StartAsync(string[] aKinds, string[] bKinds, Func<string, string>? gatewayExtra = null,
-        Func<string, int, string>? remoteUrl = null, bool waitForGateways = true)
+        Func<string, int, string>? remoteUrl = null, bool waitForGateways = true, string? extra = null)
     {
         var aPorts = aKinds.Select(_ => FreePort()).ToArray();
         var bPorts = bKinds.Select(_ => FreePort()).ToArray();
@@ -39,13 +40,13 @@ internal sealed class GatewayTopology : IAsyncDisposable
             {
                 ClusterName = "GA",
                 ServerNamePrefix = "GA-",
-                ExtraConfig = s => Block("GA", aPorts[s.Index], "GB", bPorts),
+                ExtraConfig = s => Block("GA", aPorts[s.Index], "GB", bPorts) + "\n" + extra,
             });
             var b = await TestCluster.StartAsync(new ClusterSpec(bKinds)
             {
                 ClusterName = "GB",
                 ServerNamePrefix = "GB-",
-                ExtraConfig = s => Block("GB", bPorts[s.Index], "GA", aPorts),
+                ExtraConfig = s => Block("GB", bPorts[s.Index], "GA", aPorts) + "\n" + extra,
             });
             var topology = new GatewayTopology(a, b);
             a = null;
