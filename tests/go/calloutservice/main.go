@@ -3,13 +3,14 @@
 // service user's creds, answers $SYS.REQ.USER.AUTH, opens requests sealed for its xkey (nats-server
 // 2.10's xkv1 format: curve25519 + xsalsa20-poly1305 from golang.org/x/crypto/nacl/box), verifies the
 // request JWT's signature with the server's nkey and its claims, and answers with an authorization
-// response signed by the account, sealed back to the server's xkey. A client whose auth_token is
-// "go-alice" gets a user JWT of the account (publish only to greet.>); any other gets an error.
+// response signed by the callout account, sealed back to the server's xkey. A client whose auth_token
+// is "go-alice" gets a user JWT issued by the placement account (publish only to greet.>); any other
+// gets an error.
 // Debian's nkeys (0.3.0) and jwt (2.3.0) predate xkeys and authorization claims, so the curve key
 // encoding and the response claims are written out here. Built offline (GO111MODULE=off
 // GOPATH=/usr/share/gocode).
 //
-// Usage: calloutservice <url> <service creds> <account seed> <xkey seed>
+// Usage: calloutservice <url> <service creds> <callout account seed> <placement account seed> <xkey seed>
 // Prints "ready" once subscribed, then one line per request; runs until stdin closes.
 package main
 
@@ -144,7 +145,7 @@ func jti() string {
 	return b32.EncodeToString(b[:])
 }
 
-func answer(m *nats.Msg, account nkeys.KeyPair, accountPub string, priv *[32]byte) (string, error) {
+func answer(m *nats.Msg, account nkeys.KeyPair, accountPub string, placement nkeys.KeyPair, priv *[32]byte) (string, error) {
 	serverXkey := m.Header.Get("Nats-Server-Xkey")
 	if serverXkey == "" {
 		return "", errors.New("request not sealed")
@@ -173,8 +174,9 @@ func answer(m *nats.Msg, account nkeys.KeyPair, accountPub string, priv *[32]byt
 	response := map[string]interface{}{"jti": jti(), "iat": now, "iss": accountPub, "sub": userNkey, "aud": serverID}
 	outcome := "refused " + tokenOpt
 	if tokenOpt == "go-alice" {
-		user, err := sign(account, map[string]interface{}{
-			"jti": jti(), "iat": now, "iss": accountPub, "sub": userNkey, "name": "alice",
+		placementPub, _ := placement.PublicKey()
+		user, err := sign(placement, map[string]interface{}{
+			"jti": jti(), "iat": now, "iss": placementPub, "sub": userNkey, "name": "alice",
 			"nats": map[string]interface{}{
 				"pub":  map[string]interface{}{"allow": []string{"greet.>", "_INBOX.>"}},
 				"subs": -1, "data": -1, "payload": -1, "type": "user", "version": 2,
@@ -200,8 +202,8 @@ func answer(m *nats.Msg, account nkeys.KeyPair, accountPub string, priv *[32]byt
 }
 
 func main() {
-	if len(os.Args) != 5 {
-		fmt.Fprintln(os.Stderr, "usage: calloutservice <url> <service creds> <account seed> <xkey seed>")
+	if len(os.Args) != 6 {
+		fmt.Fprintln(os.Stderr, "usage: calloutservice <url> <service creds> <callout account seed> <placement account seed> <xkey seed>")
 		os.Exit(2)
 	}
 	account, err := nkeys.FromSeed([]byte(os.Args[3]))
@@ -209,7 +211,11 @@ func main() {
 		fail("account seed", err)
 	}
 	accountPub, _ := account.PublicKey()
-	priv, err := curveSeed(os.Args[4])
+	placement, err := nkeys.FromSeed([]byte(os.Args[4]))
+	if err != nil {
+		fail("placement account seed", err)
+	}
+	priv, err := curveSeed(os.Args[5])
 	if err != nil {
 		fail("xkey seed", err)
 	}
@@ -220,7 +226,7 @@ func main() {
 	defer nc.Close()
 	lines := make(chan string, 16)
 	_, err = nc.Subscribe("$SYS.REQ.USER.AUTH", func(m *nats.Msg) {
-		outcome, err := answer(m, account, accountPub, priv)
+		outcome, err := answer(m, account, accountPub, placement, priv)
 		if err != nil {
 			lines <- "error " + err.Error()
 			return

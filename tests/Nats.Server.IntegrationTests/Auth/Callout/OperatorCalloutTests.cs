@@ -229,7 +229,7 @@ public sealed class OperatorCalloutTests : IDisposable
         await using var server = await TestServers.StartOursAsync(Settings(xkey));
         var url = $"nats://127.0.0.1:{server.Port}";
         var binary = await Clients.NatsGoProgram.BuildAsync("calloutservice");
-        using var go = Process.Start(new ProcessStartInfo(binary, [url, ServiceCreds(), _auth.GetSeed(), xkey.GetSeed()])
+        using var go = Process.Start(new ProcessStartInfo(binary, [url, ServiceCreds(), _auth.GetSeed(), _f.Account.GetSeed(), xkey.GetSeed()])
         {
             RedirectStandardInput = true,
             RedirectStandardOutput = true,
