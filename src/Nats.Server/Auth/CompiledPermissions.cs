@@ -8,6 +8,7 @@ internal sealed class CompiledPermissions
 {
     public CompiledPermissions(Permissions permissions)
     {
+        Source = permissions;
         if (permissions.Publish is { } pub)
         {
             // A present but empty allow list denies everything (allow_responses relies on that).
@@ -27,6 +28,9 @@ internal sealed class CompiledPermissions
         }
         Response = permissions.Response;
     }
+
+    /// <summary>What was compiled, for merging more rules in later (Go's mergeDenyPermissions).</summary>
+    public Permissions Source { get; }
 
     public SubjectPatterns? PublishAllow { get; }
     public SubjectPatterns? PublishDeny { get; }

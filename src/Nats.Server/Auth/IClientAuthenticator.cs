@@ -67,6 +67,15 @@ internal sealed class AuthenticatedUser
     /// <summary>A user JWT's claims, kept for revocation and account updates.</summary>
     public Jwt.UserClaims? JwtClaims { get; init; }
 
+    /// <summary>The same identity with other permissions.</summary>
+    public AuthenticatedUser WithPermissions(CompiledPermissions? permissions) => new(Method, Name, Account, permissions)
+    {
+        MaxPayload = MaxPayload,
+        MaxSubscriptions = MaxSubscriptions,
+        ValidFor = ValidFor,
+        JwtClaims = JwtClaims,
+    };
+
     /// <summary>Go's getAuthUser, used in violation log lines.</summary>
     public string Description => Method switch
     {

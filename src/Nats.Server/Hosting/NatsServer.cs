@@ -50,7 +50,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
         _logger = _loggerFactory.CreateLogger("nats-server");
         _clientLogger = _loggerFactory.CreateLogger("nats-server.client");
         // The auth callout signs its requests with the server's nkey, whose public key is then the server id (as in Go).
-        ServerKey = options.AuthCallout is not null ? NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.Server) : null;
+        // In operator mode any account JWT may turn a callout on at run time.
+        ServerKey = options.AuthCallout is not null || options.Operator.Enabled ? NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.Server) : null;
         ServerId = ServerKey?.GetPublicKey() ?? NewServerId();
         ServerName = string.IsNullOrEmpty(options.ServerName) ? ServerId : options.ServerName;
         _accounts = new AccountRegistry(options, _logger);
@@ -107,6 +108,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     internal Account? FindAccount(string name) => _accounts.Find(name);
 
+    /// <summary>Go's LookupAccount: a known account or (operator mode) one fetched from the resolver; else null and why.</summary>
+    internal Account? LookupAccount(string name, out string? error) => _accounts.Lookup(name, out error);
+
     /// <summary>The INFO a client gets again when its limits differ from the server's (no nonce: the challenge is over).</summary>
     internal byte[] RenderClientInfo(ulong clientId, string clientIp, int maxPayload) => _info!.RenderForClient(clientId, clientIp, null, maxPayload);
 
@@ -126,15 +130,27 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
     private Auth.Callout.AuthCallout? _authCallout;
 
-    /// <summary>Wraps the configured authenticator in the auth callout when one is configured (server configuration mode only).</summary>
+    /// <summary>
+    /// Wraps the authenticator in the auth callout: in operator mode always (account JWTs switch it on),
+    /// in server configuration mode when an auth_callout block is configured.
+    /// </summary>
     private IClientAuthenticator WithCallout(IClientAuthenticator inner, ServerOptions options)
     {
-        if (options.AuthCallout is not { } callout || ServerKey is null || _accounts.Operator is not null)
+        if (ServerKey is null)
         {
             return inner;
         }
-        _authCallout ??= new Auth.Callout.AuthCallout(this, callout, ServerKey, _logger);
-        return new Auth.Callout.AuthCalloutAuthenticator(inner, _authCallout);
+        if (inner is Auth.Jwt.JwtAuthenticator jwt)
+        {
+            _authCallout ??= new Auth.Callout.AuthCallout(this, ServerKey, _logger);
+            return new Auth.Callout.AccountCalloutAuthenticator(jwt, _authCallout, this);
+        }
+        if (options.AuthCallout is not { } callout || _accounts.Operator is not null)
+        {
+            return inner;
+        }
+        _authCallout ??= new Auth.Callout.AuthCallout(this, ServerKey, _logger);
+        return new Auth.Callout.AuthCalloutAuthenticator(inner, _authCallout, callout, this);
     }
 
     /// <summary>Operator mode's account and activation expiry, run on the heartbeat; null otherwise.</summary>

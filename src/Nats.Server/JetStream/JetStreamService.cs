@@ -178,6 +178,27 @@ internal sealed class JetStreamService : IDisposable
         SubscribeApi(account);
     }
 
+    /// <summary>
+    /// Go's disableJetStream (a resolver delete): the account leaves JetStream and its streams stop with
+    /// their data kept; an update that enables it again recovers them.
+    /// </summary>
+    public void DisableAccount(Account account)
+    {
+        JsAccount? js;
+        lock (_accounts)
+        {
+            if (!_accounts.Remove(account, out js))
+            {
+                return;
+            }
+        }
+        foreach (var stream in js.Streams())
+        {
+            Sourcing.Detach(js, stream);
+        }
+        js.Stop();
+    }
+
     /// <summary>An account update: new limits apply to its JetStream, which is enabled if it was not.</summary>
     public void UpdateAccount(Account account)
     {

@@ -23,14 +23,15 @@ internal sealed class ClientEventInfo
 
     public DateTime Timestamp { get; private set; }
 
-    public static ClientEventInfo Capture(ClientConnection client, DateTime now, bool withStop) => new()
+    /// <param name="account">The account the event names instead of the client's (Go's account auth-error event).</param>
+    public static ClientEventInfo Capture(ClientConnection client, DateTime now, bool withStop, string? account = null) => new()
     {
         Timestamp = now,
         _start = client.StartTime,
         _stop = withStop ? now : null,
         _host = client.RemoteIp,
         _id = client.Id,
-        _account = client.Account.Name,
+        _account = account ?? client.Account.Name,
         _user = client.RawAuthUser,
         _name = client.Name,
         _lang = client.Lang,

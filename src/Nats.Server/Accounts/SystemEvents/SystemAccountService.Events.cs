@@ -74,9 +74,21 @@ internal sealed partial class SystemAccountService
         }
     }
 
-    private void PostDisconnect(string subject, ClientConnection client, string reason)
+    /// <summary>
+    /// Go 2.10's sendAccountAuthErrorEvent, for auth callout refusals: the same event on
+    /// $SYS.ACCOUNT.CLIENT.AUTH.ERR, published in <paramref name="account"/> (the callout account) for its owner.
+    /// </summary>
+    public void AccountAuthenticationFailed(ClientConnection client, Account account)
     {
-        var info = ClientEventInfo.Capture(client, client.StopTime ?? DateTime.UtcNow, withStop: true);
+        if (Running)
+        {
+            PostDisconnect("$SYS.ACCOUNT.CLIENT.AUTH.ERR", client, ClosedReason.AuthenticationViolation.ToText(), account);
+        }
+    }
+
+    private void PostDisconnect(string subject, ClientConnection client, string reason, Account? account = null)
+    {
+        var info = ClientEventInfo.Capture(client, client.StopTime ?? DateTime.UtcNow, withStop: true, account?.Name);
         var id = _eventIds.Next();
         var sent = (Msgs: Volatile.Read(ref client.InMsgs), Bytes: Volatile.Read(ref client.InBytes));
         var received = (Msgs: client.OutMsgs, Bytes: client.OutBytes);
@@ -90,7 +102,7 @@ internal sealed partial class SystemAccountService
             WriteDataStats(json, "received", received.Msgs, received.Bytes);
             json.WriteString("reason", reason);
             json.WriteEndObject();
-        }));
+        }, account));
     }
 
     /// <summary>

@@ -12,12 +12,12 @@ using NATS.NKeys;
 namespace Nats.Server.Auth.Callout;
 
 /// <summary>
-/// nats-server 2.10's auth callout in server configuration mode (Go's processClientOrLeafCallout): a
-/// client that is not one of the auth_users is described in an authorization request JWT published to
+/// nats-server 2.10's auth callout (Go's processClientOrLeafCallout), in server configuration mode and
+/// in operator mode: the client is described in an authorization request JWT published to
 /// <c>$SYS.REQ.USER.AUTH</c> in the callout account (sealed for the service's xkey when one is set);
-/// the service's answer, an authorization response JWT signed by the issuer, carries the user JWT that
-/// decides the client's account and permissions, or an error. No answer within the auth timeout refuses
-/// the client. The wait blocks that client's CONNECT handling only, as Go's client goroutine waits.
+/// the service's answer, an authorization response JWT, carries the user JWT that decides the client's
+/// account and permissions, or an error. No answer within the auth timeout refuses the client. The wait
+/// blocks that client's CONNECT handling only, as Go's client goroutine waits.
 /// </summary>
 internal sealed class AuthCallout
 {
@@ -25,43 +25,37 @@ internal sealed class AuthCallout
     private const string XKeyHeader = "Nats-Server-Xkey";
 
     private readonly NatsServer _server;
-    private readonly AuthCalloutOptions _options;
     private readonly KeyPair _serverKey;
-    private readonly KeyPair? _xkey;
+    private readonly KeyPair _xkey = KeyPair.CreatePair(PrefixByte.Curve);
     private readonly ILogger _logger;
     private readonly ConcurrentDictionary<string, TaskCompletionSource<byte[]>> _pending = new(StringComparer.Ordinal);
     private readonly Lock _gate = new();
+    private readonly Dictionary<string, ClientConnection> _replyClients = new(StringComparer.Ordinal);
     private readonly string _inbox = "$SYS._INBOX_." + Guid.NewGuid().ToString("N")[..12];
-    private ClientConnection? _client;
     private Delivery.InternalPublisher? _publisher;
     private long _next;
 
-    public AuthCallout(NatsServer server, AuthCalloutOptions options, KeyPair serverKey, ILogger logger)
+    public AuthCallout(NatsServer server, KeyPair serverKey, ILogger logger)
     {
         _server = server;
-        _options = options;
         _serverKey = serverKey;
-        _xkey = options.XKey is null ? null : KeyPair.CreatePair(PrefixByte.Curve);
         _logger = logger;
     }
 
-    public AuthCalloutOptions Options => _options;
-
-    /// <summary>Go's getRawAuthUser: who the auth_users list is matched against.</summary>
+    /// <summary>Go's getRawAuthUser for server configuration mode: who the auth_users list is matched against.</summary>
     public static string RawAuthUser(Protocol.ConnectOptions connect) =>
         !string.IsNullOrEmpty(connect.Nkey) ? connect.Nkey
         : !string.IsNullOrEmpty(connect.User) ? connect.User
         : !string.IsNullOrEmpty(connect.AuthToken) ? connect.AuthToken
         : "";
 
-    /// <summary>Asks the callout service; the user it admits, or null (the reason is logged as Go's warning).</summary>
-    public AuthenticatedUser? Authorize(in ClientAuthRequest request)
+    /// <summary>
+    /// Asks the callout service; the user it admits, or null (the reason is logged as Go's warning).
+    /// <paramref name="rawUser"/> is the client_info user of the request (Go's getRawAuthUser).
+    /// </summary>
+    public AuthenticatedUser? Authorize(in ClientAuthRequest request, CalloutScope scope, string rawUser)
     {
-        var account = _server.FindAccount(_options.Account);
-        if (account is null)
-        {
-            return Fail($"No valid account \"{_options.Account}\" for auth callout request: account missing");
-        }
+        var account = scope.Account;
         var userKey = KeyPair.CreatePair(PrefixByte.User);
         var userNkey = userKey.GetPublicKey();
         var token = Interlocked.Increment(ref _next).ToString(CultureInfo.InvariantCulture);
@@ -72,16 +66,17 @@ internal sealed class AuthCallout
         {
             var timeout = _server.Options.AuthTimeout;
             var client = request.Client as ClientConnection;
-            var jwt = AuthCalloutRequest.Encode(_serverKey, _options.Issuer, userNkey,
-                new AuthCalloutRequest.ServerIdentity(_server.ServerName, _server.Options.Host, _server.ServerId, ServerVersion.ProtocolVersion, _xkey?.GetPublicKey()),
-                new AuthCalloutRequest.ClientIdentity(request.RemoteIp, client?.Id ?? 0, RawAuthUser(request.Connect), "Client", ClientType(request.ConnectionType)),
+            var xkey = scope.XKey is null ? null : _xkey;
+            var jwt = AuthCalloutRequest.Encode(_serverKey, scope.Issuer, userNkey,
+                new AuthCalloutRequest.ServerIdentity(_server.ServerName, _server.Options.Host, _server.ServerId, ServerVersion.ProtocolVersion, xkey?.GetPublicKey()),
+                new AuthCalloutRequest.ClientIdentity(request.RemoteIp, client?.Id ?? 0, rawUser, "Client", ClientType(request.ConnectionType)),
                 request.Connect, request.Nonce, timeout);
             var payload = Encoding.ASCII.GetBytes(jwt);
             var headers = ReadOnlySpan<byte>.Empty;
-            if (_xkey is not null)
+            if (xkey is not null)
             {
-                payload = _xkey.Seal(payload, _options.XKey!);
-                headers = Encoding.ASCII.GetBytes($"NATS/1.0\r\n{XKeyHeader}: {_xkey.GetPublicKey()}\r\n\r\n");
+                payload = xkey.Seal(payload, scope.XKey!);
+                headers = Encoding.ASCII.GetBytes($"NATS/1.0\r\n{XKeyHeader}: {xkey.GetPublicKey()}\r\n\r\n");
             }
             Send(account, reply, headers, payload);
             if (!response.Task.Wait(timeout))
@@ -89,7 +84,7 @@ internal sealed class AuthCallout
                 _logger.LogDebug("Authorization callout response not received in time on account \"{Account}\"", account.Name);
                 return null;
             }
-            var outcome = AuthCalloutResponse.Process(response.Task.Result, account, userNkey, _server, _options, _xkey, request);
+            var outcome = AuthCalloutResponse.Process(response.Task.Result, scope, userNkey, _server, xkey, request);
             if (outcome.Error is not null)
             {
                 return Fail(outcome.Error);
@@ -106,7 +101,7 @@ internal sealed class AuthCallout
         }
     }
 
-    private AuthenticatedUser? Fail(string reason)
+    public AuthenticatedUser? Fail(string reason)
     {
         _logger.LogWarning("{Reason}", reason);
         return null;
@@ -119,18 +114,20 @@ internal sealed class AuthCallout
         _ => "nats",
     };
 
-    /// <summary>Publishes the request; the reply subscription is made in the callout account on first use.</summary>
+    /// <summary>Publishes the request; the reply subscription is made in each callout account on first use.</summary>
     private void Send(Account account, string reply, ReadOnlySpan<byte> headers, byte[] payload)
     {
         lock (_gate)
         {
-            if (_client is null || !ReferenceEquals(_client.Account, account))
+            // An account rebuilt by a claims update or reload is a new object: subscribe in it again.
+            if (!_replyClients.TryGetValue(account.Name, out var client) || !ReferenceEquals(client.Account, account))
             {
-                _client = InternalClient.Create(_server, _server.NextClientId(), account, _logger);
-                InternalClient.Subscribe(_client, _inbox + ".*", "1", OnReply);
-                _publisher = _server.CreateInternalPublisher();
+                client = InternalClient.Create(_server, _server.NextClientId(), account, _logger);
+                InternalClient.Subscribe(client, _inbox + ".*", "1", OnReply);
+                _replyClients[account.Name] = client;
             }
-            _publisher!.Publish(account, Encoding.ASCII.GetBytes(Subject), Encoding.ASCII.GetBytes(reply), headers, payload, replySet: false);
+            _publisher ??= _server.CreateInternalPublisher();
+            _publisher.Publish(account, Encoding.ASCII.GetBytes(Subject), Encoding.ASCII.GetBytes(reply), headers, payload, replySet: false);
         }
     }
 

@@ -7,28 +7,33 @@ using NATS.NKeys;
 namespace Nats.Server.Auth.Callout;
 
 /// <summary>
-/// Go's decodeResponse and processReply for server configuration mode: the authorization response JWT
-/// (decrypted first when it is not a JWT and requests are sealed) must be signed by an account key,
-/// valid, for the user nkey and server the request named, and carry no error; the user JWT inside must
-/// be valid, for that user, issued by the configured issuer, inside its connect times, and name in its
-/// audience the account the client is placed in. Error texts are Go's (title-cased as Go sends them to the log).
+/// Go's decodeResponse and processReply: the authorization response JWT (decrypted first when it is not a
+/// JWT and requests are sealed) must be signed by an account key, valid, for the user nkey and server the
+/// request named, and carry no error; in operator mode an unencrypted response must come from the callout
+/// account or one of its signing keys. The user JWT inside must be valid, for that user, inside its connect
+/// times, and issued by the expected issuer (operator mode: the callout account, or an account its
+/// allowed_accounts list, by that account's key or signing key). Server configuration mode places the
+/// client in the account the user JWT's audience names, operator mode in the issuing account. Error texts
+/// are Go's (title-cased as Go sends them to the log).
 /// </summary>
 internal static class AuthCalloutResponse
 {
     public readonly record struct Outcome(AuthenticatedUser? User, string? Error, bool OutsideConnectTimes = false);
 
-    public static Outcome Process(byte[] body, Account account, string userNkey, NatsServer server, AuthCalloutOptions options, KeyPair? xkey,
-        in ClientAuthRequest request)
+    public static Outcome Process(byte[] body, CalloutScope scope, string userNkey, NatsServer server, KeyPair? xkey, in ClientAuthRequest request)
     {
+        var account = scope.Account;
         if (body.Length == 0)
         {
             return Failed($"auth callout violation: \"no reason supplied\" on account \"{account.Name}\"");
         }
+        var encrypted = false;
         if (xkey is not null && !body.AsSpan().StartsWith("eyJ"u8))
         {
             try
             {
-                body = xkey.Open(body, options.XKey!);
+                body = xkey.Open(body, scope.XKey!);
+                encrypted = true;
             }
             catch (Exception e) when (e is NKeysException or ArgumentException or InvalidOperationException)
             {
@@ -71,6 +76,15 @@ internal static class AuthCalloutResponse
         {
             return Failed($"auth callout service returned an error: {error}");
         }
+        // Go skips this check for a sealed response: only the holder of the xkey could have written it.
+        if (scope.OperatorMode && !encrypted)
+        {
+            var signer = issuerAccount.Length > 0 ? issuerAccount : response.Issuer;
+            if (signer != account.Name && !(account.Jwt?.HasIssuer(signer, out _) ?? false))
+            {
+                return Failed("auth callout signing key is unknown");
+            }
+        }
         UserClaims user;
         try
         {
@@ -80,12 +94,13 @@ internal static class AuthCalloutResponse
         {
             return Failed(e.Message);
         }
-        return Admit(user, account, userNkey, server, options, request);
+        return Admit(user, scope, userNkey, server, request);
     }
 
     /// <summary>processReply after the response: the user JWT decides account, permissions and expiry.</summary>
-    private static Outcome Admit(UserClaims user, Account account, string userNkey, NatsServer server, AuthCalloutOptions options, in ClientAuthRequest request)
+    private static Outcome Admit(UserClaims user, CalloutScope scope, string userNkey, NatsServer server, in ClientAuthRequest request)
     {
+        var account = scope.Account;
         var now = JwtValidation.Now;
         var validation = new JwtValidation();
         user.Validate(validation, now);
@@ -113,47 +128,64 @@ internal static class AuthCalloutResponse
                 return new Outcome(null, $"Authorized user on account \"{account.Name}\" using invalid connection type");
             }
         }
+        // Go's getIssuerAccount.
+        var jwtIssuer = user.Issuer;
         if (!string.IsNullOrEmpty(user.Nats.IssuerAccount))
         {
-            return new Outcome(null, $"Error non operator mode account \"{account.Name}\": attempted to use issuer_account");
+            if (!scope.OperatorMode)
+            {
+                return new Outcome(null, $"Error non operator mode account \"{account.Name}\": attempted to use issuer_account");
+            }
+            jwtIssuer = user.Nats.IssuerAccount;
         }
-        if (user.Issuer != options.Issuer)
+        if (jwtIssuer != scope.Issuer)
         {
-            return new Outcome(null, $"Wrong issuer for auth callout response on account \"{account.Name}\", expected \"{options.Issuer}\" got \"{user.Issuer}\"");
+            if (!scope.OperatorMode)
+            {
+                return new Outcome(null, $"Wrong issuer for auth callout response on account \"{account.Name}\", expected \"{scope.Issuer}\" got \"{jwtIssuer}\"");
+            }
+            if (!scope.External!.IsAllowedAccount(jwtIssuer))
+            {
+                return new Outcome(null, $"Account \"{user.Issuer}\" not permitted as valid account option for auth callout for account \"{account.Name}\"");
+            }
         }
-        // Outside operator mode the user JWT's audience places the client in an account.
-        var placement = user.Audience ?? "";
-        if (server.FindAccount(placement) is not { } target)
+        // Outside operator mode the user JWT's audience places the client; in operator mode its issuing account does.
+        var placement = scope.OperatorMode ? jwtIssuer : user.Audience ?? "";
+        if (server.LookupAccount(placement, out var lookupError) is not { } target)
         {
-            return new Outcome(null, $"No valid account \"{placement}\" for auth callout response on account \"{account.Name}\": account missing");
+            return new Outcome(null, $"No valid account \"{placement}\" for auth callout response on account \"{account.Name}\": {lookupError}");
         }
-        var permissions = AccountFromClaims.Permissions(user.Nats.Pub, user.Nats.Sub, user.Nats.Resp) ?? target.Options.DefaultPermissions;
-        if (ReferenceEquals(target, account))
+        var pub = user.Nats.Pub;
+        var sub = user.Nats.Sub;
+        if (scope.OperatorMode)
         {
-            // Go's mergeDenyPermissions: a client admitted into the callout account may not publish requests of its own.
-            permissions = DenyCalloutSubject(permissions);
+            if (target.Jwt is not { } targetJwt || !targetJwt.HasIssuer(user.Issuer, out var signingScope))
+            {
+                return new Outcome(null, $"User JWT issuer \"{user.Issuer}\" is not known");
+            }
+            if (signingScope is not null)
+            {
+                if (!user.Nats.HasEmptyPermissions)
+                {
+                    return new Outcome(null, "User JWT is not valid: scoped users require no permissions or limits set");
+                }
+                if (PermissionTemplates.Apply(signingScope.Template, user, targetJwt.Claims) is not { } templated)
+                {
+                    return new Outcome(null, "User JWT generated invalid permissions");
+                }
+                (pub, sub) = templated;
+            }
         }
+        var permissions = AccountFromClaims.Permissions(pub, sub, user.Nats.Resp) ?? target.Options.DefaultPermissions;
         var name = string.IsNullOrEmpty(user.Name) ? null : user.Name;
-        return new Outcome(new AuthenticatedUser(name is null ? AuthMethod.Nkey : AuthMethod.UserPassword, name ?? user.Subject, target.Name,
+        // Go clears the connection's JWT before registering the user, so the user JWT's subs and payload
+        // limits do not apply (only the account's and the server's); its permissions and expiry do.
+        var admitted = new AuthenticatedUser(name is null ? AuthMethod.Nkey : AuthMethod.UserPassword, name ?? user.Subject, target.Name,
             permissions is null ? null : new CompiledPermissions(CompiledPermissions.Normalize(permissions)))
         {
             ValidFor = ValidFor(user.Expires, now, windowLeft),
-        }, null);
-    }
-
-    private static Permissions DenyCalloutSubject(Permissions? permissions)
-    {
-        var merged = new Permissions
-        {
-            Publish = new SubjectPermission { Allow = permissions?.Publish?.Allow, Deny = [.. permissions?.Publish?.Deny ?? []] },
-            Subscribe = permissions?.Subscribe,
-            Response = permissions?.Response,
         };
-        if (!merged.Publish.Deny!.Contains(AuthCallout.Subject))
-        {
-            merged.Publish.Deny.Add(AuthCallout.Subject);
-        }
-        return merged;
+        return new Outcome(ReferenceEquals(target, account) ? CalloutDeny.Apply(admitted) : admitted, null);
     }
 
     private static TimeSpan? ValidFor(long expires, long now, TimeSpan? windowLeft)

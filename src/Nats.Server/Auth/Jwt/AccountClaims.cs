@@ -45,6 +45,7 @@ internal sealed class AccountClaims : JwtClaims
         {
             ActivationValidation.ValidateImport(import, Subject, result);
         }
+        Nats.Authorization?.Validate(result);
         foreach (var (key, scope) in Nats.SigningKeys)
         {
             if (!NKeys.IsValidPublicAccountKey(key))
@@ -83,6 +84,10 @@ internal sealed class AccountSection : NatsSection
 
     [JsonPropertyName("description")]
     public string? Description { get; set; }
+
+    /// <summary>The auth callout settings (nats-server 2.10); null or without auth users: no callout.</summary>
+    [JsonPropertyName("authorization")]
+    public ExternalAuthorization? Authorization { get; set; }
 
     [JsonPropertyName("info_url")]
     public string? InfoUrl { get; set; }

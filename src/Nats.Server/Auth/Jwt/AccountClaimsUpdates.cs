@@ -127,7 +127,11 @@ internal sealed class AccountClaimsUpdates
             if (_accounts.Find(key) is { } account)
             {
                 _logger.LogDebug("Disable account {Account} due to remove", key);
+                // Go's removeCb: new clients are locked out by zero limits, the account expires (closing
+                // its clients) and its JetStream stops, keeping the data for a later update to bring back.
+                account.Options.Limits = new AccountLimits(0, 0, 0, 0);
                 _server.AccountExpiry?.Expire(account);
+                _server.JetStream?.DisableAccount(account);
             }
         }
         var passed = accounts.Count - errors.Count;

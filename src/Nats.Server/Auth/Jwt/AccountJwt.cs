@@ -30,6 +30,9 @@ internal sealed class AccountJwt
 
     public bool DisallowBearer => Claims.Nats.Limits.DisallowBearer;
 
+    /// <summary>Go's extAuth: the account's auth callout, when its authorization block names auth users.</summary>
+    public ExternalAuthorization? ExternalAuth => Claims.Nats.Authorization is { IsEnabled: true } auth ? auth : null;
+
     /// <summary>Go's checkExpiration: expired from the second the exp claim names.</summary>
     public bool IsExpired(long now) => Claims.Expires != 0 && Claims.Expires <= now;
 

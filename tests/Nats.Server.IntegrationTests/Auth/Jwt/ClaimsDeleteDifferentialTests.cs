@@ -3,6 +3,8 @@ using System.Text.Json.Nodes;
 using Nats.Server.IntegrationTests.Infrastructure;
 using Nats.Server.Tests.Auth.Jwt;
 using NATS.Client.Core;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
 using NATS.NKeys;
 
 namespace Nats.Server.IntegrationTests.Auth.Jwt;
@@ -125,6 +127,73 @@ public sealed class ClaimsDeleteDifferentialTests : IDisposable
         Assert.Equal(results[0].User, results[1].User);
         Assert.Equal(["-ERR 'Authorization Violation'", "[closed]"], results[0].Again);
         Assert.Equal(results[0].Again, results[1].Again);
+    }
+
+    [Fact]
+    public async Task A_deleted_account_leaves_jetstream_and_an_update_brings_its_streams_back_as_go()
+    {
+        var f = new OperatorFixture(EnableJetStream);
+        var (userKey, userJwt) = f.User();
+        var accountKey = f.Account.GetPublicKey();
+        var results = new List<List<string>>();
+        foreach (var (name, start) in Servers())
+        {
+            var dir = Path.Combine(_dir, name);
+            Directory.CreateDirectory(dir);
+            var settings = f.FullResolverSettings(Path.Combine(dir, "jwt"), allowDelete: true);
+            settings.JetStream = true;
+            settings.StoreDir = Path.Combine(dir, "js");
+            await using var server = await start(settings);
+            await using var sys = await SystemUserAsync(f, server, dir);
+            var creds = Path.Combine(dir, "user.creds");
+            await File.WriteAllTextAsync(creds, JwtMinter.Creds(userJwt, userKey));
+            var result = new List<string>();
+            await using (var user = await ConnectAsync(server, creds))
+            {
+                var js = new NatsJSContext(user);
+                await js.CreateStreamAsync(new StreamConfig("ORDERS", ["orders.>"]));
+                for (var i = 0; i < 3; i++)
+                {
+                    await js.PublishAsync($"orders.{i}", "order");
+                }
+            }
+            result.Add("before: " + await JszAsync(sys));
+            result.Add(await RequestAsync(sys, Delete, DeleteRequest(f.Operator, f.Operator.GetPublicKey(), [accountKey])));
+            result.Add("deleted: " + await JszAsync(sys));
+            // Pushed again (a later issue time), the account is back with its stream recovered from disk.
+            var again = JwtMinter.Account(f.Operator, accountKey, EnableJetStream, t => t["iat"] = DateTimeOffset.UtcNow.ToUnixTimeSeconds() + 1);
+            result.Add(await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", again));
+            await using (var user = await ConnectAsync(server, creds))
+            {
+                var stream = await new NatsJSContext(user).GetStreamAsync("ORDERS");
+                result.Add($"restored: {stream.Info.State.Messages} messages");
+            }
+            result.Add("updated: " + await JszAsync(sys));
+            results.Add(result);
+        }
+        Assert.Equal("before: accounts 1, streams 1, messages 3", results[0][0]);
+        Assert.Equal(results[0], results[1]);
+    }
+
+    private static void EnableJetStream(JsonObject nats)
+    {
+        nats["limits"]!["mem_storage"] = -1;
+        nats["limits"]!["disk_storage"] = -1;
+    }
+
+    private static async Task<NatsConnection> ConnectAsync(ITestServer server, string creds)
+    {
+        var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{server.Port}", AuthOpts = new NatsAuthOpts { CredsFile = creds }, MaxReconnectRetry = 0 });
+        await nats.ConnectAsync();
+        return nats;
+    }
+
+    /// <summary>What Go's JSZ counts over the accounts with JetStream.</summary>
+    private static async Task<string> JszAsync(NatsConnection sys)
+    {
+        var reply = await sys.RequestAsync<string, string>("$SYS.REQ.SERVER.PING.JSZ", "", replyOpts: new NatsSubOpts { Timeout = TimeSpan.FromSeconds(10) });
+        var data = JsonNode.Parse(reply.Data!)!["data"]!;
+        return $"accounts {data["accounts"]}, streams {data["streams"]}, messages {data["messages"]}";
     }
 
     /// <summary>A delete request as nsc builds it: generic claims whose "nats" object lists the accounts.</summary>
