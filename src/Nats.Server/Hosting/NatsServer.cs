@@ -152,6 +152,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// <summary>Routes to the other servers of the cluster when a cluster port is configured, else null.</summary>
     internal Routes.ClusterService? Cluster { get; private set; }
 
+    /// <summary>Go's cachedClusterName: the cluster's name (adopted when dynamic), else the gateway's; null when neither.</summary>
+    internal string? EventClusterName => Cluster?.ClusterName ?? (string.IsNullOrEmpty(Options.Gateway.Name) ? null : Options.Gateway.Name);
+
     /// <summary>Leaf node connections (both roles), when <c>leafnodes {}</c> is configured.</summary>
     internal LeafNodes.LeafNodeService? LeafNodes { get; private set; }
 
