@@ -41,11 +41,19 @@ func main() {
 		fail("jetstream: %v", err)
 	}
 
-	before, err := js.AccountInfo()
-	if err != nil {
-		fail("account info: %v", err)
-	}
+	// Both retried while the cluster's meta group has no leader yet (nobody answers then).
 	deadline := time.Now().Add(2 * time.Minute)
+	var before *nats.AccountInfo
+	for {
+		before, err = js.AccountInfo()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			fail("account info: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	for {
 		_, err = js.AddStream(&nats.StreamConfig{Name: stream, Subjects: []string{stream + ".>"}, Replicas: replicas})
 		if err == nil {
