@@ -188,6 +188,12 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
         var info = new ClientInfoLine(BuildInfo(Options, _authenticator));
         _info = info;
+        if (IsShuttingDown)
+        {
+            // Go's sendAsyncInfoToClients: our routes close before our clients, and an INFO without the peers' URLs would
+            // make clients forget the very servers they are about to fail over to.
+            return;
+        }
         foreach (var client in _clients.Values)
         {
             client.Reload.TrySendAsyncInfo(info.RenderForClient(client.Id, client.RemoteIp));
@@ -203,6 +209,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
     internal bool IsReadyForConnections => _acceptLoop is not null && !IsShuttingDown && !IsLameDuckMode;
 
     internal IEnumerable<ClientConnection> Clients => _clients.Values;
+
+    // How long clients wait for the explicit routes' first try (see ClusterService.InitialRoutesAsync).
+    private static readonly TimeSpan InitialRoutesLimit = TimeSpan.FromSeconds(2);
 
     /// <summary>Binds the listener and starts accepting clients; returns once the port is bound.</summary>
     public async Task StartAsync(CancellationToken cancellationToken = default)
@@ -242,8 +251,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
         var port = Options.Port < 0 ? 0 : Options.Port;
         try
         {
+            // Bound now (the port goes into INFO and the route INFO's connect_urls); listening starts with accepting, below.
             listener.Bind(new IPEndPoint(address, port));
-            listener.Listen(1024);
         }
         catch (Exception e)
         {
@@ -298,13 +307,6 @@ internal sealed partial class NatsServer : IAsyncDisposable
             Mqtt = mqtt;
         }
 
-        _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
-        if (Options.TlsContext is not null)
-        {
-            _logger.LogInformation("TLS required for client connections");
-        }
-        _logger.LogInformation("Server is ready");
-
         if (Options.Gateway.Enabled)
         {
             // Before routing, as Go: the route INFO carries our gateway URL.
@@ -315,7 +317,7 @@ internal sealed partial class NatsServer : IAsyncDisposable
 
         if (Options.Cluster.Enabled)
         {
-            // Like Go's StartRouting, after the client listener is ready.
+            // Like Go's StartRouting, after the client port is bound (its URL goes into the route INFO).
             var cluster = new Routes.ClusterService(this, Options.Cluster, _loggerFactory.CreateLogger("nats-server.route"));
             cluster.Start();
             Cluster = cluster;
@@ -329,6 +331,18 @@ internal sealed partial class NatsServer : IAsyncDisposable
             LeafNodes = leafNodes;
         }
 
+        if (Cluster is { } routes)
+        {
+            await routes.InitialRoutesAsync(InitialRoutesLimit).ConfigureAwait(false);
+        }
+        listener.Listen(1024);
+        // Logged once clients can connect (Go logs them before it starts routing, which is done in a millisecond).
+        _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
+        if (Options.TlsContext is not null)
+        {
+            _logger.LogInformation("TLS required for client connections");
+        }
+        _logger.LogInformation("Server is ready");
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
         var tick = HeartbeatInterval();
         _heartbeat = new Timer(_ => Heartbeat(), null, tick, tick);
