@@ -307,12 +307,28 @@ internal sealed partial class NatsServer : IAsyncDisposable
             Mqtt = mqtt;
         }
 
-        if (Options.Gateway.Enabled)
+        try
         {
-            // Before routing, as Go: the route INFO carries our gateway URL.
-            var gateways = new Gateways.GatewayService(this, Options.Gateway, _loggerFactory.CreateLogger("nats-server.gateway"));
-            gateways.Start();
-            Gateways = gateways;
+            if (Options.Gateway.Enabled)
+            {
+                // Before routing, as Go: the route INFO carries our gateway URL.
+                var gateways = new Gateways.GatewayService(this, Options.Gateway, _loggerFactory.CreateLogger("nats-server.gateway"));
+                Gateways = gateways;
+                gateways.Start();
+            }
+            if (Options.LeafNodes.Enabled)
+            {
+                // Bound before "Server is ready", as Go: whoever waits for that line may dial every port the server has.
+                var leafNodes = new LeafNodes.LeafNodeService(this, Options.LeafNodes, _loggerFactory.CreateLogger("nats-server.leafnode"));
+                LeafNodes = leafNodes;
+                leafNodes.Listen();
+            }
+        }
+        catch
+        {
+            // A taken gateway or leaf port fails the start; what already runs is stopped, not leaked to an embedder.
+            await ShutdownAsync().ConfigureAwait(false);
+            throw;
         }
 
         if (Options.Cluster.Enabled)
@@ -323,17 +339,16 @@ internal sealed partial class NatsServer : IAsyncDisposable
             Cluster = cluster;
         }
 
-        if (Options.LeafNodes.Enabled)
-        {
-            // Go starts leaf nodes after routing: a hub's cluster name is known before any leaf connects.
-            var leafNodes = new LeafNodes.LeafNodeService(this, Options.LeafNodes, _loggerFactory.CreateLogger("nats-server.leafnode"));
-            leafNodes.Start();
-            LeafNodes = leafNodes;
-        }
+        // Leaf connections are accepted and dialled after routing: a hub's cluster name is known before any leaf connects.
+        LeafNodes?.Start();
 
         if (Cluster is { } routes)
         {
             await routes.InitialRoutesAsync(InitialRoutesLimit).ConfigureAwait(false);
+            if (IsShuttingDown)
+            {
+                return;
+            }
         }
         listener.Listen(1024);
         // Logged once clients can connect (Go logs them before it starts routing, which is done in a millisecond).
