@@ -178,6 +178,9 @@ internal sealed class Account
     /// <summary>The routes of this account's imports and the account whose index holds each (operator mode takes them out again on updates).</summary>
     internal List<(Account Owner, Subscription Subscription)> ImportSubscriptions { get; } = [];
 
+    /// <summary>Set once the system account's <c>$JS.API.&gt;</c> import is in place (<see cref="JetStreamApiImport"/>).</summary>
+    internal bool JetStreamApiImported { get; set; }
+
     /// <summary>Operator mode: exporters some of this account's imports could not be added from (resolved again when they change).</summary>
     internal IReadOnlySet<string> IncompleteImportsFrom { get; set; } = new HashSet<string>();
 

@@ -22,9 +22,13 @@ internal sealed class AccountRegistry
 
     private readonly ILogger _logger;
 
+    // A routed server without JetStream of its own proxies its accounts' API requests to the cluster's (JetStreamApiImport).
+    private readonly bool _importsJetStreamApi;
+
     public AccountRegistry(ServerOptions options, ILogger? logger = null)
     {
         _logger = logger ?? NullLogger.Instance;
+        _importsJetStreamApi = JetStreamApiImport.Applies(options);
         ResolveDefinitionsGivenInCode(options);
         Global = Add(new Account(Account.GlobalAccountName));
         Operator = OperatorAccounts.For(options);
@@ -96,6 +100,15 @@ internal sealed class AccountRegistry
         foreach (var importer in _accounts.Values)
         {
             WireImports(importer);
+            WireJetStreamApiImport(importer);
+        }
+    }
+
+    private void WireJetStreamApiImport(Account importer)
+    {
+        if (_importsJetStreamApi && System is { } system && JetStreamApiImport.Wanted(importer, system, _accounts.Count))
+        {
+            JetStreamApiImport.Wire(importer, system);
         }
     }
 
@@ -149,6 +162,7 @@ internal sealed class AccountRegistry
             }
         }
         importer.ImportSubscriptions.Clear();
+        importer.JetStreamApiImported = false;
     }
 
     /// <summary>
@@ -184,6 +198,7 @@ internal sealed class AccountRegistry
             _logger.LogDebug("Error adding import to account [{Account}]: {Error}", account.Name, error);
         }
         WireImports(account);
+        WireJetStreamApiImport(account);
     }
 
     private bool ActivationValid(string exporter, string importer, ExportGrant grant, string? token, string subject, bool isService) =>

@@ -103,7 +103,15 @@ internal sealed class ServiceImportRoute : InternalRoute
         ResponseThreshold = export?.ResponseThreshold ?? ResolvedServiceExport.DefaultResponseThreshold;
         _to = Encoding.UTF8.GetBytes(import.To);
         (_usePublished, _transform) = Plan(import.To, import.From, import.To, reverseCheck: true);
+        IsJetStreamApi = exporter.IsSystem && import.To == JetStreamApiImport.Subject;
+        ToSystemAccount = exporter.IsSystem;
     }
+
+    /// <summary>The system account's <c>$JS.API.&gt;</c> (Go's si.to == jsAllAPI from the system account).</summary>
+    public bool IsJetStreamApi { get; }
+
+    /// <summary>Go's isSysImport: the request info gets this server's name and cluster.</summary>
+    public bool ToSystemAccount { get; }
 
     public Account Importer { get; }
 

@@ -137,9 +137,9 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
     }
 
     /// <summary>Go's ClientInfo for a service request through an import of <paramref name="account"/>.</summary>
-    internal byte[] RequestInfoJson(string account, bool share) =>
+    internal byte[] RequestInfoJson(string account, bool share, bool serverInfo) =>
         new RequestInfo(account, share, StartTime, RemoteIp, Id, _connect.User ?? AuthUser?.Name, _connect.Name, _connect.Lang,
-            _connect.Version, Rtt, _server.ServerName).ToJson();
+            _connect.Version, Rtt, _server.ServerName, _server.EventClusterName, serverInfo).ToJson();
 
     /// <summary>The TLS session for /connz (null on plain connections and before the handshake).</summary>
     internal Transport.TlsConnectionState? TlsState => _transport.Tls;

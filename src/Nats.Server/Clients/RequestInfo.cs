@@ -5,8 +5,9 @@ namespace Nats.Server.Clients;
 
 /// <summary>
 /// What a service import tells the exporter about the requesting client (Go's ClientInfo in the
-/// Nats-Request-Info header): always the account and RTT, and the client's details when the import
-/// shares them.
+/// Nats-Request-Info header): always the account and RTT, the client's details when the import
+/// shares them, and this server's name and cluster also when the import leads into the system account
+/// (Go's addServerAndClusterInfo: the cluster's JetStream places streams by it).
 /// </summary>
 internal readonly record struct RequestInfo(
     string Account,
@@ -19,7 +20,9 @@ internal readonly record struct RequestInfo(
     string? Lang,
     string? Version,
     TimeSpan Rtt,
-    string Server)
+    string Server,
+    string? Cluster = null,
+    bool ServerInfo = false)
 {
     /// <summary>The header's JSON value, fields in Go's order.</summary>
     public byte[] ToJson()
@@ -47,9 +50,13 @@ internal readonly record struct RequestInfo(
             {
                 json.WriteNumber("rtt", rttNanos);
             }
-            if (Share)
+            if (Share || ServerInfo)
             {
                 json.WriteString("server", Server);
+                WriteIfPresent(json, "cluster", Cluster);
+            }
+            if (Share)
+            {
                 json.WriteString("kind", "Client");
                 json.WriteString("client_type", "nats");
             }

@@ -82,8 +82,9 @@ internal sealed class MessageOrigin
     }
 
     /// <summary>Go's ClientInfo for a service request through an import of <paramref name="account"/>.</summary>
-    public byte[] RequestInfoJson(string account, bool share) =>
+    public byte[] RequestInfoJson(string account, bool share, bool serverInfo) =>
         Connection is { } connection
-            ? connection.RequestInfoJson(account, share)
-            : new RequestInfo(account, share, StartTime, "", Id, null, null, null, null, TimeSpan.Zero, _server.ServerName).ToJson();
+            ? connection.RequestInfoJson(account, share, serverInfo)
+            : new RequestInfo(account, share, StartTime, "", Id, null, null, null, null, TimeSpan.Zero, _server.ServerName, _server.EventClusterName,
+                serverInfo).ToJson();
 }

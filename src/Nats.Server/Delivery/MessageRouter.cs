@@ -450,6 +450,9 @@ internal sealed class MessageRouter
                 case ServiceImportRoute { Invalid: true }:
                     delivered = true;
                     break;
+                case ServiceImportRoute { IsJetStreamApi: true } when JetStreamApiImport.AnsweredInPlace(subject):
+                    delivered = true;
+                    break;
                 case ServiceImportRoute service:
                     delivered |= ForwardService(service, subject, reply, headerSize, message, depth);
                     break;
@@ -497,7 +500,7 @@ internal sealed class MessageRouter
         var forwardedHeaderSize = headerSize;
         if (depth == 0)
         {
-            var info = _origin.RequestInfoJson(route.Importer.Name, route.Share);
+            var info = _origin.RequestInfoJson(route.Importer.Name, route.Share, route.ToSystemAccount);
             var header = headerSize > 0 ? message[..(headerSize - 2)] : "NATS/1.0\r\n"u8;
             var body = headerSize > 0 ? message[headerSize..] : message;
             rented = ArrayPool<byte>.Shared.Rent(header.Length + RequestInfoHeader.Length + info.Length + 6 + body.Length);

@@ -168,6 +168,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
     /// <summary>Routes to the other servers of the cluster when a cluster port is configured, else null.</summary>
     internal Routes.ClusterService? Cluster { get; private set; }
 
+    /// <summary>Go's cachedClusterName: the cluster's name (adopted when dynamic), else the gateway's; null when neither.</summary>
+    internal string? EventClusterName => Cluster?.ClusterName ?? (string.IsNullOrEmpty(Options.Gateway.Name) ? null : Options.Gateway.Name);
+
     /// <summary>Leaf node connections (both roles), when <c>leafnodes {}</c> is configured.</summary>
     internal LeafNodes.LeafNodeService? LeafNodes { get; private set; }
 
@@ -201,6 +204,12 @@ internal sealed partial class NatsServer : IAsyncDisposable
         }
         var info = new ClientInfoLine(BuildInfo(Options, _authenticator));
         _info = info;
+        if (IsShuttingDown)
+        {
+            // Go's sendAsyncInfoToClients: our routes close before our clients, and an INFO without the peers' URLs would
+            // make clients forget the very servers they are about to fail over to.
+            return;
+        }
         foreach (var client in _clients.Values)
         {
             client.Reload.TrySendAsyncInfo(info.RenderForClient(client.Id, client.RemoteIp));
@@ -216,6 +225,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
     internal bool IsReadyForConnections => _acceptLoop is not null && !IsShuttingDown && !IsLameDuckMode;
 
     internal IEnumerable<ClientConnection> Clients => _clients.Values;
+
+    // How long clients wait for the explicit routes' first try (see ClusterService.InitialRoutesAsync).
+    private static readonly TimeSpan InitialRoutesLimit = TimeSpan.FromSeconds(2);
 
     /// <summary>Binds the listener and starts accepting clients; returns once the port is bound.</summary>
     public async Task StartAsync(CancellationToken cancellationToken = default)
@@ -255,8 +267,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
         var port = Options.Port < 0 ? 0 : Options.Port;
         try
         {
+            // Bound now (the port goes into INFO and the route INFO's connect_urls); listening starts with accepting, below.
             listener.Bind(new IPEndPoint(address, port));
-            listener.Listen(1024);
         }
         catch (Exception e)
         {
@@ -335,16 +347,9 @@ internal sealed partial class NatsServer : IAsyncDisposable
             throw;
         }
 
-        _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
-        if (Options.TlsContext is not null)
-        {
-            _logger.LogInformation("TLS required for client connections");
-        }
-        _logger.LogInformation("Server is ready");
-
         if (Options.Cluster.Enabled)
         {
-            // Like Go's StartRouting, after the client listener is ready.
+            // Like Go's StartRouting, after the client port is bound (its URL goes into the route INFO).
             var cluster = new Routes.ClusterService(this, Options.Cluster, _loggerFactory.CreateLogger("nats-server.route"));
             cluster.Start();
             Cluster = cluster;
@@ -353,6 +358,22 @@ internal sealed partial class NatsServer : IAsyncDisposable
         // Leaf connections are accepted and dialled after routing: a hub's cluster name is known before any leaf connects.
         LeafNodes?.Start();
 
+        if (Cluster is { } routes)
+        {
+            await routes.InitialRoutesAsync(InitialRoutesLimit).ConfigureAwait(false);
+            if (IsShuttingDown)
+            {
+                return;
+            }
+        }
+        listener.Listen(1024);
+        // Logged once clients can connect (Go logs them before it starts routing, which is done in a millisecond).
+        _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
+        if (Options.TlsContext is not null)
+        {
+            _logger.LogInformation("TLS required for client connections");
+        }
+        _logger.LogInformation("Server is ready");
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
         var tick = HeartbeatInterval();
         _heartbeat = new Timer(_ => Heartbeat(), null, tick, tick);

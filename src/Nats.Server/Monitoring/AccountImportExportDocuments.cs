@@ -5,12 +5,21 @@ namespace Nats.Server.Monitoring;
 /// <summary>The exports, imports and pending responses of /accountz?acc=X, shaped like Go's accountInfo.</summary>
 internal static class AccountImportExportDocuments
 {
-    public static void Fill(AccountInfo info, Account account, Account? systemAccount)
+    /// <param name="jetStreamApiExported">The system account exports <c>$JS.API.&gt;</c> (<see cref="JetStreamApiImport"/>).</param>
+    public static void Fill(AccountInfo info, Account account, Account? systemAccount, bool jetStreamApiExported)
     {
         var options = account.Options;
         var exports = new List<ExtExport>();
         var imports = new List<ExtImport>();
         AddSystemServices(account, systemAccount, exports, imports);
+        if (jetStreamApiExported && account.IsSystem)
+        {
+            exports.Add(new ExtExport { Subject = JetStreamApiImport.Subject, Type = "service", ResponseType = "Singleton" });
+        }
+        if (account.JetStreamApiImported && systemAccount is not null)
+        {
+            imports.Add(new ExtImport { Subject = JetStreamApiImport.Subject, Account = systemAccount.Name, To = JetStreamApiImport.Subject, Type = "service" });
+        }
         foreach (var export in options.ServiceExports)
         {
             exports.Add(new ExtExport

@@ -207,7 +207,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             Mappings = MappingsOf(acc),
             SublistStats = Stats(acc.SubList),
         };
-        AccountImportExportDocuments.Fill(result.AccountDetail, acc, server.SystemAccount);
+        AccountImportExportDocuments.Fill(result.AccountDetail, acc, server.SystemAccount, Accounts.JetStreamApiImport.Applies(server.Options));
         return result;
     }
 

@@ -144,6 +144,23 @@ internal sealed class ClusterService
         }
     }
 
+    /// <summary>
+    /// Completes once every explicit route has had its first try (registered, refused or closed), or after
+    /// <paramref name="limit"/>. The server accepts clients only then, so a client of a server that has just
+    /// started learns its peers in its first INFO: Go's route handshake is done in about a millisecond after the
+    /// client port opens, ours (a cold runtime) takes long enough that clients would otherwise hear of the peers
+    /// only in a later INFO (nats.c's DiscoveredServersCb test counts on the first).
+    /// </summary>
+    public Task InitialRoutesAsync(TimeSpan limit)
+    {
+        Task[] first;
+        lock (_sync)
+        {
+            first = [.. _solicitors.Select(s => s.FirstAttempt)];
+        }
+        return first.Length == 0 ? Task.CompletedTask : Task.WhenAny(Task.WhenAll(first), Task.Delay(limit));
+    }
+
     /// <summary>Creates and runs a route over a connected socket (accepted or dialled).</summary>
     public RouteConnection StartRoute(Socket socket, bool solicited, Uri? url, bool configured)
     {

@@ -65,6 +65,12 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
     public TimeSpan Rtt => Link.Rtt;
     public Task Closed => Link.Closed;
     public bool IsClosed => Link.IsClosed;
+
+    /// <summary>Completes once the peer is registered in the route table.</summary>
+    public Task Registered => _registeredSignal.Task;
+
+    private readonly TaskCompletionSource _registeredSignal = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
     public int SubscriptionCount => _interest.Count;
 
     internal RemoteInterest Interest => _interest;
@@ -355,6 +361,7 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         }
         _registered = true;
         _cluster.OnRouteRegistered(this);
+        _registeredSignal.TrySetResult();
     }
 
     /// <summary>A local publish matched this peer's interest: one RMSG/HMSG (see <see cref="RouteOutbound.AppendMessage"/>).</summary>

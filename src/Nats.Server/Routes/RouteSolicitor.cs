@@ -32,6 +32,11 @@ internal sealed class RouteSolicitor
 
     public Uri Url => _url;
 
+    /// <summary>Completes when the first dial has failed or its route has registered or closed.</summary>
+    public Task FirstAttempt => _firstAttempt.Task;
+
+    private readonly TaskCompletionSource _firstAttempt = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
     /// <summary>The URL leads back to this server: stop dialling it.</summary>
     public void MarkSelf() => _toSelf = true;
 
@@ -75,6 +80,7 @@ internal sealed class RouteSolicitor
                 var socket = await DialAsync(stop).ConfigureAwait(false);
                 if (socket is null)
                 {
+                    _firstAttempt.TrySetResult();
                     attempts++;
                     if (!_explicit && (retries <= 0 || attempts > retries))
                     {
@@ -94,10 +100,12 @@ internal sealed class RouteSolicitor
                     // The peer reset the connection before the route could even be set up (a proxy or a peer
                     // still starting): a failed dial, retried like one, not the end of this solicitor.
                     socket.Dispose();
+                    _firstAttempt.TrySetResult();
                     _logger.LogDebug("Error trying to connect to route: {Error}", e.Message);
                     await Task.Delay(ClusterOptions.ConnectRetryDelay, stop).ConfigureAwait(false);
                     continue;
                 }
+                _ = Task.WhenAny(route.Registered, route.Closed).ContinueWith(_ => _firstAttempt.TrySetResult(), TaskScheduler.Default);
                 await route.Closed.WaitAsync(stop).ConfigureAwait(false);
                 if (route.RemoteId.Length > 0)
                 {
@@ -112,6 +120,10 @@ internal sealed class RouteSolicitor
         }
         catch (OperationCanceledException)
         {
+        }
+        finally
+        {
+            _firstAttempt.TrySetResult();
         }
     }
 

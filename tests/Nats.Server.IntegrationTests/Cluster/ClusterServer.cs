@@ -115,9 +115,17 @@ internal sealed partial class ClusterServer : IAsyncDisposable
         try
         {
             var exited = process.WaitForExitAsync();
-            // Go listens for routes only after "Server is ready": both lines, in any order.
+            // Go listens for routes only after "Server is ready", ours before it (ours is ready once its explicit routes had
+            // their first try): both lines, in any order, and the proxy forwards as soon as the route port is known, since
+            // peers that hear of this server by gossip may dial it before it is ready.
+            async Task RouteListeningAsync()
+            {
+                await log.WaitForAsync(l => RouteLine().IsMatch(l), timeout: StartTimeout);
+                RoutePort = PortIn(RouteLine(), log.Text);
+                Proxy.UpstreamPort = RoutePort;
+            }
             var ready = Routed
-                ? Task.WhenAll(log.WaitForAsync("Server is ready", timeout: StartTimeout), log.WaitForAsync(l => RouteLine().IsMatch(l), timeout: StartTimeout))
+                ? Task.WhenAll(log.WaitForAsync("Server is ready", timeout: StartTimeout), RouteListeningAsync())
                 : (Task)log.WaitForAsync("Server is ready", timeout: StartTimeout);
             if (await Task.WhenAny(ready, exited) == exited)
             {
@@ -126,11 +134,6 @@ internal sealed partial class ClusterServer : IAsyncDisposable
             await ready;
             ClientPort = PortIn(ClientLine(), log.Text);
             MonitorPort = PortIn(MonitorLine(), log.Text);
-            if (Routed)
-            {
-                RoutePort = PortIn(RouteLine(), log.Text);
-                Proxy.UpstreamPort = RoutePort;
-            }
             using var varz = await GetVarzAsync(process, log);
             ServerId = varz.RootElement.GetProperty("server_id").GetString()!;
         }

@@ -24,6 +24,21 @@ public class RequestInfoTests
     }
 
     [Fact]
+    public void IntoTheSystemAccount_AddsServerAndCluster_AsGosSystemImport()
+    {
+        // What a Go 2.9.10 non-JetStream server sends with a request through its $JS.API.> import (seen on the wire).
+        var info = Info(share: false) with { Cluster = "T", ServerInfo = true };
+        Assert.Equal("{\"acc\":\"A\",\"rtt\":1500,\"server\":\"srv\",\"cluster\":\"T\"}", Encoding.UTF8.GetString(info.ToJson()));
+    }
+
+    [Fact]
+    public void Shared_CarriesTheClusterAfterTheServer()
+    {
+        var json = Encoding.UTF8.GetString((Info(share: true) with { Cluster = "T" }).ToJson());
+        Assert.Contains("\"server\":\"srv\",\"cluster\":\"T\",\"kind\":\"Client\"", json);
+    }
+
+    [Fact]
     public void EmptyFields_AndZeroRtt_AreLeftOut()
     {
         var info = Info(share: true) with { User = null, Name = "", Lang = null, Version = null, Rtt = TimeSpan.Zero };

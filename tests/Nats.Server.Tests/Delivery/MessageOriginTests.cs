@@ -51,7 +51,7 @@ public class MessageOriginTests
     {
         var server = new NatsServer(new ServerOptions { ServerName = "n1" });
         var origin = new MessageOrigin(server, 7);
-        using var json = JsonDocument.Parse(Encoding.UTF8.GetString(origin.RequestInfoJson("A", share: true)));
+        using var json = JsonDocument.Parse(Encoding.UTF8.GetString(origin.RequestInfoJson("A", share: true, serverInfo: false)));
         Assert.Equal("A", json.RootElement.GetProperty("acc").GetString());
         Assert.Equal(7, json.RootElement.GetProperty("id").GetInt64());
         Assert.Equal("n1", json.RootElement.GetProperty("server").GetString());

@@ -201,7 +201,7 @@ internal sealed partial class SystemAccountService : IAsyncDisposable
     }
 
     /// <summary>Go's info.Cluster: the cluster's name, or the gateway's when gateways are on (it is the cluster's name there too).</summary>
-    private string? ClusterName => _server.Cluster?.ClusterName ?? _server.Options.Gateway.Name;
+    private string? ClusterName => _server.EventClusterName;
 
     private void PublishShutdown() =>
         Publish($"$SYS.SERVER.{_server.ServerId}.SHUTDOWN", "", json => WriteServerInfo(json, null));
