@@ -85,7 +85,7 @@ internal sealed class RaftNode
     public ulong LastIndex => _store.LastIndex;
 
     /// <summary>Committed entries are still to be applied (<see cref="RaftOptions.MaxApplyPerFlush"/>): flush again soon.</summary>
-    public bool ApplyPending => AppliedIndex < CommitIndex;
+    public bool ApplyPending => AppliedIndex < CommitIndex && _fsm.CanApply;
 
     /// <summary>
     /// A member that must not lead yet (it votes and follows, but never campaigns): a stream replica a scale-up added,
@@ -634,6 +634,10 @@ internal sealed class RaftNode
 
     private void ApplyCommitted()
     {
+        if (!_fsm.CanApply)
+        {
+            return;
+        }
         var budget = _options.MaxApplyPerFlush > 0 ? _options.MaxApplyPerFlush : int.MaxValue;
         while (AppliedIndex < CommitIndex && budget-- > 0)
         {

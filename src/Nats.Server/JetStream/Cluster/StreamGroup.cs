@@ -42,6 +42,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     // replica still waits for the leader's sync entry: either keeps it from campaigning.
     private ulong _behindTo;
     private bool _awaitingSync;
+    private bool _snapshotCatchUpRunning;
 
     /// <summary>Go's monitorStream thresholds (compactNumMin, compactSizeMin, compactInterval). Go waits 10 s between
     /// snapshots (minSnapDelta); ours 1 s, because our log keeps its entries in memory until they are compacted.</summary>
@@ -156,12 +157,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         var done = _node is { Role: not RaftRole.Leader, Leader: not null } && _catchup is { } catchup && catchup.CatchUp(to);
         if (done && _behindTo > 0 && _stream.Store.FastState().LastSeq >= _behindTo)
         {
-            _logger.LogDebug("{Group} caught up through the snapshot's {LastSeq}", Name, _behindTo);
-            _behindTo = 0;
-            // The leader's snapshot described its whole store, older messages included: a scale-up's replica whose
-            // sync entry was compacted away is complete now.
-            _awaitingSync = false;
-            UpdateObserver();
+            CaughtUpToSnapshot();
         }
         return done;
     }
@@ -222,7 +218,6 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         _stream.Store.FlushAllPending();
         if (!_activeLeader && !_stopping && _node is { Role: RaftRole.Leader } node && node.AppliedIndex >= _readyAt)
         {
-            SkipToSnapshot();
             _stream.Ingest.BecomeReplicatedLeader(_epoch);
             _activeLeader = true;
             // A replica whose store is behind where this leader's log continues (one a scale-up added) catches up now,
@@ -302,16 +297,56 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         }
         _behindTo = snapshot.LastSeq;
         UpdateObserver();
-        if (!CatchUp(snapshot.LastSeq))
-        {
-            _logger.LogDebug("{Group} store at {Last} is behind the snapshot's {LastSeq}: catches up from the next leader",
-                Name, store.FastState().LastSeq, snapshot.LastSeq);
-        }
+        _logger.LogDebug("{Group} store at {Last} is behind the snapshot's {LastSeq}", Name, store.FastState().LastSeq, snapshot.LastSeq);
+        StartSnapshotCatchUp();
     }
 
+    // Go's processSnapshot pauses applying, not the group: the copy runs off the RAFT loop, so this replica keeps
+    // answering appends and votes (a leader handing over, or a candidate, may need it) while the entries after the
+    // snapshot wait (CanApply). Retried for as long as it is behind and hears from a leader.
+    private void StartSnapshotCatchUp()
+    {
+        if (_behindTo == 0 || _snapshotCatchUpRunning || _stopping || _runner is not { } runner || _catchup is not { } catchup
+            || _node is not { Role: not RaftRole.Leader, Leader: not null })
+        {
+            return;
+        }
+        _snapshotCatchUpRunning = true;
+        var to = _behindTo;
+        _ = Task.Run(() =>
+        {
+            var done = catchup.CatchUp(to);
+            runner.Post((_, _) =>
+            {
+                _snapshotCatchUpRunning = false;
+                if (done && _behindTo > 0 && _stream.Store.FastState().LastSeq >= _behindTo)
+                {
+                    CaughtUpToSnapshot();
+                }
+                else
+                {
+                    StartSnapshotCatchUp();
+                }
+            });
+        });
+    }
+
+    private void CaughtUpToSnapshot()
+    {
+        _logger.LogDebug("{Group} caught up through the snapshot's {LastSeq}", Name, _behindTo);
+        _behindTo = 0;
+        // The leader's snapshot described its whole store, older messages included: a scale-up's replica whose
+        // sync entry was compacted away is complete now.
+        _awaitingSync = false;
+        UpdateObserver();
+    }
+
+    public bool CanApply => _behindTo == 0;
+
     /// <summary>
-    /// Leading with a store behind the group's snapshot happens only when no member had the messages to copy (every
-    /// replica of a memory stream restarted): sequences continue after the snapshot's, so none is numbered twice.
+    /// Leading with a store behind the group's snapshot happens only to a memory replica (a file replica behind never
+    /// campaigns), e.g. when every replica of a memory stream restarted and none has the messages to copy: sequences
+    /// continue after the snapshot's, so none is numbered twice, and applying resumes.
     /// </summary>
     private void SkipToSnapshot()
     {
@@ -351,6 +386,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         _answers.Clear();
         if (leader == _meta.PeerId && _node is { } node)
         {
+            SkipToSnapshot();
             // The leader's first entry (its peer state) follows: once that is applied, so is every earlier entry.
             _readyAt = node.LastIndex + 1;
         }
@@ -359,16 +395,8 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
             // Another member leads: it answers the create, if anyone still has to.
             _onFirstLeader = null;
             _handOver.OtherLeads();
-            if (_behindTo > 0)
-            {
-                _runner?.Post((_, _) =>
-                {
-                    if (_behindTo > 0)
-                    {
-                        CatchUp(_behindTo);
-                    }
-                });
-            }
+            // Called while the node takes the new leader in: the catch-up starts once it has.
+            _runner?.Post((_, _) => StartSnapshotCatchUp());
         }
     }
 
