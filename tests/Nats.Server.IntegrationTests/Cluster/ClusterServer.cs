@@ -48,6 +48,9 @@ internal sealed partial class ClusterServer : IAsyncDisposable
     /// <summary>Where a JetStream test keeps this server's store (the directory survives restarts).</summary>
     public required string StoreDir { get; init; }
 
+    /// <summary>Environment variables set for the process at each start.</summary>
+    public IReadOnlyDictionary<string, string> EnvironmentVariables { get; init; } = new Dictionary<string, string>();
+
     /// <summary>The server has a cluster block (and a route port to wait for).</summary>
     public bool Routed { get; init; } = true;
 
@@ -98,6 +101,10 @@ internal sealed partial class ClusterServer : IAsyncDisposable
         foreach (var a in (string[])["-a", "127.0.0.1", "-p", clientPort, "-m", monitorPort, "-c", configPath, .. _extraArgs])
         {
             psi.ArgumentList.Add(a);
+        }
+        foreach (var (name, value) in EnvironmentVariables)
+        {
+            psi.Environment[name] = value;
         }
         psi.RedirectStandardError = true;
         psi.RedirectStandardOutput = true;

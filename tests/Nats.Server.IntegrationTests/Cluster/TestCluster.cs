@@ -42,6 +42,7 @@ internal sealed class TestCluster : IAsyncDisposable
                 {
                     StoreDir = spec.StoreDirOf?.Invoke(i) ?? Path.Combine(tempDir, "store"),
                     Routed = !spec.Standalone,
+                    EnvironmentVariables = spec.Environment,
                 });
             }
             // In order: a server whose peers are not up yet keeps retrying its explicit routes, as in production.
@@ -231,6 +232,9 @@ internal sealed record ClusterSpec(IReadOnlyList<string> Kinds)
 
     /// <summary>Command line flags added for every server (-D, -V ...).</summary>
     public IReadOnlyList<string> ExtraArgs { get; init; } = [];
+
+    /// <summary>Environment variables set for every server process (our test-only knobs).</summary>
+    public IReadOnlyDictionary<string, string> Environment { get; init; } = new Dictionary<string, string>();
 
     /// <summary>Where server i keeps its JetStream store, when not in its temp directory (e.g. on a power-cut file system).</summary>
     public Func<int, string?>? StoreDirOf { get; init; }

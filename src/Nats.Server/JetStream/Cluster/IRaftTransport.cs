@@ -37,6 +37,14 @@ internal interface IRaftStateMachine
     /// <summary>Leadership changed (leader is null while none is known).</summary>
     void LeaderChanged(string? leader, ulong term);
 
+    /// <summary>Whether <see cref="CreateSnapshot"/> would describe every applied entry now (a stream replica still copying
+    /// messages from its leader would not: the log it drops would be all that names them).</summary>
+    bool CanSnapshot => true;
+
+    /// <summary>Whether committed entries may be applied now (false while a stream replica copies the messages its snapshot
+    /// names from the leader: the entries after the snapshot wait, and the node keeps voting and appending meanwhile).</summary>
+    bool CanApply => true;
+
     /// <summary>The end of a batch of applied entries (answers collected while applying go out together).</summary>
     void AfterApply()
     {

@@ -32,6 +32,8 @@ internal sealed class RaftNode
     private ulong _unsentFrom;
     private ulong _durableLast;
     private ulong _sinceSnapshot;
+    private long _bytesSinceSnapshot;
+    private long _lastSnapshotAt;
     private long _electionDeadline;
     private long _nextHeartbeat;
     private long _leaderSince;
@@ -62,6 +64,7 @@ internal sealed class RaftNode
             CommitIndex = AppliedIndex = snapshot.Index;
         }
         _durableLast = store.LastIndex;
+        _lastSnapshotAt = now;
         ResetElection(now);
     }
 
@@ -82,7 +85,7 @@ internal sealed class RaftNode
     public ulong LastIndex => _store.LastIndex;
 
     /// <summary>Committed entries are still to be applied (<see cref="RaftOptions.MaxApplyPerFlush"/>): flush again soon.</summary>
-    public bool ApplyPending => AppliedIndex < CommitIndex;
+    public bool ApplyPending => AppliedIndex < CommitIndex && _fsm.CanApply;
 
     /// <summary>
     /// A member that must not lead yet (it votes and follows, but never campaigns): a stream replica a scale-up added,
@@ -194,22 +197,43 @@ internal sealed class RaftNode
         }
         _afterSync.Clear();
         ApplyAndNotify();
-        if (_options.SnapshotAfterEntries > 0 && _sinceSnapshot >= (ulong)_options.SnapshotAfterEntries)
+        if (SnapshotDue(now))
         {
-            Compact();
+            Compact(now);
         }
     }
 
+    private bool SnapshotDue(long now)
+    {
+        if (_sinceSnapshot == 0 || !_fsm.CanSnapshot)
+        {
+            return false;
+        }
+        var elapsed = now - _lastSnapshotAt;
+        if (_options.SnapshotIntervalMs > 0 && elapsed >= _options.SnapshotIntervalMs)
+        {
+            return true;
+        }
+        var large = (_options.SnapshotAfterEntries > 0 && _sinceSnapshot >= (ulong)_options.SnapshotAfterEntries)
+            || (_options.SnapshotAfterBytes > 0 && _bytesSinceSnapshot >= _options.SnapshotAfterBytes);
+        return large && elapsed >= _options.SnapshotMinIntervalMs;
+    }
+
     /// <summary>Snapshots the state machine at the applied index and drops the log before it.</summary>
-    public void Compact()
+    public void Compact(long now)
     {
         if (AppliedIndex < _store.FirstIndex)
         {
             return;
         }
-        _store.SaveSnapshot(new RaftSnapshot(AppliedIndex, _store.TermAt(AppliedIndex), _fsm.CreateSnapshot()), keepLog: true);
+        // The term is read before the state machine runs: its snapshot may take a while (a stream fsyncs its store).
+        var index = AppliedIndex;
+        var term = _store.TermAt(index);
+        _store.SaveSnapshot(new RaftSnapshot(index, term, _fsm.CreateSnapshot()), keepLog: true);
         _durableLast = LastIndex;
         _sinceSnapshot = 0;
+        _bytesSinceSnapshot = 0;
+        _lastSnapshotAt = now;
     }
 
     /// <summary>
@@ -392,6 +416,7 @@ internal sealed class RaftNode
             CommitIndex = AppliedIndex = append.PrevIndex;
             _durableLast = Math.Min(_durableLast, LastIndex);
             _sinceSnapshot = 0;
+            _bytesSinceSnapshot = 0;
             _log?.Invoke($"RAFT [{Id}] installed the leader's snapshot through index {append.PrevIndex}");
         }
         _afterSync.Add((append.Leader, RaftWire.Encode(new AppendEntryResponse(Term, append.PrevIndex, Id, true))));
@@ -609,6 +634,10 @@ internal sealed class RaftNode
 
     private void ApplyCommitted()
     {
+        if (!_fsm.CanApply)
+        {
+            return;
+        }
         var budget = _options.MaxApplyPerFlush > 0 ? _options.MaxApplyPerFlush : int.MaxValue;
         while (AppliedIndex < CommitIndex && budget-- > 0)
         {
@@ -628,6 +657,7 @@ internal sealed class RaftNode
             }
             AppliedIndex = index;
             _sinceSnapshot++;
+            _bytesSinceSnapshot += entry.Data.Length;
         }
     }
 

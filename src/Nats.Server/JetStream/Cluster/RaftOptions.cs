@@ -30,4 +30,16 @@ internal sealed record RaftOptions
 
     /// <summary>Applied entries after which the state machine is snapshotted and the log compacted (0: never).</summary>
     public int SnapshotAfterEntries { get; init; } = 4096;
+
+    /// <summary>Applied bytes of entry data after which the log is compacted as well (0: no byte limit).</summary>
+    public long SnapshotAfterBytes { get; init; }
+
+    /// <summary>
+    /// A compaction the entry or byte limit calls for waits until this long after the previous one (Go's minSnapDelta
+    /// for streams), so a fast stream does not snapshot (and fsync its store) many times a second.
+    /// </summary>
+    public long SnapshotMinIntervalMs { get; init; }
+
+    /// <summary>Compacts whatever was applied since the last snapshot after this long (Go's compactInterval; 0: never).</summary>
+    public long SnapshotIntervalMs { get; init; }
 }

@@ -11,9 +11,14 @@ namespace Nats.Server.JetStream.Cluster;
 /// then sends its PubAck.
 /// </summary>
 /// <remarks>
-/// The log is never compacted: after a restart it is replayed into the store (entries the store holds are
+/// After a restart the log since the last snapshot is replayed into the store (entries the store holds are
 /// skipped), which also repairs a store that lost writes it had not synced. A new leader takes publishes only
 /// once it has applied every entry of earlier terms, so sequences continue from a complete store.
+/// The log is compacted as Go's monitorStream does: after 65,536 applied entries or 8 MiB of them, or two minutes
+/// with anything applied, the snapshot is the stream's state (<see cref="StreamSnapshot"/>), taken only once the
+/// store has synced everything the dropped entries put there. A replica behind a snapshot (one that installed the
+/// leader's, or a memory store after a restart) copies the missing messages from the leader's store
+/// (<see cref="StreamCatchup"/>) and never campaigns until it has them.
 /// </remarks>
 internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 {
@@ -32,6 +37,35 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     private volatile bool _stopping;
     private int _epoch;
     private Action<StreamGroup>? _onFirstLeader;
+
+    // The last sequence of a snapshot this replica's store has not reached yet (0: none), and whether a scale-up's
+    // replica still waits for the leader's sync entry: either keeps it from campaigning.
+    private ulong _behindTo;
+    private bool _awaitingSync;
+    private bool _snapshotCatchUpRunning;
+
+    /// <summary>Go's monitorStream thresholds (compactNumMin, compactSizeMin, compactInterval). Go waits 10 s between
+    /// snapshots (minSnapDelta); ours 1 s, because our log keeps its entries in memory until they are compacted.</summary>
+    internal static RaftOptions LogOptions { get; } = CreateLogOptions();
+
+    /// <summary>Tests set this to compact after fewer entries (and without the minimum interval), so a few thousand
+    /// messages exercise snapshots and catch-up; unset, Go's thresholds hold.</summary>
+    internal const string CompactEntriesVariable = "NATS_TEST_STREAM_COMPACT_ENTRIES";
+
+    private static RaftOptions CreateLogOptions()
+    {
+        var options = new RaftOptions
+        {
+            SnapshotAfterEntries = 65536,
+            SnapshotAfterBytes = 8L << 20,
+            SnapshotMinIntervalMs = 1000,
+            SnapshotIntervalMs = 120_000,
+            MaxApplyPerFlush = 2048,
+        };
+        return int.TryParse(Environment.GetEnvironmentVariable(CompactEntriesVariable), out var entries) && entries > 0
+            ? options with { SnapshotAfterEntries = entries, SnapshotMinIntervalMs = 0 }
+            : options;
+    }
 
     public StreamGroup(MetaGroup meta, JsStream stream, StreamAssignment assignment, ILogger logger)
     {
@@ -61,14 +95,15 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         var directory = Path.Combine(storeDirectory, Assignment.Account, "_js_", Name);
         _store = new FileRaftStore(directory, warning => _logger.LogWarning("{Warning}", warning));
         var transport = new NrgTransport(_meta.Server, system, Name, _meta.PeerId);
-        var options = new RaftOptions { SnapshotAfterEntries = 0, MaxApplyPerFlush = 2048 };
+        var options = LogOptions;
+        _awaitingSync = observer;
         var peers = Assignment.Peers.Where(p => p != _meta.PeerId).ToList();
         var runner = new RaftRunner(now =>
         {
             var node = new RaftNode(_meta.PeerId, peers, Assignment.Peers.Count, options, _store, transport, this, new Random(), now,
                 message => _logger.LogDebug("{Group} {Message}", Name, message));
             _node = node;
-            node.Observer = observer;
+            node.Observer = MustNotLead;
             if (campaign)
             {
                 node.CampaignNow(now);
@@ -117,16 +152,37 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
     private DateTime _quorumLostSent;
 
     /// <summary>Fills this replica's store from the leader up to a sequence the log continues from (RAFT loop only).</summary>
-    private bool CatchUp(ulong to) => _node is { Role: not RaftRole.Leader, Leader: not null } && _catchup is { } catchup && catchup.CatchUp(to);
+    private bool CatchUp(ulong to)
+    {
+        var done = _node is { Role: not RaftRole.Leader, Leader: not null } && _catchup is { } catchup && catchup.CatchUp(to);
+        if (done && _behindTo > 0 && _stream.Store.FastState().LastSeq >= _behindTo)
+        {
+            CaughtUpToSnapshot();
+        }
+        return done;
+    }
+
+    // A memory replica behind its snapshot may still lead: after every replica restarted none has the messages, and
+    // a group that waited for them would never have a leader again.
+    private bool MustNotLead => _awaitingSync || (_behindTo > 0 && _stream.Store.Type != Nats.Storage.StorageType.Memory);
+
+    private void UpdateObserver()
+    {
+        if (_node is { } node)
+        {
+            node.Observer = MustNotLead;
+        }
+    }
 
     public void Apply(ulong index, byte[] data)
     {
         if (data.Length == 9 && data[0] == StreamCatchup.SyncOp)
         {
             var lastSeq = System.Buffers.Binary.BinaryPrimitives.ReadUInt64LittleEndian(data.AsSpan(1));
-            if ((lastSeq <= _stream.Store.State().LastSeq || CatchUp(lastSeq)) && _node is { Observer: true } observer)
+            if ((lastSeq <= _stream.Store.State().LastSeq || CatchUp(lastSeq)) && _awaitingSync)
             {
-                observer.Observer = false;
+                _awaitingSync = false;
+                UpdateObserver();
                 _logger.LogDebug("{Group} caught up through {LastSeq}: may lead", Name, lastSeq);
             }
             return;
@@ -187,11 +243,129 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         _answers.Clear();
     }
 
-    // The store is the state: nothing to snapshot while the log is kept whole.
-    public byte[] CreateSnapshot() => [];
+    // A replica still copying from its leader would describe a store that lacks messages the dropped log names.
+    public bool CanSnapshot => _behindTo == 0 && !_awaitingSync;
 
+    public byte[] CreateSnapshot()
+    {
+        var store = _stream.Store;
+        // The entries the snapshot replaces are all that would repair a store that lost unsynced writes (a power cut):
+        // the store must hold them durably before they go.
+        store.FlushAllPending();
+        store.WhenDurable().Wait();
+        Nats.Storage.StreamState state;
+        ulong[] deleted;
+        lock (_stream.Gate)
+        {
+            state = store.State();
+            deleted = store.DeletedSeqs();
+        }
+        return new StreamSnapshot(state.Msgs, state.Bytes, state.FirstSeq, state.LastSeq, deleted).Encode();
+    }
+
+    /// <summary>
+    /// Go's processSnapshot: what lies below the snapshot's first sequence and its deleted sequences go, then the
+    /// messages up to its last sequence are copied from the leader. At start (no leader known yet) or when the leader
+    /// does not answer, the replica stays behind and does not campaign; it catches up once it hears from a leader.
+    /// </summary>
     public void Restore(byte[] data)
     {
+        if (StreamSnapshot.TryDecode(data) is not { } snapshot)
+        {
+            return;
+        }
+        var store = _stream.Store;
+        lock (_stream.Gate)
+        {
+            var state = store.FastState();
+            if (snapshot.FirstSeq > state.FirstSeq)
+            {
+                store.Compact(snapshot.FirstSeq);
+                state = store.FastState();
+            }
+            foreach (var seq in snapshot.Deleted)
+            {
+                if (seq >= state.FirstSeq && seq <= state.LastSeq)
+                {
+                    store.RemoveMsg(seq);
+                }
+            }
+        }
+        if (store.FastState().LastSeq >= snapshot.LastSeq)
+        {
+            return;
+        }
+        _behindTo = snapshot.LastSeq;
+        UpdateObserver();
+        _logger.LogDebug("{Group} store at {Last} is behind the snapshot's {LastSeq}", Name, store.FastState().LastSeq, snapshot.LastSeq);
+        StartSnapshotCatchUp();
+    }
+
+    // Go's processSnapshot pauses applying, not the group: the copy runs off the RAFT loop, so this replica keeps
+    // answering appends and votes (a leader handing over, or a candidate, may need it) while the entries after the
+    // snapshot wait (CanApply). Retried for as long as it is behind and hears from a leader.
+    private void StartSnapshotCatchUp()
+    {
+        if (_behindTo == 0 || _snapshotCatchUpRunning || _stopping || _runner is not { } runner || _catchup is not { } catchup
+            || _node is not { Role: not RaftRole.Leader, Leader: not null })
+        {
+            return;
+        }
+        _snapshotCatchUpRunning = true;
+        var to = _behindTo;
+        _ = Task.Run(() =>
+        {
+            var done = catchup.CatchUp(to);
+            runner.Post((_, _) =>
+            {
+                _snapshotCatchUpRunning = false;
+                if (done && _behindTo > 0 && _stream.Store.FastState().LastSeq >= _behindTo)
+                {
+                    CaughtUpToSnapshot();
+                }
+                else
+                {
+                    StartSnapshotCatchUp();
+                }
+            });
+        });
+    }
+
+    private void CaughtUpToSnapshot()
+    {
+        _logger.LogDebug("{Group} caught up through the snapshot's {LastSeq}", Name, _behindTo);
+        _behindTo = 0;
+        // The leader's snapshot described its whole store, older messages included: a scale-up's replica whose
+        // sync entry was compacted away is complete now.
+        _awaitingSync = false;
+        UpdateObserver();
+    }
+
+    public bool CanApply => _behindTo == 0;
+
+    /// <summary>
+    /// Leading with a store behind the group's snapshot happens only to a memory replica (a file replica behind never
+    /// campaigns), e.g. when every replica of a memory stream restarted and none has the messages to copy: sequences
+    /// continue after the snapshot's, so none is numbered twice, and applying resumes.
+    /// </summary>
+    private void SkipToSnapshot()
+    {
+        if (_behindTo == 0)
+        {
+            return;
+        }
+        lock (_stream.Gate)
+        {
+            var last = _stream.Store.FastState().LastSeq;
+            if (last < _behindTo)
+            {
+                _logger.LogWarning("JetStream cluster stream '{Account} > {Stream}' leads without messages {From} to {To}: no replica had them",
+                    Assignment.Account, Assignment.Stream, last + 1, _behindTo);
+                _stream.Store.SkipMsgs(last + 1, _behindTo - last);
+            }
+        }
+        _behindTo = 0;
+        UpdateObserver();
     }
 
     public void LeaderChanged(string? leader, ulong term)
@@ -212,6 +386,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         _answers.Clear();
         if (leader == _meta.PeerId && _node is { } node)
         {
+            SkipToSnapshot();
             // The leader's first entry (its peer state) follows: once that is applied, so is every earlier entry.
             _readyAt = node.LastIndex + 1;
         }
@@ -220,6 +395,8 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
             // Another member leads: it answers the create, if anyone still has to.
             _onFirstLeader = null;
             _handOver.OtherLeads();
+            // Called while the node takes the new leader in: the catch-up starts once it has.
+            _runner?.Post((_, _) => StartSnapshotCatchUp());
         }
     }
 
