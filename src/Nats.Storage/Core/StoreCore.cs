@@ -96,6 +96,8 @@ internal abstract partial class StoreCore : IStreamStore
 
     public virtual DurabilityTicket WhenDurable() => DurabilityTicket.Completed;
 
+    public virtual DurabilityTicket SetLogBacked(bool on) => DurabilityTicket.Completed;
+
     protected virtual void OnDelete() { }
 
     /// <summary>Before a call that adds sequences: the file engine refuses them after a failed fsync.</summary>
