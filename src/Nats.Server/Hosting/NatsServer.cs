@@ -295,20 +295,36 @@ internal sealed partial class NatsServer : IAsyncDisposable
             Mqtt = mqtt;
         }
 
+        try
+        {
+            if (Options.Gateway.Enabled)
+            {
+                // Before routing, as Go: the route INFO carries our gateway URL.
+                var gateways = new Gateways.GatewayService(this, Options.Gateway, _loggerFactory.CreateLogger("nats-server.gateway"));
+                Gateways = gateways;
+                gateways.Start();
+            }
+            if (Options.LeafNodes.Enabled)
+            {
+                // Bound before "Server is ready", as Go: whoever waits for that line may dial every port the server has.
+                var leafNodes = new LeafNodes.LeafNodeService(this, Options.LeafNodes, _loggerFactory.CreateLogger("nats-server.leafnode"));
+                LeafNodes = leafNodes;
+                leafNodes.Listen();
+            }
+        }
+        catch
+        {
+            // A taken gateway or leaf port fails the start; what already runs is stopped, not leaked to an embedder.
+            await ShutdownAsync().ConfigureAwait(false);
+            throw;
+        }
+
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
         if (Options.TlsContext is not null)
         {
             _logger.LogInformation("TLS required for client connections");
         }
         _logger.LogInformation("Server is ready");
-
-        if (Options.Gateway.Enabled)
-        {
-            // Before routing, as Go: the route INFO carries our gateway URL.
-            var gateways = new Gateways.GatewayService(this, Options.Gateway, _loggerFactory.CreateLogger("nats-server.gateway"));
-            gateways.Start();
-            Gateways = gateways;
-        }
 
         if (Options.Cluster.Enabled)
         {
@@ -318,13 +334,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
             Cluster = cluster;
         }
 
-        if (Options.LeafNodes.Enabled)
-        {
-            // Go starts leaf nodes after routing: a hub's cluster name is known before any leaf connects.
-            var leafNodes = new LeafNodes.LeafNodeService(this, Options.LeafNodes, _loggerFactory.CreateLogger("nats-server.leafnode"));
-            leafNodes.Start();
-            LeafNodes = leafNodes;
-        }
+        // Leaf connections are accepted and dialled after routing: a hub's cluster name is known before any leaf connects.
+        LeafNodes?.Start();
 
         _acceptLoop = Task.Run(AcceptLoopAsync, CancellationToken.None);
         var tick = HeartbeatInterval();

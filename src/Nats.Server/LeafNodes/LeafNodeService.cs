@@ -52,7 +52,9 @@ internal sealed class LeafNodeService
         (!string.IsNullOrEmpty(_server.Options.Cluster.Name) ? _server.Options.Cluster.Name
             : Options.Remotes.Count > 0 ? _server.ServerName : "");
 
-    public void Start()
+    /// <summary>Binds the leaf port (a taken port fails the server's start), before the server says it is ready, as Go's
+    /// startLeafNodeAcceptLoop does; nothing is accepted until <see cref="Start"/>.</summary>
+    public void Listen()
     {
         if (Options.Listens)
         {
@@ -60,7 +62,16 @@ internal sealed class LeafNodeService
             (_host, _advertisedPort) = AdvertisedAddress();
             _logger.LogInformation("Listening for leafnode connections on {Host}:{Port}",
                 string.IsNullOrEmpty(Options.Host) ? "0.0.0.0" : Options.Host, _listener.Port);
-            _listener.Start(_links.Stopping);
+        }
+    }
+
+    /// <summary>Accepts on the bound leaf port and dials the remotes: after routing has started, so that a hub's cluster
+    /// name is settled before any leaf connects.</summary>
+    public void Start()
+    {
+        if (_listener is { } listener)
+        {
+            listener.Start(_links.Stopping);
             if (Options.TlsContext is { Options.Insecure: true } || Options.Remotes.Any(r => r.TlsContext is { Options.Insecure: true }))
             {
                 _logger.LogWarning("TLS certificate chain and hostname of solicited leafnodes will not be verified. DO NOT USE IN PRODUCTION!");

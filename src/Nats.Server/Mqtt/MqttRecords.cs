@@ -22,6 +22,13 @@ internal sealed class MqttPersistedSession
 
     /// <summary>Ours: MQTT 5 subscription options by filter (Go ignores the field), so they survive a reconnect and a restart.</summary>
     [JsonPropertyName("nmqtt_opts")] public Dictionary<string, MqttPersistedOptions>? Options { get; set; }
+
+    /// <summary>Ours: an MQTT 5 session's expiry interval in seconds (absent: never expires), so that a session whose
+    /// server stopped under its connection still ends that long after the restart.</summary>
+    [JsonPropertyName("nmqtt_sei")] public uint? ExpiryInterval { get; set; }
+
+    /// <summary>Ours: when a detached MQTT 5 session ends (Unix milliseconds), so that its expiry survives a restart.</summary>
+    [JsonPropertyName("nmqtt_expires")] public long? ExpiresAt { get; set; }
 }
 
 /// <summary>An MQTT 5 filter's options as <c>$MQTT_sess</c> keeps them (a shared filter's group is in its key).</summary>

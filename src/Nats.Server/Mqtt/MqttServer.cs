@@ -198,6 +198,8 @@ internal sealed class MqttServer : IAsyncDisposable
                 }
             }
             session.Clean = connect.EndsWithConnection;
+            session.ExpiryInterval = connect.IsV5 && connect.SessionExpiry != uint.MaxValue ? connect.SessionExpiry : null;
+            session.ExpiresAt = null;
         }
         if (replaced is not null)
         {
@@ -232,9 +234,20 @@ internal sealed class MqttServer : IAsyncDisposable
         }
         if (expiry == uint.MaxValue)
         {
+            session.ExpiryInterval = null;
             return;
         }
-        _ = Task.Delay(TimeSpan.FromSeconds(expiry), _shutdown.Token).ContinueWith(t =>
+        // Recorded, so that a restart meanwhile still ends the session on time (RestoreExpiringSessions).
+        session.ExpiresAt = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() + expiry * 1000L;
+        SaveSession(session);
+        EndAfter(session, generation, TimeSpan.FromSeconds(expiry));
+    }
+
+    /// <summary>Ends the detached <paramref name="session"/> after <paramref name="delay"/> unless a client attached since
+    /// <paramref name="generation"/>.</summary>
+    private void EndAfter(MqttSession session, int generation, TimeSpan delay)
+    {
+        _ = Task.Delay(delay, _shutdown.Token).ContinueWith(t =>
         {
             if (t.IsCanceled)
             {
@@ -291,6 +304,43 @@ internal sealed class MqttServer : IAsyncDisposable
             {
                 _logger.LogInformation("MQTT: restored {Retained} retained messages of account {Account}", retained.Count, account.Name);
             }
+            RestoreExpiringSessions(account);
+        }
+    }
+
+    /// <summary>
+    /// MQTT 5 sessions that can expire are loaded at start (others wait for their client, as in Go) so that each still
+    /// ends on time: a session detached before the stop keeps its recorded deadline; one whose connection the stop
+    /// cut gets its expiry interval from now, written back so that another restart does not extend it again.
+    /// </summary>
+    private void RestoreExpiringSessions(Account account)
+    {
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        var restored = 0;
+        foreach (var (_, record) in JetStream.LoadSessions(account))
+        {
+            if (record.Clean || record.Id is null || (record.ExpiresAt is null && record.ExpiryInterval is null))
+            {
+                continue;
+            }
+            var session = new MqttSession(record.Id, account, InternalClient.CreateStallable(_server, _server.NextClientId(), account, _connectionLogger),
+                Options, JetStream, SharedConsumerInUse);
+            session.Restore(record);
+            if (session.ExpiresAt is null)
+            {
+                session.ExpiresAt = now + session.ExpiryInterval!.Value * 1000L;
+                SaveSession(session);
+            }
+            lock (_sessionsLock)
+            {
+                _sessions[account.Name + " " + record.Id] = session;
+            }
+            EndAfter(session, session.Generation, TimeSpan.FromMilliseconds(Math.Max(0, session.ExpiresAt.Value - now)));
+            restored++;
+        }
+        if (restored > 0)
+        {
+            _logger.LogInformation("MQTT: {Sessions} expiring sessions of account {Account} restored", restored, account.Name);
         }
     }
 

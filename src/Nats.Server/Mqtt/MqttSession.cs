@@ -63,6 +63,12 @@ internal sealed class MqttSession
     /// <summary>The last CONNECT's clean session flag; a clean session ends with its connection.</summary>
     public bool Clean { get; set; }
 
+    /// <summary>MQTT 5's session expiry interval in seconds while it can expire (null: 3.1.1, or 0xFFFFFFFF).</summary>
+    public uint? ExpiryInterval { get; set; }
+
+    /// <summary>When this detached session ends (Unix milliseconds), while an expiry is pending.</summary>
+    public long? ExpiresAt { get; set; }
+
     /// <summary>Counts attaches: a pending MQTT 5 expiry or delayed will applies only to the generation it was set for.</summary>
     public int Generation { get; private set; }
 
@@ -75,12 +81,17 @@ internal sealed class MqttSession
     private string Origin { get; }
 
     /// <summary>A session read back from <c>$MQTT_sess</c>: its filters and consumers, subscribed when a client attaches.</summary>
-    public void Restore(MqttPersistedSession record) => Filters.Restore(record);
+    public void Restore(MqttPersistedSession record)
+    {
+        Filters.Restore(record);
+        ExpiryInterval = record.ExpiryInterval;
+        ExpiresAt = record.ExpiresAt;
+    }
 
     /// <summary>Go's mqttPersistedSession for this session.</summary>
     public MqttPersistedSession ToRecord()
     {
-        var record = new MqttPersistedSession { Origin = Origin, Id = ClientId, Clean = Clean };
+        var record = new MqttPersistedSession { Origin = Origin, Id = ClientId, Clean = Clean, ExpiryInterval = ExpiryInterval, ExpiresAt = ExpiresAt };
         Filters.WriteTo(record);
         return record;
     }

@@ -92,10 +92,5 @@ public sealed partial class GatewayPortAbuseTests
         return text.ToString();
     }
 
-    private static int FreePort()
-    {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        socket.Bind(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
-        return ((System.Net.IPEndPoint)socket.LocalEndPoint!).Port;
-    }
+    private static int FreePort() => Infrastructure.FreePorts.Next();
 }

@@ -110,10 +110,5 @@ internal sealed class GatewayTopology : IAsyncDisposable
         await A.DisposeAsync();
     }
 
-    private static int FreePort()
-    {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
-    }
+    private static int FreePort() => Infrastructure.FreePorts.Next();
 }

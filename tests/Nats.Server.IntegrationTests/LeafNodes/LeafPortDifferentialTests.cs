@@ -174,10 +174,5 @@ public sealed partial class LeafPortDifferentialTests
         return text.ToString();
     }
 
-    private static int FreePort()
-    {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
-    }
+    private static int FreePort() => Infrastructure.FreePorts.Next();
 }

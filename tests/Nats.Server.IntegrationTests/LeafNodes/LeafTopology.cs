@@ -143,10 +143,5 @@ internal sealed class LeafTopology : IAsyncDisposable
         await Hub.DisposeAsync();
     }
 
-    public static int FreePort()
-    {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
-    }
+    public static int FreePort() => Infrastructure.FreePorts.Next();
 }

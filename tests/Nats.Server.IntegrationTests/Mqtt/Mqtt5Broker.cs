@@ -112,10 +112,5 @@ internal sealed class Mqtt5Broker : IAsyncDisposable
         }
     }
 
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
-    }
+    private static int FreePort() => Infrastructure.FreePorts.Next();
 }

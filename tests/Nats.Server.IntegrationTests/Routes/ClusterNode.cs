@@ -29,12 +29,7 @@ internal sealed class ClusterNode : IAsyncDisposable
     /// <summary>Our in-process server (null for Go's).</summary>
     public Nats.Server.Hosting.NatsServer? Ours => (Server as InProcessServer)?.Server;
 
-    public static int FreePort()
-    {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
-    }
+    public static int FreePort() => Infrastructure.FreePorts.Next();
 
     /// <summary>Starts <paramref name="kind"/> ("ours" or "go") with a cluster block routing to <paramref name="peerRoutePorts"/>.</summary>
     public static async Task<ClusterNode> StartAsync(string kind, int routePort, IEnumerable<int> peerRoutePorts, string clusterName = "T",

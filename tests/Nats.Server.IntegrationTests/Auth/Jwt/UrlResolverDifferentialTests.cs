@@ -110,12 +110,7 @@ public sealed class UrlResolverDifferentialTests : IDisposable
         }
     }
 
-    private static int FreePort()
-    {
-        using var socket = new TcpListener(IPAddress.Loopback, 0);
-        socket.Start();
-        return ((IPEndPoint)socket.LocalEndpoint).Port;
-    }
+    private static int FreePort() => Infrastructure.FreePorts.Next();
 
     public void Dispose() => _http.Close();
 }
