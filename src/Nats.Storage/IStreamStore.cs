@@ -45,6 +45,9 @@ internal interface IStreamStore : IDisposable
     /// </summary>
     DurabilityTicket SetLogBacked(bool on);
 
+    /// <summary>The last sequence (<see cref="State"/>'s, without building the whole state).</summary>
+    ulong LastSequence { get; }
+
     StoredMessage? LoadMsg(ulong seq, StoredMessage? reuse = null);
 
     /// <summary>Loads <paramref name="seq"/> into <paramref name="into"/>, telling a deleted sequence

@@ -11,9 +11,10 @@ namespace Nats.Server.JetStream.Cluster;
 /// </summary>
 internal sealed class RaftLogSyncer
 {
-    private readonly Lock _lock = new();
+    // A monitor, not a Lock: Drain waits on it for the round in flight.
+    private readonly object _lock = new();
     private SafeFileHandle? _handle;
-    private Task? _running;
+    private bool _running;
     private bool _requested;
     private ulong _requestedIndex;
     private int _requestedGeneration;
@@ -46,21 +47,23 @@ internal sealed class RaftLogSyncer
             _requested = true;
             _requestedIndex = index;
             _requestedGeneration = _generation;
-            _running ??= Task.Run(Rounds);
+            if (!_running)
+            {
+                _running = true;
+                SyncThreads.Add(this);
+            }
         }
     }
 
     /// <summary>Loop: waits until no round is in flight (before the file is synced inline, replaced or closed).</summary>
     public void Drain()
     {
-        Task? running;
         lock (_lock)
         {
-            running = _running;
-        }
-        running?.Wait();
-        lock (_lock)
-        {
+            while (_running)
+            {
+                Monitor.Wait(_lock);
+            }
             ThrowIfFailed();
         }
     }
@@ -97,7 +100,8 @@ internal sealed class RaftLogSyncer
             {
                 if (!_requested || _handle is null)
                 {
-                    _running = null;
+                    _running = false;
+                    Monitor.PulseAll(_lock);
                     return;
                 }
                 _requested = false;
@@ -114,7 +118,8 @@ internal sealed class RaftLogSyncer
                 lock (_lock)
                 {
                     _failure = e;
-                    _running = null;
+                    _running = false;
+                    Monitor.PulseAll(_lock);
                 }
                 Synced?.Invoke();
                 return;
@@ -127,6 +132,39 @@ internal sealed class RaftLogSyncer
                 }
             }
             Synced?.Invoke();
+        }
+    }
+
+    /// <summary>
+    /// Threads that run the rounds of every RAFT log in the process: an fsync blocks its thread for as long as the device
+    /// takes, which on the thread pool would hold up the deliveries and acknowledgements it runs (and, under load, wait
+    /// for the pool to grow before the round even starts).
+    /// </summary>
+    private static class SyncThreads
+    {
+        private const int Count = 4;
+        private static readonly System.Collections.Concurrent.BlockingCollection<RaftLogSyncer> Queue = Start();
+
+        public static void Add(RaftLogSyncer syncer) => Queue.Add(syncer);
+
+        private static System.Collections.Concurrent.BlockingCollection<RaftLogSyncer> Start()
+        {
+            var queue = new System.Collections.Concurrent.BlockingCollection<RaftLogSyncer>();
+            for (var i = 0; i < Count; i++)
+            {
+                new Thread(() =>
+                {
+                    foreach (var syncer in queue.GetConsumingEnumerable())
+                    {
+                        syncer.Rounds();
+                    }
+                })
+                {
+                    IsBackground = true,
+                    Name = "raft sync " + i,
+                }.Start();
+            }
+            return queue;
         }
     }
 
