@@ -5,6 +5,7 @@ using MQTTnet.Formatter;
 using MQTTnet.Packets;
 using MQTTnet.Protocol;
 using NATS.Client.Core;
+using static Nats.Server.IntegrationTests.Mqtt.MqttNetClient;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 
@@ -430,16 +431,5 @@ public sealed class Mqtt5ClientTests
         var client = new MqttClientFactory().CreateMqttClient();
         await client.ConnectAsync(Options(broker, clientId).Build());
         return client;
-    }
-
-    private static ChannelReader<MqttApplicationMessage> Inbox(IMqttClient client)
-    {
-        var channel = Channel.CreateUnbounded<MqttApplicationMessage>();
-        client.ApplicationMessageReceivedAsync += e =>
-        {
-            channel.Writer.TryWrite(e.ApplicationMessage);
-            return Task.CompletedTask;
-        };
-        return channel.Reader;
     }
 }

@@ -4,6 +4,7 @@ using MQTTnet;
 using MQTTnet.Formatter;
 using MQTTnet.Protocol;
 using NATS.Client.Core;
+using static Nats.Server.IntegrationTests.Mqtt.MqttNetClient;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 
@@ -137,17 +138,6 @@ public sealed class Mqtt5SessionOptionsTests
 
     private static MqttClientOptionsBuilder Options(int port, string clientId) =>
         new MqttClientOptionsBuilder().WithTcpServer("127.0.0.1", port).WithClientId(clientId).WithProtocolVersion(MqttProtocolVersion.V500).WithTimeout(Wait);
-
-    private static ChannelReader<MqttApplicationMessage> Inbox(IMqttClient client)
-    {
-        var channel = Channel.CreateUnbounded<MqttApplicationMessage>();
-        client.ApplicationMessageReceivedAsync += e =>
-        {
-            channel.Writer.TryWrite(e.ApplicationMessage);
-            return Task.CompletedTask;
-        };
-        return channel.Reader;
-    }
 
     private static async Task<(byte Header, byte[] Body)> ReadPacketAsync(MqttRawClient raw)
     {

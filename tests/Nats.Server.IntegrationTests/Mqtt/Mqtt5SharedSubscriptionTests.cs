@@ -4,6 +4,7 @@ using MQTTnet;
 using MQTTnet.Protocol;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
+using static Nats.Server.IntegrationTests.Mqtt.MqttNetClient;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 
@@ -136,17 +137,6 @@ public sealed class Mqtt5SharedSubscriptionTests
         var client = new MqttClientFactory().CreateMqttClient();
         await client.ConnectAsync(Mqtt5ClientTests.Options(broker, clientId).Build());
         return client;
-    }
-
-    private static ChannelReader<MqttApplicationMessage> Inbox(IMqttClient client)
-    {
-        var channel = Channel.CreateUnbounded<MqttApplicationMessage>();
-        client.ApplicationMessageReceivedAsync += e =>
-        {
-            channel.Writer.TryWrite(e.ApplicationMessage);
-            return Task.CompletedTask;
-        };
-        return channel.Reader;
     }
 
     private static string Text(int i) => i.ToString(CultureInfo.InvariantCulture);

@@ -8,6 +8,7 @@ using MQTTnet.Protocol;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
+using static Nats.Server.IntegrationTests.Mqtt.MqttNetClient;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 
@@ -258,32 +259,5 @@ public sealed class MqttInflightPersistenceTests
     {
         const string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
         return new string(SHA256.HashData(Encoding.UTF8.GetBytes(value)).Take(8).Select(b => digits[b % 62]).ToArray());
-    }
-
-    private static MqttClientOptions Options(MqttTestServer server, string clientId, bool clean = true) =>
-        new MqttClientOptionsBuilder()
-            .WithTcpServer("127.0.0.1", server.MqttPort)
-            .WithClientId(clientId)
-            .WithCleanSession(clean)
-            .WithProtocolVersion(MqttProtocolVersion.V311)
-            .WithTimeout(Wait)
-            .Build();
-
-    private static async Task<IMqttClient> ConnectAsync(MqttTestServer server, string clientId, bool clean = true)
-    {
-        var client = new MqttClientFactory().CreateMqttClient();
-        await client.ConnectAsync(Options(server, clientId, clean));
-        return client;
-    }
-
-    private static ChannelReader<MqttApplicationMessage> Inbox(IMqttClient client)
-    {
-        var channel = Channel.CreateUnbounded<MqttApplicationMessage>();
-        client.ApplicationMessageReceivedAsync += e =>
-        {
-            channel.Writer.TryWrite(e.ApplicationMessage);
-            return Task.CompletedTask;
-        };
-        return channel.Reader;
     }
 }

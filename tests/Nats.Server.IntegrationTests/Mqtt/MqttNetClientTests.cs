@@ -4,6 +4,7 @@ using MQTTnet;
 using MQTTnet.Formatter;
 using MQTTnet.Protocol;
 using NATS.Client.Core;
+using static Nats.Server.IntegrationTests.Mqtt.MqttNetClient;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 
@@ -173,32 +174,5 @@ public sealed class MqttNetClientTests
         {
             Directory.Delete(storeDir, recursive: true);
         }
-    }
-
-    private static MqttClientOptions Options(MqttTestServer server, string clientId, bool clean = true) =>
-        new MqttClientOptionsBuilder()
-            .WithTcpServer("127.0.0.1", server.MqttPort)
-            .WithClientId(clientId)
-            .WithCleanSession(clean)
-            .WithProtocolVersion(MqttProtocolVersion.V311)
-            .WithTimeout(Wait)
-            .Build();
-
-    private static async Task<IMqttClient> ConnectAsync(MqttTestServer server, string clientId, bool clean = true)
-    {
-        var client = new MqttClientFactory().CreateMqttClient();
-        await client.ConnectAsync(Options(server, clientId, clean));
-        return client;
-    }
-
-    private static ChannelReader<MqttApplicationMessage> Inbox(IMqttClient client)
-    {
-        var channel = Channel.CreateUnbounded<MqttApplicationMessage>();
-        client.ApplicationMessageReceivedAsync += e =>
-        {
-            channel.Writer.TryWrite(e.ApplicationMessage);
-            return Task.CompletedTask;
-        };
-        return channel.Reader;
     }
 }

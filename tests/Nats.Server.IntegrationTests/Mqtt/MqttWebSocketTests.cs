@@ -4,6 +4,7 @@ using MQTTnet;
 using MQTTnet.Formatter;
 using MQTTnet.Protocol;
 using NATS.Client.Core;
+using static Nats.Server.IntegrationTests.Mqtt.MqttNetClient;
 
 namespace Nats.Server.IntegrationTests.Mqtt;
 
@@ -218,16 +219,5 @@ public sealed class MqttWebSocketTests
             // MQTTnet reports a refused CONNACK as MqttConnectingFailedException carrying the code.
             return code;
         }
-    }
-
-    private static ChannelReader<MqttApplicationMessage> Inbox(IMqttClient client)
-    {
-        var channel = Channel.CreateUnbounded<MqttApplicationMessage>();
-        client.ApplicationMessageReceivedAsync += e =>
-        {
-            channel.Writer.TryWrite(e.ApplicationMessage);
-            return Task.CompletedTask;
-        };
-        return channel.Reader;
     }
 }

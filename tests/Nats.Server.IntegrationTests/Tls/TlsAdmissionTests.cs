@@ -2,6 +2,7 @@ using System.Text.Json;
 using Nats.Server.IntegrationTests.Infrastructure;
 using NATS.Client.Core;
 using NATS.Net;
+using static Nats.Server.IntegrationTests.Tls.TlsServerPair;
 
 namespace Nats.Server.IntegrationTests.Tls;
 
@@ -13,39 +14,6 @@ namespace Nats.Server.IntegrationTests.Tls;
 public sealed class TlsAdmissionTests
 {
     private const string Connect = "CONNECT {\"verbose\":false}\r\nPING\r\n";
-
-    private static ServerSettings Settings(TestPki pki, string extraTls = "", params string[] more)
-    {
-        var settings = new ServerSettings();
-        settings.RawConfig.Add(pki.ServerTlsBlock(extraTls));
-        settings.RawConfig.AddRange(more);
-        return settings;
-    }
-
-    private static async Task<(GoServerProcess Go, LoggedServer Ours)> StartBothAsync(ServerSettings settings)
-    {
-        var go = GoServerProcess.StartAsync(settings);
-        var ours = LoggedServer.StartAsync(settings);
-        try
-        {
-            await Task.WhenAll(go, ours);
-        }
-        catch
-        {
-            if (go.IsCompletedSuccessfully)
-            {
-                await go.Result.DisposeAsync();
-            }
-
-            if (ours.IsCompletedSuccessfully)
-            {
-                await ours.Result.DisposeAsync();
-            }
-
-            throw;
-        }
-        return (await go, await ours);
-    }
 
     [Fact]
     public async Task Allow_non_tls_serves_plain_and_tls_clients_on_one_port_as_go()

@@ -1,5 +1,6 @@
 using System.Text.Json;
 using Nats.Server.IntegrationTests.Infrastructure;
+using static Nats.Server.IntegrationTests.Tls.TlsServerPair;
 
 namespace Nats.Server.IntegrationTests.Tls;
 
@@ -10,39 +11,6 @@ namespace Nats.Server.IntegrationTests.Tls;
 /// </summary>
 public sealed class TlsDifferentialTests
 {
-    private static async Task<(GoServerProcess Go, LoggedServer Ours)> StartBothAsync(ServerSettings settings)
-    {
-        var go = GoServerProcess.StartAsync(settings);
-        var ours = LoggedServer.StartAsync(settings);
-        try
-        {
-            await Task.WhenAll(go, ours);
-        }
-        catch
-        {
-            if (go.IsCompletedSuccessfully)
-            {
-                await go.Result.DisposeAsync();
-            }
-
-            if (ours.IsCompletedSuccessfully)
-            {
-                await ours.Result.DisposeAsync();
-            }
-
-            throw;
-        }
-        return (await go, await ours);
-    }
-
-    private static ServerSettings Settings(TestPki pki, string extraTls = "", params string[] more)
-    {
-        var settings = new ServerSettings();
-        settings.RawConfig.Add(pki.ServerTlsBlock(extraTls));
-        settings.RawConfig.AddRange(more);
-        return settings;
-    }
-
     private static async Task<string> LogLineAsync(ITestServer server, string text) => server switch
     {
         GoServerProcess go => GoLog.WithoutClient(await GoLog.WaitForAsync(go, text)),

@@ -75,3 +75,40 @@ internal static class GoLog
         return System.Text.RegularExpressions.Regex.Replace(text[..5] + " " + text[(after + 3)..], @":\d+", ":N");
     }
 }
+
+/// <summary>The TLS differential tests' setup: one configuration, Go's server and ours started from it.</summary>
+internal static class TlsServerPair
+{
+    /// <summary>A server with <paramref name="pki"/>'s TLS block (plus <paramref name="extraTls"/> inside it) and more top-level lines.</summary>
+    public static ServerSettings Settings(TestPki pki, string extraTls = "", params string[] more)
+    {
+        var settings = new ServerSettings();
+        settings.RawConfig.Add(pki.ServerTlsBlock(extraTls));
+        settings.RawConfig.AddRange(more);
+        return settings;
+    }
+
+    /// <summary>Both servers from <paramref name="settings"/>, started together; neither is left running when one fails.</summary>
+    public static async Task<(GoServerProcess Go, LoggedServer Ours)> StartBothAsync(ServerSettings settings)
+    {
+        var go = GoServerProcess.StartAsync(settings);
+        var ours = LoggedServer.StartAsync(settings);
+        try
+        {
+            await Task.WhenAll(go, ours);
+        }
+        catch
+        {
+            if (go.IsCompletedSuccessfully)
+            {
+                await go.Result.DisposeAsync();
+            }
+            if (ours.IsCompletedSuccessfully)
+            {
+                await ours.Result.DisposeAsync();
+            }
+            throw;
+        }
+        return (await go, await ours);
+    }
+}
