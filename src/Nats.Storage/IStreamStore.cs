@@ -37,6 +37,17 @@ internal interface IStreamStore : IDisposable
     /// mode this starts a sync round now.</summary>
     DurabilityTicket WhenDurable();
 
+    /// <summary>
+    /// A replicated stream's store, every message of which is also in its group's RAFT log, fsynced there before anything
+    /// is acknowledged: message appends then join no sync round of the store's own (the log replays what a crash
+    /// loses), which spares the disk a second fsync per message; every other change still syncs as before, and
+    /// <see cref="WhenDurable"/> starts a round. Turning it off syncs what was left unsynced (the ticket completes then).
+    /// </summary>
+    DurabilityTicket SetLogBacked(bool on);
+
+    /// <summary>The last sequence (<see cref="State"/>'s, without building the whole state).</summary>
+    ulong LastSequence { get; }
+
     StoredMessage? LoadMsg(ulong seq, StoredMessage? reuse = null);
 
     /// <summary>Loads <paramref name="seq"/> into <paramref name="into"/>, telling a deleted sequence

@@ -51,18 +51,25 @@ internal sealed class StreamIngest
         string subjectText;
         lock (stream.Gate)
         {
-            var lookup = _subjects.GetAlternateLookup<ReadOnlySpan<byte>>();
-            if (!lookup.TryGetValue(subject, out subjectText!))
-            {
-                if (_subjects.Count >= MaxCachedSubjects)
-                {
-                    _subjects.Clear();
-                }
-                subjectText = Encoding.UTF8.GetString(subject);
-                lookup[subject] = subjectText;
-            }
+            subjectText = SubjectText(subject);
         }
         Process(subjectText, reply, headers, payload, batch);
+    }
+
+    /// <summary>Under the gate: the subject's cached string.</summary>
+    private string SubjectText(ReadOnlySpan<byte> subject)
+    {
+        var lookup = _subjects.GetAlternateLookup<ReadOnlySpan<byte>>();
+        if (!lookup.TryGetValue(subject, out var text))
+        {
+            if (_subjects.Count >= MaxCachedSubjects)
+            {
+                _subjects.Clear();
+            }
+            text = Encoding.UTF8.GetString(subject);
+            lookup[subject] = text;
+        }
+        return text;
     }
 
     /// <summary>Stores one message (also used by sourcing); returns the sequence, or 0 when refused.</summary>
@@ -346,11 +353,12 @@ internal sealed class StreamIngest
     public (ulong Seq, JsApiError? Error) ApplyReplicated(in Cluster.StreamMsgEntry entry, Func<ulong, bool>? catchUp = null)
     {
         var store = stream.Store;
-        var subject = Encoding.UTF8.GetString(entry.Subject);
+        string subject;
         ulong seq;
         lock (stream.Gate)
         {
-            var last = store.State().LastSeq;
+            subject = SubjectText(entry.Subject);
+            var last = store.LastSequence;
             if (entry.LastSeq < last)
             {
                 // Applied before (the log is replayed after a restart) when the same message, stamped by the leader,

@@ -97,6 +97,20 @@ internal abstract partial class StoreCore : IStreamStore
 
     public virtual DurabilityTicket WhenDurable() => DurabilityTicket.Completed;
 
+    public virtual DurabilityTicket SetLogBacked(bool on) => DurabilityTicket.Completed;
+
+    public ulong LastSequence
+    {
+        get
+        {
+            lock (Sync)
+            {
+                ThrowIfClosed();
+                return LastSeq;
+            }
+        }
+    }
+
     protected virtual void OnDelete() { }
 
     /// <summary>Before a call that adds sequences: the file engine refuses them after a failed fsync.</summary>

@@ -21,6 +21,9 @@ internal sealed partial class FileStore
     private GroupCommit _commit = null!;
     private readonly SyncBatch _inlineBatch = new();
 
+    // Group commit mode only: message appends are durable in a RAFT log, not through this store's rounds.
+    private bool _logBacked;
+
     /// <summary>Completed sync rounds (group commit and interval modes).</summary>
     internal long SyncRounds => _commit.Rounds;
 
@@ -61,8 +64,18 @@ internal sealed partial class FileStore
             {
                 return DurabilityTicket.Completed;
             }
-            // Interval mode: an explicit request for durability starts a round now.
-            return _opts.SyncMode == FileSyncMode.Interval ? _commit.Enlist() : _commit.Current();
+            // Interval mode (and appends left to a RAFT log): an explicit request for durability starts a round now.
+            return _opts.SyncMode == FileSyncMode.Interval || _logBacked ? _commit.Enlist() : _commit.Current();
+        }
+    }
+
+    public override DurabilityTicket SetLogBacked(bool on)
+    {
+        lock (Sync)
+        {
+            var was = _logBacked;
+            _logBacked = on && _opts.SyncMode == FileSyncMode.GroupCommit;
+            return was && !_logBacked && !Closed ? _commit.Enlist() : DurabilityTicket.Completed;
         }
     }
 
@@ -96,7 +109,7 @@ internal sealed partial class FileStore
         switch (_opts.SyncMode)
         {
             case FileSyncMode.GroupCommit:
-                _ticket = _commit.Enlist();
+                _ticket = _logBacked && appended ? DurabilityTicket.Completed : _commit.Enlist();
                 break;
             case FileSyncMode.Always:
                 SyncInlineOrFail();
@@ -170,7 +183,7 @@ internal sealed partial class FileStore
             {
                 _active.WritePending();
                 ProcessCandidates();
-                if (_opts.SyncMode == FileSyncMode.GroupCommit && HasUnsynced())
+                if (_opts.SyncMode == FileSyncMode.GroupCommit && !_logBacked && HasUnsynced())
                 {
                     _commit.Enlist();
                 }

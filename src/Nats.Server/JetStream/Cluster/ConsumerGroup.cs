@@ -84,6 +84,7 @@ internal sealed class ConsumerGroup : IRaftStateMachine, IAsyncDisposable
             return node;
         }, _logger);
         _runner = runner;
+        _store.Synced = runner.Wake;
         transport.Start(runner, _logger);
     }
 

@@ -10,7 +10,8 @@ namespace Nats.Server.JetStream.Cluster;
 /// <c>wal.log</c>, a log of CRC-32C framed entries (u32 body length, u32 CRC of the body, then index, term,
 /// type, data). A record that is short, fails its CRC or breaks the index sequence ends the log: it and
 /// everything after it are cut off at open and reported, never served. The entries after the snapshot are
-/// also kept in memory (the meta group's log is small and compacted by snapshots).
+/// also kept in memory (the meta group's log is small and compacted by snapshots). Syncs run off the caller's
+/// thread (<see cref="BeginSync"/>, <see cref="RaftLogSyncer"/>) so that a RAFT loop never waits for the disk.
 /// </summary>
 internal sealed class FileRaftStore : IRaftStore
 {
@@ -20,7 +21,10 @@ internal sealed class FileRaftStore : IRaftStore
     private readonly string _dir;
     private readonly List<RaftEntry> _entries = [];
     private readonly List<long> _offsets = [];
+    private readonly RaftLogSyncer _syncer = new();
+    private byte[] _scratch = new byte[256];
     private FileStream _wal;
+    private Microsoft.Win32.SafeHandles.SafeFileHandle _handle;
     private RaftSnapshot? _snapshot;
     private RaftHardState _state;
     private bool _dirty;
@@ -32,7 +36,18 @@ internal sealed class FileRaftStore : IRaftStore
         _state = ReadState();
         _snapshot = ReadSnapshot();
         _wal = new FileStream(WalPath, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.Read);
+        _handle = _wal.SafeFileHandle;
         Recover(warn);
+        // What the log holds may be in the page cache only (the process was killed): it counts once it is on disk.
+        _wal.Flush(flushToDisk: true);
+        _syncer.SyncedInline(LastIndex);
+    }
+
+    /// <summary>Called on another thread when a background sync round ends (see <see cref="IRaftStore.BeginSync"/>).</summary>
+    public Action? Synced
+    {
+        get => _syncer.Synced;
+        set => _syncer.Synced = value;
     }
 
     private string WalPath => Path.Combine(_dir, "wal.log");
@@ -46,6 +61,8 @@ internal sealed class FileRaftStore : IRaftStore
     public ulong LastIndex => FirstIndex - 1 + (ulong)_entries.Count;
 
     public bool Dirty => _dirty;
+
+    public ulong DurableIndex => _syncer.Durable;
 
     public void SaveState(ulong term, string vote)
     {
@@ -95,9 +112,14 @@ internal sealed class FileRaftStore : IRaftStore
 
     public void Append(in RaftEntry entry)
     {
-        var body = EncodeRecord(LastIndex + 1, entry);
+        var length = RecordHeader + BodyHeader + entry.Data.Length;
+        if (_scratch.Length < length)
+        {
+            _scratch = new byte[Math.Max(length, _scratch.Length * 2)];
+        }
+        EncodeRecord(_scratch, LastIndex + 1, entry);
         _offsets.Add(_wal.Position);
-        _wal.Write(body);
+        _wal.Write(_scratch, 0, length);
         _entries.Add(entry);
         _dirty = true;
     }
@@ -114,31 +136,62 @@ internal sealed class FileRaftStore : IRaftStore
         _wal.Position = _offsets[keep];
         _entries.RemoveRange(keep, _entries.Count - keep);
         _offsets.RemoveRange(keep, _offsets.Count - keep);
+        _syncer.Truncated(LastIndex);
         _dirty = true;
+    }
+
+    public void BeginSync()
+    {
+        if (!_dirty)
+        {
+            return;
+        }
+        // Into the page cache here, on the loop: the round's fdatasync, begun after this, covers it.
+        _wal.Flush();
+        _dirty = false;
+        _syncer.Request(_handle, LastIndex);
     }
 
     public void Sync()
     {
-        if (_dirty)
+        _syncer.Drain();
+        if (_dirty || _syncer.Durable < LastIndex)
         {
             _wal.Flush(flushToDisk: true);
             _dirty = false;
         }
+        _syncer.SyncedInline(LastIndex);
     }
 
-    public void Dispose() => _wal.Dispose();
+    public void Dispose()
+    {
+        try
+        {
+            _syncer.Drain();
+        }
+        catch (IOException)
+        {
+            // Reported by the round that failed; the file is closed regardless.
+        }
+        _wal.Dispose();
+    }
 
-    private byte[] EncodeRecord(ulong index, in RaftEntry entry)
+    private static byte[] EncodeRecord(ulong index, in RaftEntry entry)
     {
         var record = new byte[RecordHeader + BodyHeader + entry.Data.Length];
-        var body = record.AsSpan(RecordHeader);
+        EncodeRecord(record, index, entry);
+        return record;
+    }
+
+    private static void EncodeRecord(Span<byte> record, ulong index, in RaftEntry entry)
+    {
+        var body = record.Slice(RecordHeader, BodyHeader + entry.Data.Length);
         BinaryPrimitives.WriteUInt64LittleEndian(body, index);
         BinaryPrimitives.WriteUInt64LittleEndian(body[8..], entry.Term);
         body[16] = (byte)entry.Type;
         entry.Data.CopyTo(body[BodyHeader..]);
         BinaryPrimitives.WriteUInt32LittleEndian(record, (uint)body.Length);
-        BinaryPrimitives.WriteUInt32LittleEndian(record.AsSpan(4), Crc32C.Compute(body));
-        return record;
+        BinaryPrimitives.WriteUInt32LittleEndian(record[4..], Crc32C.Compute(body));
     }
 
     private void Recover(Action<string>? warn)
@@ -196,6 +249,8 @@ internal sealed class FileRaftStore : IRaftStore
 
     private void RewriteLog(List<RaftEntry> keep)
     {
+        // No round may be syncing the file this replaces.
+        _syncer.Drain();
         var temp = Path.Combine(_dir, "wal.tmp");
         var first = FirstIndex;
         var offsets = new List<long>(keep.Count);
@@ -212,12 +267,14 @@ internal sealed class FileRaftStore : IRaftStore
         File.Move(temp, WalPath, overwrite: true);
         DurableDirectory.Sync(_dir);
         _wal = new FileStream(WalPath, FileMode.Open, FileAccess.ReadWrite, FileShare.Read);
+        _handle = _wal.SafeFileHandle;
         _wal.Position = _wal.Length;
         _entries.Clear();
         _entries.AddRange(keep);
         _offsets.Clear();
         _offsets.AddRange(offsets);
         _dirty = false;
+        _syncer.SyncedInline(LastIndex);
     }
 
     private RaftHardState ReadState()

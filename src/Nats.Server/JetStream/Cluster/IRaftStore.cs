@@ -36,9 +36,19 @@ internal interface IRaftStore : IDisposable
     /// <summary>Drops every entry after <paramref name="index"/>.</summary>
     void TruncateAfter(ulong index);
 
-    /// <summary>Whether appends or truncations await <see cref="Sync"/>.</summary>
+    /// <summary>Whether appends or truncations await <see cref="Sync"/> or <see cref="BeginSync"/>.</summary>
     bool Dirty { get; }
 
-    /// <summary>Makes every append and truncation durable (fsync).</summary>
+    /// <summary>Makes every append and truncation durable (fsync) before it returns.</summary>
     void Sync();
+
+    /// <summary>
+    /// Starts making every append and truncation so far durable without waiting for it (group commit: one round covers
+    /// all requests made before it began); <see cref="DurableIndex"/> advances when it is done. A store without
+    /// background syncs does it before returning.
+    /// </summary>
+    void BeginSync();
+
+    /// <summary>Every entry through this index is durable (never above <see cref="LastIndex"/>).</summary>
+    ulong DurableIndex { get; }
 }

@@ -71,6 +71,7 @@ internal sealed class MetaGroup : IAsyncDisposable
         var runner = new RaftRunner(now => new RaftNode(PeerId, [], ExpectedSize, options, _store, transport, _state, new Random(),
             now, message => _logger.LogDebug("{Message}", message), growable: true), _logger);
         _runner = runner;
+        _store.Synced = runner.Wake;
         transport.Start(runner, _logger);
         SubscribeStepDown(system);
         Gather = new StreamInfoGather(this, service, _logger);

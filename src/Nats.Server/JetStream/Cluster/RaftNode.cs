@@ -9,9 +9,10 @@ namespace Nats.Server.JetStream.Cluster;
 /// </summary>
 /// <remarks>
 /// The durability rule that Go does not have: nothing is acknowledged before it is fsynced. A follower's
-/// success answers wait in <c>_afterSync</c> until <see cref="Flush"/> has synced the log (one fsync for
-/// everything received since the last one: group commit), and the leader counts itself towards a quorum
-/// only for entries it has synced. A candidate syncs before it asks for votes and a vote is granted only
+/// success answers wait in <c>_afterSync</c> until the log is synced through the index they report (one fsync for
+/// everything appended before the round began: group commit, run by the store off this loop, which keeps
+/// receiving, sending and applying meanwhile), and the leader counts itself towards a quorum only for entries it
+/// has synced. A candidate syncs before it asks for votes and a vote is granted only
 /// to a log at least as up to date, so a committed (acknowledged) entry is on a quorum's disks and every
 /// possible leader has it.
 /// </remarks>
@@ -27,7 +28,7 @@ internal sealed class RaftNode
     private readonly HashSet<string> _peers;
     private readonly Dictionary<string, PeerProgress> _progress = [];
     private readonly HashSet<string> _votes = [];
-    private readonly List<(string Peer, byte[] Payload)> _afterSync = [];
+    private readonly List<(string Peer, ulong Index, byte[] Payload)> _afterSync = [];
     private readonly List<(RaftEntryType Type, byte[] Data)> _unsent = [];
     private ulong _unsentFrom;
     private ulong _durableLast;
@@ -63,7 +64,7 @@ internal sealed class RaftNode
             fsm.Restore(snapshot.Data);
             CommitIndex = AppliedIndex = snapshot.Index;
         }
-        _durableLast = store.LastIndex;
+        _durableLast = store.DurableIndex;
         _lastSnapshotAt = now;
         ResetElection(now);
     }
@@ -177,25 +178,16 @@ internal sealed class RaftNode
     }
 
     /// <summary>
-    /// Ends a batch of calls: broadcasts the leader's new entries, fsyncs what was appended (one sync for the
-    /// whole batch), then sends the acknowledgements that waited for it, commits and applies.
+    /// Ends a batch of calls: broadcasts the leader's new entries, starts syncing what was appended (the store's
+    /// group commit; the owner calls again when a round ends), sends the acknowledgements the synced entries allow,
+    /// then commits and applies.
     /// </summary>
     public void Flush(long now)
     {
         BroadcastUnsent(now);
-        if (_store.Dirty)
-        {
-            // What the answers received in this batch already commit (against what earlier rounds synced) is applied
-            // before this round's fsync, so the PubAcks of the previous round do not wait for it too.
-            ApplyAndNotify();
-            _store.Sync();
-        }
-        _durableLast = LastIndex;
-        foreach (var (peer, payload) in _afterSync)
-        {
-            _transport.Send(peer, RaftMessageKind.AppendEntryResponse, payload);
-        }
-        _afterSync.Clear();
+        _store.BeginSync();
+        _durableLast = _store.DurableIndex;
+        SendSynced();
         ApplyAndNotify();
         if (SnapshotDue(now))
         {
@@ -230,7 +222,7 @@ internal sealed class RaftNode
         var index = AppliedIndex;
         var term = _store.TermAt(index);
         _store.SaveSnapshot(new RaftSnapshot(index, term, _fsm.CreateSnapshot()), keepLog: true);
-        _durableLast = LastIndex;
+        _durableLast = _store.DurableIndex;
         _sinceSnapshot = 0;
         _bytesSinceSnapshot = 0;
         _lastSnapshotAt = now;
@@ -402,7 +394,7 @@ internal sealed class RaftNode
         {
             CommitIndex = commit;
         }
-        _afterSync.Add((append.Leader, RaftWire.Encode(new AppendEntryResponse(Term, index, Id, true))));
+        _afterSync.Add((append.Leader, index, RaftWire.Encode(new AppendEntryResponse(Term, index, Id, true))));
     }
 
     private void InstallSnapshot(AppendEntry append)
@@ -414,12 +406,12 @@ internal sealed class RaftNode
             _store.SaveSnapshot(new RaftSnapshot(append.PrevIndex, append.PrevTerm, data), keep);
             _fsm.Restore(data);
             CommitIndex = AppliedIndex = append.PrevIndex;
-            _durableLast = Math.Min(_durableLast, LastIndex);
+            _durableLast = _store.DurableIndex;
             _sinceSnapshot = 0;
             _bytesSinceSnapshot = 0;
             _log?.Invoke($"RAFT [{Id}] installed the leader's snapshot through index {append.PrevIndex}");
         }
-        _afterSync.Add((append.Leader, RaftWire.Encode(new AppendEntryResponse(Term, append.PrevIndex, Id, true))));
+        _afterSync.Add((append.Leader, append.PrevIndex, RaftWire.Encode(new AppendEntryResponse(Term, append.PrevIndex, Id, true))));
     }
 
     private void OnAppendEntryResponse(AppendEntryResponse response, long now)
@@ -505,7 +497,7 @@ internal sealed class RaftNode
         }
         // Our log is what a voter compares against: it must be on disk before anyone relies on it.
         _store.Sync();
-        _durableLast = LastIndex;
+        _durableLast = _store.DurableIndex;
         _afterSync.Clear();
         SaveState(Term + 1, Id);
         Role = RaftRole.Candidate;
@@ -665,6 +657,31 @@ internal sealed class RaftNode
     {
         _store.TruncateAfter(after);
         _durableLast = Math.Min(_durableLast, after);
+        // An answer still waiting for its sync would vouch for entries that are gone now.
+        _afterSync.RemoveAll(pending => pending.Index > after);
+    }
+
+    /// <summary>The answers waiting for entries that are synced now (the others wait on, in order).</summary>
+    private void SendSynced()
+    {
+        if (_afterSync.Count == 0)
+        {
+            return;
+        }
+        var kept = 0;
+        for (var i = 0; i < _afterSync.Count; i++)
+        {
+            var pending = _afterSync[i];
+            if (pending.Index <= _durableLast)
+            {
+                _transport.Send(pending.Peer, RaftMessageKind.AppendEntryResponse, pending.Payload);
+            }
+            else
+            {
+                _afterSync[kept++] = pending;
+            }
+        }
+        _afterSync.RemoveRange(kept, _afterSync.Count - kept);
     }
 
     private void Respond(string peer, ulong index, bool success) =>

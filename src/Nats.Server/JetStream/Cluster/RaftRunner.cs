@@ -35,6 +35,11 @@ internal sealed class RaftRunner : IAsyncDisposable
 
     public void Post(Action<RaftNode, long> work) => _work.Writer.TryWrite(work);
 
+    /// <summary>Runs a flush soon with nothing else to do (the log's background sync round ended).</summary>
+    public void Wake() => _work.Writer.TryWrite(Nothing);
+
+    private static readonly Action<RaftNode, long> Nothing = static (_, _) => { };
+
     /// <summary>Runs <paramref name="work"/> on the loop and returns its result.</summary>
     public Task<T> Ask<T>(Func<RaftNode, long, T> work)
     {

@@ -190,6 +190,9 @@ internal sealed class StreamCatchup(MetaGroup meta, JsStream stream, string grou
             }
             store.FlushAllPending();
         }
+        // These messages are in no log of this replica (the store is log-backed: appends join no sync round), so they
+        // are made durable here, before the log entries after them are acknowledged.
+        store.WhenDurable().Wait();
         logger.LogDebug("JetStream cluster stream {Stream} caught up through {Last}", stream.LogName, last);
         return last;
     }

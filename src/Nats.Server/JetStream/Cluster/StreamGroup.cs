@@ -18,7 +18,9 @@ namespace Nats.Server.JetStream.Cluster;
 /// with anything applied, the snapshot is the stream's state (<see cref="StreamSnapshot"/>), taken only once the
 /// store has synced everything the dropped entries put there. A replica behind a snapshot (one that installed the
 /// leader's, or a memory store after a restart) copies the missing messages from the leader's store
-/// (<see cref="StreamCatchup"/>) and never campaigns until it has them.
+/// (<see cref="StreamCatchup"/>) and never campaigns until it has them. The store is log-backed
+/// (<see cref="Nats.Storage.IStreamStore.SetLogBacked"/>): its message appends are not fsynced a second time, so the
+/// snapshot syncs the store before the log entries go, and leaving the group syncs it.
 /// </remarks>
 internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 {
@@ -94,6 +96,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         _onFirstLeader = onFirstLeader;
         var directory = Path.Combine(storeDirectory, Assignment.Account, "_js_", Name);
         _store = new FileRaftStore(directory, warning => _logger.LogWarning("{Warning}", warning));
+        _stream.Store.SetLogBacked(true);
         var transport = new NrgTransport(_meta.Server, system, Name, _meta.PeerId);
         var options = LogOptions;
         _awaitingSync = observer;
@@ -111,6 +114,7 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
             return node;
         }, _logger);
         _runner = runner;
+        _store.Synced = runner.Wake;
         transport.Start(runner, _logger);
         _catchup = new StreamCatchup(_meta, _stream, Name, _logger);
         _catchup.Start(system, () => _activeLeader);
@@ -120,13 +124,48 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
 
     /// <param name="epoch">The leadership the proposer numbered the entry for (<see cref="StreamIngest.BecomeReplicatedLeader"/>):
     /// an entry numbered for an earlier one would carry a stale sequence into a later term, so it is dropped.</param>
-    public void Propose(byte[] entry, int epoch) => _runner?.Post((node, _) =>
+    public void Propose(byte[] entry, int epoch)
     {
-        if (epoch == _epoch)
+        if (_runner is not { } runner)
         {
-            node.Propose(entry);
+            return;
         }
-    });
+        // Queued, and the loop asked once per burst to take them all: no closure or channel item per message.
+        lock (_queueLock)
+        {
+            _queued.Add((entry, epoch));
+            if (_queuePosted)
+            {
+                return;
+            }
+            _queuePosted = true;
+        }
+        runner.Post(_proposeQueued ??= ProposeQueued);
+    }
+
+    private readonly Lock _queueLock = new();
+    private List<(byte[] Entry, int Epoch)> _queued = [];
+    private List<(byte[] Entry, int Epoch)> _taking = [];
+    private bool _queuePosted;
+    private Action<RaftNode, long>? _proposeQueued;
+
+    /// <summary>On the loop: the proposals queued so far, in the order they were numbered.</summary>
+    private void ProposeQueued(RaftNode node, long now)
+    {
+        lock (_queueLock)
+        {
+            (_queued, _taking) = (_taking, _queued);
+            _queuePosted = false;
+        }
+        foreach (var (entry, epoch) in _taking)
+        {
+            if (epoch == _epoch)
+            {
+                node.Propose(entry);
+            }
+        }
+        _taking.Clear();
+    }
 
     /// <summary>Go's jsClusteredStreamPurgeRequest: the purge goes into the log behind every message numbered so far.</summary>
     public void ProposePurge(ApiRequest request, PurgeRequest body) =>
@@ -414,6 +453,16 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         if (_runner is { } runner)
         {
             await runner.DisposeAsync().ConfigureAwait(false);
+        }
+        try
+        {
+            // Before the log may go (a scale-down to one replica deletes it): what only it held durably is synced here.
+            await _stream.Store.SetLogBacked(false).AsTask().ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException or Nats.Storage.StoreException)
+        {
+            _logger.LogWarning("JetStream cluster stream '{Account} > {Stream}' store sync on leaving its group failed: {Error}",
+                Assignment.Account, Assignment.Stream, e.Message);
         }
         _store?.Dispose();
     }

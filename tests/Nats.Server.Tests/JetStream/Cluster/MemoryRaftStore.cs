@@ -23,6 +23,8 @@ internal sealed class MemoryRaftStore : IRaftStore
 
     public long Syncs { get; private set; }
 
+    public ulong DurableIndex { get; private set; }
+
     public void SaveState(ulong term, string vote) => State = new RaftHardState(term, vote);
 
     public void SaveSnapshot(RaftSnapshot snapshot, bool keepLog)
@@ -40,6 +42,7 @@ internal sealed class MemoryRaftStore : IRaftStore
         // The file store rewrites the remaining log durably with the snapshot.
         _durable = [.. keep];
         Dirty = false;
+        DurableIndex = LastIndex;
     }
 
     public ulong TermAt(ulong index)
@@ -71,6 +74,7 @@ internal sealed class MemoryRaftStore : IRaftStore
         }
         var keep = (int)(index < FirstIndex ? 0 : index - FirstIndex + 1);
         _entries.RemoveRange(keep, _entries.Count - keep);
+        DurableIndex = Math.Min(DurableIndex, index);
         Dirty = true;
     }
 
@@ -82,7 +86,11 @@ internal sealed class MemoryRaftStore : IRaftStore
             Dirty = false;
             Syncs++;
         }
+        DurableIndex = LastIndex;
     }
+
+    // The simulation stays deterministic: its "disk" syncs at once.
+    public void BeginSync() => Sync();
 
     /// <summary>Whether <paramref name="index"/> at <paramref name="term"/> would survive a power cut now.</summary>
     public bool HoldsDurably(ulong index, ulong term)
@@ -100,6 +108,7 @@ internal sealed class MemoryRaftStore : IRaftStore
     {
         _entries = [.. _durable];
         Dirty = false;
+        DurableIndex = LastIndex;
     }
 
     public void Dispose()
