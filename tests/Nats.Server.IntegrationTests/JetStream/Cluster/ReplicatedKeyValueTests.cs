@@ -151,6 +151,12 @@ public class ReplicatedKeyValueTests
         }
         Assert.True(program.ExitCode == 0, $"kvclient: {await errors}{await output}\n{cluster.Logs()}");
         Assert.Contains("PASS", await output);
+        if (kind == "ours")
+        {
+            // Go 2.9.10 may answer a read right after a write from a replica that has not applied it (kvclient retries
+            // those); ours answers direct gets from the leader, so every read sees the client's own writes.
+            Assert.Contains("stale reads: 0", await output);
+        }
     }
 
     [Theory]
