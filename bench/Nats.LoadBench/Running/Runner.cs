@@ -109,9 +109,9 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         ServerProcess server;
         try
         {
-            server = sc.ClusterSize > 1
-                ? ClusterStart.Start(spec, sc.ClusterSize, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
-                : ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null);
+            server = sc.ClusterSize <= 1 ? ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
+                : sc.Link == ClusterLink.Routes ? ClusterStart.Start(spec, sc.ClusterSize, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
+                : LinkedPairStart.Start(spec, sc.Link, sc.Features, sc.ServerConfig);
         }
         catch (SetupException ex)
         {
