@@ -14,15 +14,32 @@ internal static class LinkedPairStart
 
     public static ServerProcess Start(ServerSpec spec, ClusterLink link, Features features, string? extraConfig)
     {
-        int[] linkPorts = [FreePort.Next(), FreePort.Next()];
-        int[] monitorPorts = [FreePort.Next(), FreePort.Next()];
-        var servers = new List<ServerProcess>();
         try
         {
-            for (int i = 0; i < 2; i++)
+            return StartOnce(spec, link, features, extraConfig);
+        }
+        catch (SetupException ex) when (ex.Message.Contains("in use", StringComparison.OrdinalIgnoreCase))
+        {
+            // A port FreePort handed out was taken before the server bound it (the machine's other tests, or the
+            // first server's own dialling, draw from the same ephemeral range): once more on fresh ports.
+            return StartOnce(spec, link, features, extraConfig);
+        }
+    }
+
+    private static ServerProcess StartOnce(ServerSpec spec, ClusterLink link, Features features, string? extraConfig)
+    {
+        int[] linkPorts = [FreePort.Next(), FreePort.Next()];
+        int[] monitorPorts = [FreePort.Next(), FreePort.Next()];
+        var servers = new ServerProcess?[2];
+        try
+        {
+            // The listening side first (the hub; for gateways either): a leaf that dials a hub not yet up holds
+            // ephemeral ports meanwhile, one of which may be the port the hub is about to bind.
+            int[] order = link == ClusterLink.LeafThenHub ? [1, 0] : [0, 1];
+            foreach (int i in order)
             {
                 var config = $"server_name: bench{i}\nhttp: \"127.0.0.1:{monitorPorts[i]}\"\n{LinkBlock(link, i, linkPorts)}\n{extraConfig}";
-                servers.Add(ServerProcess.Start(spec, features, config, jetStreamConfig: null, serverName: null));
+                servers[i] = ServerProcess.Start(spec, features, config, jetStreamConfig: null, serverName: null);
             }
 
             for (int i = 0; i < 2; i++)
@@ -30,17 +47,17 @@ internal static class LinkedPairStart
                 WaitForLink(link, monitorPorts[i]);
             }
 
-            var endpoints = servers.Select((s, i) => s.Endpoint with { MonitorPort = monitorPorts[i] }).ToList();
-            var primary = servers[0];
+            var endpoints = servers.Select((s, i) => s!.Endpoint with { MonitorPort = monitorPorts[i] }).ToList();
+            var primary = servers[0]!;
             primary.Endpoint = endpoints[0] with { Cluster = endpoints };
-            primary.Peers.Add(servers[1]);
+            primary.Peers.Add(servers[1]!);
             return primary;
         }
         catch
         {
             foreach (var s in servers)
             {
-                s.Dispose();
+                s?.Dispose();
             }
 
             throw;
