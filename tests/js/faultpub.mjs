@@ -2,7 +2,7 @@
 // tests/go/faultpub: <loops> async loops on one connection each publish unique payloads "<prefix><loop>-<n>" to
 // <subject>.<prefix's first character>, each with its payload as Nats-Msg-Id, retrying a publish until it is
 // acknowledged (a duplicate answer names the stored sequence too). Every acknowledgement is printed as
-// "A <payload> <seq>" the moment it arrives. The connection stays on its one server (reconnecting forever).
+// "A <payload> <seq>" the moment it arrives (after "READY", once connected). The connection stays on its one server (reconnecting forever).
 // The URL carries the credentials: nats://user:pass@host:port.
 // A line "STOP" on stdin stops new publishes; those in flight are retried until acknowledged, then it prints
 // "DONE <errors>" and exits 0.
@@ -27,6 +27,7 @@ const nc = await connect({
   timeout: 30_000,
 });
 const js = jetstream(nc, { timeout: 2_000 });
+process.stdout.write("READY\n");
 let stopping = false;
 let errors = 0;
 

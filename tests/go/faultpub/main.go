@@ -2,7 +2,7 @@
 // goroutines on one connection each publish unique payloads "<prefix><loop>-<n>" to <subject>.<prefix's first
 // character>, each with its payload as Nats-Msg-Id, and retry a publish until it is acknowledged (a duplicate
 // answer names the stored sequence too). Every acknowledgement is printed as "A <payload> <seq>" the moment it
-// arrives. The connection reconnects forever (nats.go 1.22 cannot ignore the servers it learns of, so it may
+// arrives (after "READY", once connected). The connection reconnects forever (nats.go 1.22 cannot ignore the servers it learns of, so it may
 // move to another one).
 // A line "STOP" on stdin stops new publishes; those in flight are retried until acknowledged, then it prints
 // "DONE <errors>" and exits 0. Built offline against Debian's golang-github-nats-io-go-nats-dev
@@ -56,6 +56,8 @@ func main() {
 		writer.Flush()
 		out.Unlock()
 	}
+	fmt.Fprintln(writer, "READY")
+	writer.Flush()
 	var stopping atomic.Bool
 	var errorCount atomic.Int64
 	var wg sync.WaitGroup

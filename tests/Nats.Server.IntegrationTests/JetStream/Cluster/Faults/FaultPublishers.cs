@@ -24,6 +24,7 @@ internal sealed class FaultPublishers : IAsyncDisposable
     private readonly ConcurrentQueue<TimeSpan> _ackTimes = new();
     private readonly List<Task> _loops = [];
     private readonly CancellationTokenSource _stop = new();
+    private readonly CancellationTokenSource _abandon = new();
     private readonly List<NatsConnection> _connections = [];
     private readonly List<(ClientProgram Program, Task Reader)> _programs = [];
     private int _errors;
@@ -57,6 +58,12 @@ internal sealed class FaultPublishers : IAsyncDisposable
                 var client = ClientOf(index);
                 var program = await ClientProgram.StartAsync(client, "faultpub", "faultpub.mjs",
                     [url, Subject, prefix, inFlight.ToString(CultureInfo.InvariantCulture)]);
+                // Publishing starts only once every publisher is connected: a slow child start must not meet the fault.
+                if (await program.ReadLineAsync(token) != "READY")
+                {
+                    var (exit, stderr) = await program.WaitForExitAsync(token);
+                    throw new InvalidOperationException($"the {client} publisher did not connect ({exit}): {stderr}");
+                }
                 _programs.Add((program, Task.Run(() => ReadAcksAsync(program, client), CancellationToken.None)));
                 index++;
                 continue;
@@ -76,7 +83,8 @@ internal sealed class FaultPublishers : IAsyncDisposable
             for (var loop = 0; loop < inFlight; loop++)
             {
                 var loopPrefix = $"{prefix}{loop}-";
-                _loops.Add(Task.Run(() => LoopAsync(js, loopPrefix, token), CancellationToken.None));
+                var loopToken = CancellationTokenSource.CreateLinkedTokenSource(token, _abandon.Token).Token;
+                _loops.Add(Task.Run(() => LoopAsync(js, loopPrefix, loopToken), CancellationToken.None));
             }
             index++;
         }
@@ -107,8 +115,9 @@ internal sealed class FaultPublishers : IAsyncDisposable
         }
     }
 
-    /// <summary>Stops starting new publishes; the ones in flight are retried until acknowledged (or <paramref name="token"/> ends).</summary>
-    public async Task StopAsync(CancellationToken token)
+    /// <summary>Stops starting new publishes; the ones in flight are retried until acknowledged (or <paramref name="token"/>
+    /// ends). After <paramref name="giveUpAfter"/> (a cluster that does not recover) they are abandoned unacknowledged.</summary>
+    public async Task StopAsync(CancellationToken token, TimeSpan? giveUpAfter = null)
     {
         await _stop.CancelAsync();
         try
@@ -124,7 +133,15 @@ internal sealed class FaultPublishers : IAsyncDisposable
                     // It exited already: its reader says why.
                 }
             }
-            await Task.WhenAll(_loops.Concat(_programs.Select(p => p.Reader))).WaitAsync(token);
+            var all = Task.WhenAll(_loops.Concat(_programs.Select(p => p.Reader)));
+            try
+            {
+                await all.WaitAsync(giveUpAfter ?? Timeout.InfiniteTimeSpan, token);
+            }
+            catch (TimeoutException)
+            {
+                await _abandon.CancelAsync();
+            }
         }
         finally
         {

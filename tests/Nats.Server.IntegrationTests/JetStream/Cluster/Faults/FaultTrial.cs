@@ -53,6 +53,9 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
 
     public static readonly TimeSpan ConvergeTimeout = TimeSpan.FromSeconds(30);
 
+    /// <summary>How long publishing may take to resume after the fault was healed.</summary>
+    public static readonly TimeSpan ResumeTimeout = TimeSpan.FromSeconds(120);
+
     /// <summary>How long the consumer may take, once publishing stopped and the replicas agree, to deliver the rest.</summary>
     public static readonly TimeSpan DrainTimeout = TimeSpan.FromSeconds(60);
 
@@ -197,9 +200,19 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
                 await cluster.WaitForMeshAsync();
                 break;
         }
-        await publishers.WaitForMoreAcksAsync(Phase, PhaseTime, token);
+        var resumed = true;
+        try
+        {
+            await publishers.WaitForMoreAcksAsync(Phase, PhaseTime, token).WaitAsync(ResumeTimeout, token);
+        }
+        catch (TimeoutException) when (kind == "go")
+        {
+            // Reported, not failed: after a power cut of every server Go 2.9.10 may not serve the stream again.
+            resumed = false;
+            note = $"publishing did not resume within {ResumeTimeout.TotalSeconds:F0} s after the fault";
+        }
         var stopAt = publishers.Elapsed;
-        await publishers.StopAsync(token);
+        await publishers.StopAsync(token, resumed ? null : TimeSpan.FromSeconds(5));
         var gap = publishers.LongestGap(faultAt, stopAt);
         log($"{kind} {Name} #{trial}: publishing stopped at {stopAt.TotalSeconds:F1} s, {publishers.Acked.Count} acked, errors " +
             string.Join(", ", publishers.ErrorKinds.Select(e => $"{e.Value} x {e.Key}")));
