@@ -71,6 +71,7 @@ internal static class StoreCrashProbe
                 Console.WriteLine($"  open after the crash: {sw.Elapsed.TotalMilliseconds:F0} ms to the first state ({state.Msgs:N0} msgs); "
                     + $"from the state file: {reopened.OpenedFromState}, blocks replayed after it: {reopened.RecoveredTailBlocks}");
                 sw.Restart();
+                var allocated = GC.GetTotalAllocatedBytes(precise: true);
                 var reuse = new StoredMessage();
                 var read = 0;
                 for (var seq = 1UL; reopened.LoadNextMsg(">", seq, reuse) is { } sm; seq = sm.Sequence + 1)
@@ -78,7 +79,7 @@ internal static class StoreCrashProbe
                     read++;
                 }
                 Console.WriteLine($"  then read all {read:N0} in {sw.Elapsed.TotalMilliseconds:F0} ms ({read / sw.Elapsed.TotalSeconds:N0} msg/s, "
-                    + $"{reopened.IndexPageLoads:N0} index pages rebuilt)");
+                    + $"{reopened.IndexPageLoads:N0} index pages rebuilt, {(GC.GetTotalAllocatedBytes(precise: true) - allocated) / 1e6:F1} MB allocated)");
                 reopened.Stop();
             }
             finally
