@@ -115,7 +115,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
             // Go's createLeafNode: INFO in plain text, then the server side of the handshake; the auth timer starts after it.
             if (!Link.IsWebSocket && _service.Options.TlsContext is { } tls)
             {
-                Link.UpgradeBeforeNextRead(new Transport.PeerTls(tls, Solicit: false, "", RequireCertificate: tls.Verify),
+                Link.UpgradeBeforeNextRead(new Transport.PeerTls(tls, Solicit: false, "", RequireCertificate: tls.Verify, tls.Options.PinnedCerts),
                     () => _deadline = Environment.TickCount64 + authTimeout);
             }
             else
