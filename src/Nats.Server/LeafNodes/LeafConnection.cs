@@ -365,7 +365,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
             return;
         }
         // Go authenticates first (processConnect), then looks at what connected (processLeafNodeConnect).
-        var accountName = _service.Authenticate(connect, _nonce, RemoteIp, Link.IsWebSocket);
+        var accountName = _service.Authenticate(connect, _nonce, RemoteIp, Link.IsWebSocket, this);
         var account = accountName is null ? null : _service.Server.FindAccount(accountName);
         if (account is null)
         {
