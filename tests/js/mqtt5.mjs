@@ -88,6 +88,52 @@ const scenarios = {
     await nc.drain();
     await natsDone;
   },
+
+  // Specification 4.8.2 with mixed QoS: a QoS 1 MQTT.js member, a QoS 0 MQTT.js member and a NATS queue subscriber of
+  // group m; every QoS 1 publish reaches exactly one of them (the stored copy's consumer serves only the QoS 1 member's
+  // draws), at the QoS of the member that got it.
+  async sharedqos(port, url) {
+    const nc = await natsConnect({ servers: url, timeout: 20_000 });
+    const queue = nc.subscribe("mixq.*", { queue: "m" });
+    await nc.flush();
+    const q1 = await open(port, "js5-mix-q1");
+    const q0 = await open(port, "js5-mix-q0");
+    await withTimeout(q1.client.subscribeAsync("$share/m/mixq/+", { qos: 1 }), "QoS 1 member SUBACK");
+    await withTimeout(q0.client.subscribeAsync("$share/m/mixq/+", { qos: 0 }), "QoS 0 member SUBACK");
+    const seen = [];
+    let arrived;
+    let waitFor = 0;
+    const enough = () => new Promise((resolve) => { arrived = resolve; if (seen.length >= waitFor) resolve(); });
+    const note = (member, payload, qos) => { seen.push({ member, payload, qos }); if (arrived && seen.length >= waitFor) arrived(); };
+    q1.client.on("message", (topic, payload, packet) => { if (topic !== "mixend/q1") note("q1", payload.toString(), packet.qos); });
+    q0.client.on("message", (topic, payload, packet) => { if (topic !== "mixend/q0") note("q0", payload.toString(), packet.qos); });
+    const natsDone = (async () => { for await (const m of queue) note("nats", m.string(), 0); })();
+    const pub = await open(port, "js5-mix-pub");
+    const count = 150;
+    for (let i = 0; i < count; i++) await withTimeout(pub.client.publishAsync("mixq/j", `${i}`, { qos: 1 }), "QoS 1 publish");
+    waitFor = count;
+    await withTimeout(enough(), `${count} messages across the group`);
+    // Interest retention: once $MQTT_msgs is empty the group's consumer has sent or settled every stored copy.
+    for (;;) {
+      const info = JSON.parse((await nc.request("$JS.API.STREAM.INFO.$MQTT_msgs", "", { timeout: 20_000 })).string());
+      if (info.state.messages === 0) break;
+      await withTimeout(new Promise((resolve) => setImmediate(resolve)), "stream info");
+    }
+    // A last message to each MQTT member on a topic of its own comes after anything still queued for it.
+    for (const [name, m] of [["q1", q1], ["q0", q0]]) {
+      await withTimeout(m.client.subscribeAsync(`mixend/${name}`, { qos: 1 }), "end SUBACK");
+      await withTimeout(pub.client.publishAsync(`mixend/${name}`, "end", { qos: 1 }), "end publish");
+      await m.inbox.next(`end message for ${name}`).then(async function skip(msg) { if (msg.topic !== `mixend/${name}`) await m.inbox.next(`end for ${name}`).then(skip); });
+    }
+    equal(seen.map((s) => s.payload).sort(), [...Array(count).keys()].map(String).sort(), "each message exactly once across the group");
+    for (const s of seen) equal(s.qos, s.member === "q1" ? 1 : 0, `QoS at member ${s.member}`);
+    equal([...new Set(seen.map((s) => s.member))].sort(), ["nats", "q0", "q1"], "every member takes a share");
+    await close(pub.client);
+    await close(q1.client);
+    await close(q0.client);
+    await nc.drain();
+    await natsDone;
+  },
 };
 
 await runScenarios("mqtt5.mjs", scenarios);

@@ -32,11 +32,8 @@ internal sealed class MqttDeparture(MqttConnection connection, MqttServer owner,
         }
         else if (v5 is not null)
         {
-            owner.ScheduleExpiry(session, v5.SessionExpiry, will?.Delay ?? 0, will is null ? null : () =>
-            {
-                publish.PublishWill(session, will);
-                session.FlushPublished();
-            });
+            // Checked now: a delayed will may go out after a restart, with no connection left to check it against.
+            owner.ScheduleExpiry(session, v5.SessionExpiry, will is not null && publish.MayPublish(will.Subject) ? will : null);
         }
     }
 }

@@ -38,6 +38,11 @@ internal sealed class MqttFilterState
     /// <summary>MQTT 5 subscription options (3.8.3.1) and identifier; a shared subscription's group is its NATS queue.</summary>
     public MqttFilterOptions Options;
 
+    /// <summary>A shared filter's line in a stored message whose group a NATS or QoS 0 member served (see <see cref="MqttLivePublisher"/>).</summary>
+    public byte[]? TakenLine => Options.Group is { } group ? _takenLine ??= MqttLivePublisher.TakenLine(group, Subject) : null;
+
+    private byte[]? _takenLine;
+
     public Subscription? Plain;
     public ConsumerConfig? Consumer;
     public Subscription? Delivery;

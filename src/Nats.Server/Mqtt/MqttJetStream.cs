@@ -38,6 +38,7 @@ internal sealed class MqttJetStream
     private readonly ILogger _logger;
     private readonly Dictionary<string, AccountState?> _accounts = new(StringComparer.Ordinal);
     private readonly Lock _lock = new();
+    private volatile bool _sharedConsumers;
 
     public MqttJetStream(NatsServer server, ILogger logger)
     {
@@ -48,6 +49,12 @@ internal sealed class MqttJetStream
 
     /// <summary>Go's "origin" of the records this server writes (its JetStream id).</summary>
     public string Origin { get; }
+
+    /// <summary>
+    /// Whether some account has a shared subscription's consumer on <c>$MQTT_msgs</c> (created, or found when the
+    /// account's streams were opened): only then do QoS 1/2 publishes mark which groups their NATS fan-out served.
+    /// </summary>
+    public bool HasSharedConsumers => _sharedConsumers;
 
     /// <summary>Go's getHash: the first 8 bytes of the SHA-256 of <paramref name="value"/>, each taken modulo 62 into [0-9A-Za-z].</summary>
     public static string Hash(string value) => NameHash.Of(value);
@@ -86,6 +93,10 @@ internal sealed class MqttJetStream
         {
             var consumer = target.Consumers.Add(config);
             consumer.Run();
+            if (config.DeliverGroup is not null)
+            {
+                _sharedConsumers = true;
+            }
             return config;
         }
         catch (Exception e) when (e is JsApiException or IOException or StoreException)
@@ -240,6 +251,10 @@ internal sealed class MqttJetStream
                     });
                     Ensure(js, new StreamConfig { Name = OutStream, Subjects = ["$MQTT.out.>"], Storage = StorageKind.File, Retention = RetentionPolicy.Interest, Replicas = replicas });
                     state = new AccountState(js, _server.CreateInternalPublisher());
+                    if (js.FindStream(MessagesStream)?.Consumers.All.Any(c => c.Config.DeliverGroup is not null) == true)
+                    {
+                        _sharedConsumers = true;
+                    }
                 }
                 catch (JsApiException e)
                 {

@@ -15,10 +15,9 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
     private readonly MqttConnection _connection = connection;
     private readonly MqttServer _owner = owner;
     private readonly ILogger _logger = logger;
+    private readonly MqttLivePublisher _live = new(owner.JetStream);
     private byte[] _subjectScratch = new byte[256];
-    private byte[] _storeScratch = new byte[256];
     private byte[] _linesScratch = [];
-    private byte[] _headerScratch = [];
     private byte[] _sourceScratch = [];
 
     public void HandlePublish(byte flags, ReadOnlySpan<byte> body)
@@ -157,42 +156,10 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
     private void PublishLive(MqttSession session, ReadOnlySpan<byte> subjectBytes, ReadOnlySpan<byte> payload, byte qos, bool retain,
         ReadOnlySpan<byte> lines, ushort pubAckId)
     {
-        ReadOnlySpan<byte> headers = qos switch
+        var storeReply = pubAckId > 0 ? _connection.StoreAcks!.Expect(MqttPackets.PubAck, pubAckId) : default;
+        if (!_live.Publish(session, subjectBytes, payload, qos, retain, lines, storeReply) && pubAckId > 0)
         {
-            0 => "NATS/1.0\r\nNmqtt-Pub:0\r\n\r\n"u8,
-            1 => "NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n"u8,
-            _ => "NATS/1.0\r\nNmqtt-Pub:2\r\n\r\n"u8,
-        };
-        ReadOnlySpan<byte> reply = default;
-        if (!lines.IsEmpty)
-        {
-            headers = WithLines(headers, lines);
-            // The response topic is the NATS reply too, so a NATS responder answers an MQTT 5 requester.
-            reply = MqttV5Headers.ReplyIn(lines);
-        }
-        lock (session.PublishLock)
-        {
-            using (MqttPublishContext.Enter(qos, retain))
-            {
-                // Flushed once per read buffer (FlushPublished), not once per message.
-                session.Publisher.PublishDeferred(session.Account, subjectBytes, reply, headers, payload);
-            }
-            if (qos > 0)
-            {
-                // Go's mqttInitiateMsgDelivery: QoS 1/2 also go to $MQTT_msgs for the subscriptions' consumers.
-                var stored = MqttJetStream.MessagesPrefix.Length + subjectBytes.Length;
-                if (_storeScratch.Length < stored)
-                {
-                    _storeScratch = new byte[stored * 2];
-                }
-                "$MQTT.msgs."u8.CopyTo(_storeScratch);
-                subjectBytes.CopyTo(_storeScratch.AsSpan(MqttJetStream.MessagesPrefix.Length));
-                var storeReply = pubAckId > 0 ? _connection.StoreAcks!.Expect(MqttPackets.PubAck, pubAckId) : default;
-                if (!session.Publisher.PublishDeferred(session.Account, _storeScratch.AsSpan(0, stored), storeReply, headers, payload) && pubAckId > 0)
-                {
-                    _connection.StoreAcks!.NotStored(storeReply);
-                }
-            }
+            _connection.StoreAcks!.NotStored(storeReply);
         }
     }
 
@@ -209,20 +176,6 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
         return _sourceScratch.AsSpan(0, size);
     }
 
-    /// <summary>The constant 3.1.1 header block with an MQTT 5 publish's lines inserted before its final CRLF.</summary>
-    private ReadOnlySpan<byte> WithLines(ReadOnlySpan<byte> headers, ReadOnlySpan<byte> lines)
-    {
-        var size = headers.Length + lines.Length;
-        if (_headerScratch.Length < size)
-        {
-            _headerScratch = new byte[size * 2];
-        }
-        headers[..^2].CopyTo(_headerScratch);
-        lines.CopyTo(_headerScratch.AsSpan(headers.Length - 2));
-        "\r\n"u8.CopyTo(_headerScratch.AsSpan(size - 2));
-        return _headerScratch.AsSpan(0, size);
-    }
-
     public void PublishWill(MqttSession session, MqttWill will)
     {
         try
@@ -233,6 +186,17 @@ internal sealed class MqttPublishHandler(MqttConnection connection, MqttServer o
         {
             _logger.LogError("{Connection} - unable to publish will: {Error}", _connection, e.Message);
         }
+    }
+
+    /// <summary>Whether the client may publish to <paramref name="subject"/> (a publish violation is logged as for a PUBLISH).</summary>
+    public bool MayPublish(string subject)
+    {
+        if (_connection.Permissions is { } permissions && !CanPublish(permissions, Encoding.UTF8.GetBytes(subject)))
+        {
+            _logger.LogError("{Connection} - Publish Violation - User {User}, Subject {Subject}", _connection, _connection.User, subject);
+            return false;
+        }
+        return true;
     }
 
     /// <summary>Go's pubAllowed; the lock because a will is published from whichever thread closes the connection.</summary>

@@ -29,6 +29,23 @@ internal sealed class MqttPersistedSession
 
     /// <summary>Ours: when a detached MQTT 5 session ends (Unix milliseconds), so that its expiry survives a restart.</summary>
     [JsonPropertyName("nmqtt_expires")] public long? ExpiresAt { get; set; }
+
+    /// <summary>Ours: an MQTT 5 will waiting for its delay interval, so that a restart still sends it when due.</summary>
+    [JsonPropertyName("nmqtt_will")] public MqttPersistedWill? Will { get; set; }
+}
+
+/// <summary>A delayed MQTT 5 will as <c>$MQTT_sess</c> keeps it, with when it is due.</summary>
+internal sealed class MqttPersistedWill
+{
+    [JsonPropertyName("subject")] public string Subject { get; set; } = "";
+    [JsonPropertyName("topic")] public byte[] Topic { get; set; } = [];
+    [JsonPropertyName("msg")] public byte[] Message { get; set; } = [];
+    [JsonPropertyName("qos"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public byte Qos { get; set; }
+    [JsonPropertyName("retain"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)] public bool Retain { get; set; }
+    [JsonPropertyName("lines")] public byte[]? Lines { get; set; }
+
+    /// <summary>Unix milliseconds.</summary>
+    [JsonPropertyName("due")] public long Due { get; set; }
 }
 
 /// <summary>An MQTT 5 filter's options as <c>$MQTT_sess</c> keeps them (a shared filter's group is in its key).</summary>

@@ -200,6 +200,8 @@ internal sealed class MqttServer : IAsyncDisposable
             session.Clean = connect.EndsWithConnection;
             session.ExpiryInterval = connect.IsV5 && connect.SessionExpiry != uint.MaxValue ? connect.SessionExpiry : null;
             session.ExpiresAt = null;
+            // A delayed will is not sent once the client is back [MQTT-3.1.3-9].
+            session.PendingWill = null;
         }
         if (replaced is not null)
         {
@@ -216,35 +218,95 @@ internal sealed class MqttServer : IAsyncDisposable
 
     /// <summary>
     /// MQTT 5: a session left without its connection ends <paramref name="expiry"/> seconds later (never for
-    /// 0xFFFFFFFF) unless a client takes it up again; its will goes out after the will delay or when the session ends.
+    /// 0xFFFFFFFF) unless a client takes it up again; its will goes out after the will delay or when the session
+    /// ends. Both are recorded in the session's record, so that a restart meanwhile keeps them (RestoreExpiringSessions).
     /// </summary>
-    public void ScheduleExpiry(MqttSession session, uint expiry, uint willDelay, Action? will)
+    public void ScheduleExpiry(MqttSession session, uint expiry, MqttWill? will)
     {
         var generation = session.Generation;
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         if (will is not null)
         {
-            var delay = TimeSpan.FromSeconds(Math.Min(willDelay, expiry));
-            _ = Task.Delay(delay, _shutdown.Token).ContinueWith(t =>
+            var delay = Math.Min(will.Delay, expiry);
+            session.PendingWill = new MqttPersistedWill
             {
-                if (!t.IsCanceled && session.Generation == generation && session.Connection is null)
-                {
-                    will();
-                }
-            }, TaskScheduler.Default);
+                Subject = will.Subject,
+                Topic = will.Topic,
+                Message = will.Message,
+                Qos = will.Qos,
+                Retain = will.Retain,
+                Lines = will.Lines.Length == 0 ? null : will.Lines,
+                Due = now + delay * 1000L,
+            };
+            SendWillAfter(session, generation, TimeSpan.FromSeconds(delay));
         }
         if (expiry == uint.MaxValue)
         {
             session.ExpiryInterval = null;
+            if (will is not null)
+            {
+                SaveSession(session);
+            }
             return;
         }
-        // Recorded, so that a restart meanwhile still ends the session on time (RestoreExpiringSessions).
-        session.ExpiresAt = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() + expiry * 1000L;
+        session.ExpiresAt = now + expiry * 1000L;
         SaveSession(session);
         EndAfter(session, generation, TimeSpan.FromSeconds(expiry));
     }
 
+    private void SendWillAfter(MqttSession session, int generation, TimeSpan delay) =>
+        _ = Task.Delay(delay, _shutdown.Token).ContinueWith(t =>
+        {
+            if (!t.IsCanceled)
+            {
+                SendPendingWill(session, generation);
+            }
+        }, TaskScheduler.Default);
+
+    /// <summary>The delayed will goes out, once, unless a client took the session up since <paramref name="generation"/>;
+    /// its record is written again without it.</summary>
+    private void SendPendingWill(MqttSession session, int generation)
+    {
+        MqttPersistedWill? will;
+        lock (_sessionsLock)
+        {
+            if (session.Generation != generation || session.Connection is not null)
+            {
+                return;
+            }
+            will = session.TakePendingWill();
+        }
+        if (will is null)
+        {
+            return;
+        }
+        try
+        {
+            var live = new MqttLivePublisher(JetStream);
+            var subject = Encoding.UTF8.GetBytes(will.Subject);
+            if (will.Retain)
+            {
+                lock (Retained(session.Account).Gate)
+                {
+                    SetRetained(session.Account, will.Subject, will.Topic, will.Message, will.Qos, will.Lines);
+                    live.Publish(session, subject, will.Message, will.Qos, will.Retain, will.Lines, default);
+                }
+            }
+            else
+            {
+                live.Publish(session, subject, will.Message, will.Qos, will.Retain, will.Lines, default);
+            }
+            session.FlushPublished();
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            _logger.LogError("MQTT: unable to publish the will of client {Id}: {Error}", session.ClientId, e.Message);
+        }
+        SaveSession(session);
+    }
+
     /// <summary>Ends the detached <paramref name="session"/> after <paramref name="delay"/> unless a client attached since
-    /// <paramref name="generation"/>.</summary>
+    /// <paramref name="generation"/>; a will still waiting goes out first.</summary>
     private void EndAfter(MqttSession session, int generation, TimeSpan delay)
     {
         _ = Task.Delay(delay, _shutdown.Token).ContinueWith(t =>
@@ -253,6 +315,7 @@ internal sealed class MqttServer : IAsyncDisposable
             {
                 return;
             }
+            SendPendingWill(session, generation);
             lock (_sessionsLock)
             {
                 if (session.Generation != generation || session.Connection is not null)
@@ -309,9 +372,10 @@ internal sealed class MqttServer : IAsyncDisposable
     }
 
     /// <summary>
-    /// MQTT 5 sessions that can expire are loaded at start (others wait for their client, as in Go) so that each still
-    /// ends on time: a session detached before the stop keeps its recorded deadline; one whose connection the stop
-    /// cut gets its expiry interval from now, written back so that another restart does not extend it again.
+    /// MQTT 5 sessions that can expire or hold a delayed will are loaded at start (others wait for their client, as in
+    /// Go) so that each still ends, and its will goes out, on time (at once when overdue): a session detached before
+    /// the stop keeps its recorded deadline; one whose connection the stop cut gets its expiry interval from now,
+    /// written back so that another restart does not extend it again.
     /// </summary>
     private void RestoreExpiringSessions(Account account)
     {
@@ -319,23 +383,30 @@ internal sealed class MqttServer : IAsyncDisposable
         var restored = 0;
         foreach (var (_, record) in JetStream.LoadSessions(account))
         {
-            if (record.Clean || record.Id is null || (record.ExpiresAt is null && record.ExpiryInterval is null))
+            if (record.Clean || record.Id is null || (record.ExpiresAt is null && record.ExpiryInterval is null && record.Will is null))
             {
                 continue;
             }
             var session = new MqttSession(record.Id, account, InternalClient.CreateStallable(_server, _server.NextClientId(), account, _connectionLogger),
                 Options, JetStream, SharedConsumerInUse);
             session.Restore(record);
-            if (session.ExpiresAt is null)
+            if (session.ExpiresAt is null && session.ExpiryInterval is { } interval)
             {
-                session.ExpiresAt = now + session.ExpiryInterval!.Value * 1000L;
+                session.ExpiresAt = now + interval * 1000L;
                 SaveSession(session);
             }
             lock (_sessionsLock)
             {
                 _sessions[account.Name + " " + record.Id] = session;
             }
-            EndAfter(session, session.Generation, TimeSpan.FromMilliseconds(Math.Max(0, session.ExpiresAt.Value - now)));
+            if (session.PendingWill is { } will)
+            {
+                SendWillAfter(session, session.Generation, TimeSpan.FromMilliseconds(Math.Max(0, will.Due - now)));
+            }
+            if (session.ExpiresAt is { } expires)
+            {
+                EndAfter(session, session.Generation, TimeSpan.FromMilliseconds(Math.Max(0, expires - now)));
+            }
             restored++;
         }
         if (restored > 0)

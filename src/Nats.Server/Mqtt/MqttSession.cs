@@ -69,6 +69,11 @@ internal sealed class MqttSession
     /// <summary>When this detached session ends (Unix milliseconds), while an expiry is pending.</summary>
     public long? ExpiresAt { get; set; }
 
+    /// <summary>An MQTT 5 will waiting for its delay while the session is detached (kept in its record across a restart).</summary>
+    public MqttPersistedWill? PendingWill { get => Volatile.Read(ref _pendingWill); set => Volatile.Write(ref _pendingWill, value); }
+
+    private MqttPersistedWill? _pendingWill;
+
     /// <summary>Counts attaches: a pending MQTT 5 expiry or delayed will applies only to the generation it was set for.</summary>
     public int Generation { get; private set; }
 
@@ -86,15 +91,27 @@ internal sealed class MqttSession
         Filters.Restore(record);
         ExpiryInterval = record.ExpiryInterval;
         ExpiresAt = record.ExpiresAt;
+        PendingWill = record.Will;
     }
 
     /// <summary>Go's mqttPersistedSession for this session.</summary>
     public MqttPersistedSession ToRecord()
     {
-        var record = new MqttPersistedSession { Origin = Origin, Id = ClientId, Clean = Clean, ExpiryInterval = ExpiryInterval, ExpiresAt = ExpiresAt };
+        var record = new MqttPersistedSession
+        {
+            Origin = Origin,
+            Id = ClientId,
+            Clean = Clean,
+            ExpiryInterval = ExpiryInterval,
+            ExpiresAt = ExpiresAt,
+            Will = PendingWill
+        };
         Filters.WriteTo(record);
         return record;
     }
+
+    /// <summary>Takes the pending will to send it (once: a timer and the session's end may race).</summary>
+    public MqttPersistedWill? TakePendingWill() => Interlocked.Exchange(ref _pendingWill, null);
 
     /// <summary>Binds a connection: every filter and consumer is subscribed again (the consumers then deliver what is waiting).</summary>
     public void Attach(MqttConnection connection)

@@ -79,6 +79,13 @@ internal sealed class MqttSessionDelivery(MqttSession session, MqttInflight infl
     }
 
     /// <summary>
+    /// Settles a delivery from inside the consumer's delivery callback: the consumer records the delivery as pending
+    /// only once the callback returns, so an ack sent from it would find nothing to settle.
+    /// </summary>
+    private void AckLater(ReadOnlySpan<byte> ackSubject) =>
+        ThreadPool.UnsafeQueueUserWorkItem(static state => state.Delivery.Ack(state.Subject), (Delivery: this, Subject: ackSubject.ToArray()), preferLocal: false);
+
+    /// <summary>
     /// Go's mqttDeliverMsgCbQoS0: QoS 0 messages, NATS publishers' messages, and QoS 1/2 ones for a QoS 0
     /// subscription. Messages an MQTT publisher sent with QoS 1/2 reach a QoS 1/2 subscription through its consumer instead.
     /// </summary>
@@ -100,6 +107,11 @@ internal sealed class MqttSessionDelivery(MqttSession session, MqttInflight infl
         }
         if (state.Qos > 0 && messageQos > 0)
         {
+            if (state.Options.Group is not null && state.Plain is { } member)
+            {
+                // The queue draw chose this QoS 1/2 member: the group's consumer delivers the stored copy.
+                MqttPublishContext.NotePicked(member);
+            }
             return true;
         }
         if (session.Connection is not { } connection)
@@ -143,10 +155,12 @@ internal sealed class MqttSessionDelivery(MqttSession session, MqttInflight infl
             return true;
         }
         var stripped = subject[MqttJetStream.MessagesPrefix.Length..];
-        if ((state.Options.NoLocal && message.Headers.IndexOf(session.SourceLine) >= 0) || MqttV5Headers.IsExpired(message.Headers))
+        if ((state.Options.NoLocal && message.Headers.IndexOf(session.SourceLine) >= 0) || MqttV5Headers.IsExpired(message.Headers)
+            || (state.TakenLine is { } taken && message.Headers.IndexOf(taken) >= 0))
         {
-            // This client's own publish under no local, or expired while queued: settled without being sent.
-            Ack(message.Reply);
+            // This client's own publish under no local, expired while queued, or a shared group's message that a NATS
+            // or QoS 0 member of the group received (MqttLivePublisher): settled without being sent.
+            AckLater(message.Reply);
             return true;
         }
         ushort pi;
@@ -172,7 +186,7 @@ internal sealed class MqttSessionDelivery(MqttSession session, MqttInflight infl
         }
         if (pi == 0)
         {
-            Ack(message.Reply);
+            AckLater(message.Reply);
             return true;
         }
         var scratch = MqttPublishWriter.TopicScratch(stripped.Length);
@@ -181,7 +195,7 @@ internal sealed class MqttSessionDelivery(MqttSession session, MqttInflight infl
             state.Options.SubscriptionId) && PubAck(pi) is { } ack)
         {
             // Too large for an MQTT 5 client: discarded as if delivered [MQTT-3.1.2-25].
-            Ack(ack);
+            AckLater(System.Text.Encoding.ASCII.GetBytes(ack));
         }
         return true;
     }

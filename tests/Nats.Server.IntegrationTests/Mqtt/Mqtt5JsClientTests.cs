@@ -7,7 +7,7 @@ public sealed class Mqtt5JsClientTests
 {
     private const string Script = "mqtt5.mjs";
 
-    private static readonly string[] Scenarios = ["properties", "alias", "shared"];
+    private static readonly string[] Scenarios = ["properties", "alias", "shared", "sharedqos"];
 
     public static TheoryData<string> All => [.. Scenarios];
 

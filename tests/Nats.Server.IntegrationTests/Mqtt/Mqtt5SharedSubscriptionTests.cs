@@ -65,6 +65,117 @@ public sealed class Mqtt5SharedSubscriptionTests
         }
     }
 
+    /// <summary>
+    /// Specification 4.8.2: each message goes to one member of the group whatever QoS the members asked for. A QoS 0
+    /// member, a QoS 1 member and (ours) a NATS queue subscriber of the group: every QoS 1 publish reaches exactly one
+    /// of them, at the QoS of the member that got it.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(Brokers))]
+    public async Task Members_of_mixed_qos_and_nats_members_get_each_message_exactly_once(string kind)
+    {
+        await using var broker = await Mqtt5Broker.StartAsync(kind);
+        var all = Channel.CreateUnbounded<(string Member, string Payload, MqttQualityOfServiceLevel Qos)>();
+        await using var nats = broker.IsOurs ? new NatsConnection(new NatsOpts { Url = broker.NatsUrl }) : null;
+        NatsJSContext? js = null;
+        Task? natsMember = null;
+        using var stop = new CancellationTokenSource();
+        if (nats is not null)
+        {
+            js = new NatsJSContext(nats);
+            var queue = await nats.SubscribeCoreAsync<string>("mix.*", queueGroup: "mixers");
+            natsMember = Task.Run(async () =>
+            {
+                await foreach (var msg in queue.Msgs.ReadAllAsync(stop.Token))
+                {
+                    all.Writer.TryWrite(("nats", msg.Data!, MqttQualityOfServiceLevel.AtMostOnce));
+                }
+            });
+            await nats.PingAsync();
+        }
+        var members = new List<IMqttClient>();
+        try
+        {
+            foreach (var (name, qos) in new[] { ("q1", MqttQualityOfServiceLevel.AtLeastOnce), ("q0", MqttQualityOfServiceLevel.AtMostOnce) })
+            {
+                var client = await ConnectAsync(broker, "mix-" + name);
+                members.Add(client);
+                client.ApplicationMessageReceivedAsync += e =>
+                {
+                    all.Writer.TryWrite((name, e.ApplicationMessage.ConvertPayloadToString(), e.ApplicationMessage.QualityOfServiceLevel));
+                    return Task.CompletedTask;
+                };
+                await client.SubscribeAsync("$share/mixers/mix/+", qos);
+            }
+            using var publisher = await ConnectAsync(broker, "mix-pub");
+            const int count = 150;
+            for (var i = 0; i < count; i++)
+            {
+                await PublishQos1Async(publisher, "mix/j", Text(i));
+            }
+            var seen = new List<(string Member, string Payload, MqttQualityOfServiceLevel Qos)>();
+            for (var i = 0; i < count; i++)
+            {
+                seen.Add(await all.Reader.ReadAsync().AsTask().WaitAsync(Wait));
+            }
+            if (js is not null)
+            {
+                // Interest retention: once $MQTT_msgs is empty, the group's consumer has sent or settled every stored copy.
+                var watch = System.Diagnostics.Stopwatch.StartNew();
+                while ((await js.GetStreamAsync("$MQTT_msgs")).Info.State.Messages != 0)
+                {
+                    if (watch.Elapsed > Wait)
+                    {
+                        var stream = await js.GetStreamAsync("$MQTT_msgs");
+                        var info = "";
+                        foreach (var name in await SharedConsumersAsync(js))
+                        {
+                            var c = await js.GetConsumerAsync("$MQTT_msgs", name);
+                            info += $"{name} pending {c.Info.NumPending} ackpending {c.Info.NumAckPending} redelivered {c.Info.NumRedelivered} delivered {c.Info.Delivered.StreamSeq} acked {c.Info.AckFloor.StreamSeq}; ";
+                        }
+                        Assert.Fail($"stream {stream.Info.State.Messages} msgs first {stream.Info.State.FirstSeq} last {stream.Info.State.LastSeq}; seen {seen.Count}; {info}");
+                    }
+                    await Task.Delay(50);
+                }
+            }
+            // A last message to each MQTT member on a topic of its own comes after anything still queued for it.
+            foreach (var (client, i) in members.Select((c, i) => (c, i)))
+            {
+                await client.SubscribeAsync("mixend/" + Text(i), MqttQualityOfServiceLevel.AtLeastOnce);
+                await PublishQos1Async(publisher, "mixend/" + Text(i), "end");
+            }
+            var ends = 0;
+            while (ends < members.Count)
+            {
+                var next = await all.Reader.ReadAsync().AsTask().WaitAsync(Wait);
+                if (next.Payload == "end")
+                {
+                    ends++;
+                }
+                else
+                {
+                    seen.Add(next);
+                }
+            }
+            Assert.Equal(Enumerable.Range(0, count).Select(Text).Order(StringComparer.Ordinal), seen.Select(s => s.Payload).Order(StringComparer.Ordinal));
+            Assert.All(seen, s => Assert.Equal(s.Member == "q1" ? MqttQualityOfServiceLevel.AtLeastOnce : MqttQualityOfServiceLevel.AtMostOnce, s.Qos));
+            // Every member takes a share (each of 150 draws goes to any of them).
+            Assert.Equal(nats is null ? ["q0", "q1"] : ["nats", "q0", "q1"], seen.Select(s => s.Member).Distinct().Order(StringComparer.Ordinal));
+        }
+        finally
+        {
+            foreach (var member in members)
+            {
+                member.Dispose();
+            }
+            await stop.CancelAsync();
+            if (natsMember is not null)
+            {
+                await Assert.ThrowsAnyAsync<OperationCanceledException>(() => natsMember);
+            }
+        }
+    }
+
     [Fact]
     public async Task The_groups_consumer_serves_the_members_present_and_goes_with_the_last_member()
     {
