@@ -160,8 +160,9 @@ public sealed partial class OperatorReloadDifferentialTests
     private static Task<Session> OpenAsync(int port, string jwt, KeyPair key) =>
         Session.OpenSignedAsync(port, nonce => OperatorFixture.Connect(jwt, key, nonce).Replace("\"verbose\":true", "\"verbose\":false", StringComparison.Ordinal));
 
+    /// <summary>The reload's outcome; of an error only its first line (Go logs the indented operator JWTs on the next ones).</summary>
     private static async Task<string> ReloadAsync(OpsServer server, string config) =>
-        Pointers().Replace(await server.ReloadAsync(config) ?? "ok", "0x?");
+        (await server.ReloadAsync(config) ?? "ok").Split('\n')[0].TrimEnd();
 
     /// <summary>The notice lines of one reload, up to "Reloaded server configuration", without the time stamp and pid.</summary>
     private static async Task<List<string>> ReloadLinesAsync(OpsServer server, int from)
@@ -185,6 +186,4 @@ public sealed partial class OperatorReloadDifferentialTests
     [GeneratedRegex(@"127\.0\.0\.1:\d+ - cid:\d+")]
     private static partial Regex Client();
 
-    [GeneratedRegex("0x[0-9a-f]+")]
-    private static partial Regex Pointers();
 }
