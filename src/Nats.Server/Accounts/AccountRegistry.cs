@@ -31,7 +31,7 @@ internal sealed class AccountRegistry
         _importsJetStreamApi = JetStreamApiImport.Applies(options);
         ResolveDefinitionsGivenInCode(options);
         Global = Add(new Account(Account.GlobalAccountName));
-        Operator = OperatorAccounts.For(options);
+        Operator = OperatorAccounts.For(options, _logger);
         if (Operator is not null)
         {
             System = OperatorSystemAccount(options);
@@ -297,6 +297,9 @@ internal sealed class AccountRegistry
     public int Count => _accounts.Count;
 
     public Account? Find(string name) => _accounts.GetValueOrDefault(name);
+
+    /// <summary>Operator mode's MEMORY resolver reload: an account whose JWT is gone leaves the registry (its clients stay until checked again).</summary>
+    public void Forget(Account account) => _accounts.TryRemove(new KeyValuePair<string, Account>(account.Name, account));
 
     /// <summary>Go's ErrAccountExpired text.</summary>
     public const string AccountExpired = "account expired";

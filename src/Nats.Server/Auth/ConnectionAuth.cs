@@ -16,6 +16,10 @@ internal sealed class ConnectionAuth
     private readonly ILogger _logger;
     private readonly object _client;
 
+    // The first CONNECT's transport, for checking the same CONNECT again on a reload.
+    private string _connectionType = ConnectionTypes.Standard;
+    private System.Security.Cryptography.X509Certificates.X509Certificate2? _peerCertificate;
+
     /// <param name="logger">Where violations are logged.</param>
     /// <param name="client">Shown as the client in log lines (its ToString is Go's "ip:port - cid:N").</param>
     public ConnectionAuth(ILogger logger, object client)
@@ -39,6 +43,8 @@ internal sealed class ConnectionAuth
     /// </summary>
     public bool Authenticate(IClientAuthenticator authenticator, in ClientAuthRequest request, ServerOptions options)
     {
+        _connectionType = request.ConnectionType;
+        _peerCertificate = request.PeerCertificate;
         var user = authenticator.Authenticate(request);
         if (user is null)
         {
@@ -69,7 +75,7 @@ internal sealed class ConnectionAuth
             // Go skips authentication entirely then, leaving the client's permissions as they were.
             return true;
         }
-        var user = authenticator.Authenticate(new ClientAuthRequest(connect, Nonce, remoteIp));
+        var user = authenticator.Authenticate(new ClientAuthRequest(connect, Nonce, remoteIp, _connectionType) { Client = _client, PeerCertificate = _peerCertificate });
         if (user is null)
         {
             if (options.Nkeys is not null)
@@ -104,18 +110,24 @@ internal sealed class ConnectionAuth
     public bool HasMovedToDifferentAccount(ConnectOptions connect, ServerOptions options)
     {
         string? newAccount;
-        if (!string.IsNullOrEmpty(connect.Nkey))
+        var (nkeyName, userName) = (connect.Nkey, connect.User);
+        if (User?.CalloutName is { Length: > 0 } calloutName)
         {
-            var nkey = options.Nkeys?.FirstOrDefault(n => n.Nkey == connect.Nkey);
+            // Go 2.10's auth callout replaces the connection's user name with the admitted user JWT's name and clears its nkey.
+            (nkeyName, userName) = (null, calloutName);
+        }
+        if (!string.IsNullOrEmpty(nkeyName))
+        {
+            var nkey = options.Nkeys?.FirstOrDefault(n => n.Nkey == nkeyName);
             if (nkey is null)
             {
                 return true;
             }
             newAccount = nkey.Account;
         }
-        else if (!string.IsNullOrEmpty(connect.User))
+        else if (!string.IsNullOrEmpty(userName))
         {
-            var user = options.Users?.FirstOrDefault(u => u.Username == connect.User);
+            var user = options.Users?.FirstOrDefault(u => u.Username == userName);
             if (user is null)
             {
                 return true;

@@ -67,6 +67,9 @@ internal sealed class AuthenticatedUser
     /// <summary>A user JWT's claims, kept for revocation and account updates.</summary>
     public Jwt.UserClaims? JwtClaims { get; init; }
 
+    /// <summary>Set when the auth callout admitted the client: the admitted user JWT's name ("" when it has none).</summary>
+    public string? CalloutName { get; init; }
+
     /// <summary>The same identity with other permissions.</summary>
     public AuthenticatedUser WithPermissions(CompiledPermissions? permissions) => new(Method, Name, Account, permissions)
     {
@@ -74,6 +77,7 @@ internal sealed class AuthenticatedUser
         MaxSubscriptions = MaxSubscriptions,
         ValidFor = ValidFor,
         JwtClaims = JwtClaims,
+        CalloutName = CalloutName,
     };
 
     /// <summary>Go's getAuthUser, used in violation log lines.</summary>

@@ -54,9 +54,6 @@ internal sealed class ClientReload
         }
     }
 
-    /// <summary>Whether this client was decided by the auth callout (it is not one of the auth_users).</summary>
-    public bool AdmittedByCallout(Auth.Callout.AuthCalloutOptions callout) => !callout.AuthUsers.Contains(Auth.Callout.AuthCallout.RawAuthUser(_connect));
-
     /// <summary>Go's clientHasMovedToDifferentAccount (see <see cref="ConnectionAuth.HasMovedToDifferentAccount"/>).</summary>
     public bool HasMovedToDifferentAccount(ServerOptions options) => _auth.HasMovedToDifferentAccount(_connect, options);
 

@@ -86,6 +86,11 @@ internal sealed partial class NatsServer
         // Accounts are not reloaded; the made-up $G user of a system-account-only setup keeps its name (as in Go).
         _accounts.ReapplyGeneratedNoAuthUser(newOptions);
         var changes = ReloadPlan.Diff(current, newOptions, Port, out var error) ?? throw new ReloadException(error!);
+        if (newOptions.Operator.Resolver is null && OperatorReload.HasResolver(newOptions.Operator))
+        {
+            // Go takes a URL resolver from the operator JWT's account_server_url, even an empty one.
+            newOptions.Operator.Resolver = new Auth.Jwt.ResolverOptions { Kind = Auth.Jwt.ResolverKind.Url, Url = "/accounts" };
+        }
         if (changes.Count > 0 && ServerOptionsValidation.Validate(newOptions) is { } invalid)
         {
             throw new ReloadException(invalid);
@@ -127,7 +132,7 @@ internal sealed partial class NatsServer
             _logger.LogInformation("{Message}", change.Message);
             reloadLogging |= change.Effect is ReloadEffect.Logging or ReloadEffect.TraceLevel;
             reloadTrace |= change.Effect == ReloadEffect.TraceLevel;
-            reloadAuth |= change.Effect == ReloadEffect.Authorization;
+            reloadAuth |= change.Effect is ReloadEffect.Authorization or ReloadEffect.Resolver;
         }
 
         if (reloadLogging && Logging is { } logging)
@@ -147,13 +152,9 @@ internal sealed partial class NatsServer
             // Every client reads limits and timers from its options; the trace flag is cached per client.
             client.Reload.ApplyReloadedOptions(newOptions, refreshTrace: reloadLogging || reloadTrace);
         }
-        // Operator mode keeps its authenticator: accounts change through claim updates, not reloads.
-        if (reloadAuth && _accounts.Operator is null)
-        {
-            ReloadAuthorization(newOptions);
-        }
         if (reloadAuth)
         {
+            ReloadAuthorization(current, newOptions);
             // Go's reloadAuthorization ends with the accepted routes: their CONNECT is checked against the cluster block.
             Cluster?.CloseUnauthorizedRoutes();
         }
@@ -200,18 +201,28 @@ internal sealed partial class NatsServer
     }
 
     /// <summary>
-    /// Go's reloadAuthorization: a client whose user or nkey is gone (or moved account) is closed as
-    /// "Client Closed"; every other client is authenticated again with its original CONNECT and closed
-    /// with an authorization violation if that now fails; survivors get their new permissions and lose
-    /// the subscriptions those no longer allow.
+    /// Go's reloadAuthorization: in operator mode the resolver takes the preloads again first (see
+    /// <see cref="ReloadOperatorAccounts"/>). Then a client whose user or nkey is gone (or moved account)
+    /// is closed as "Client Closed"; every other client is authenticated again with its original CONNECT,
+    /// the auth callout included (Go 2.10 asks the service again), and closed with an authorization
+    /// violation if that now fails; survivors get their new permissions and lose the subscriptions those
+    /// no longer allow.
     /// </summary>
-    private void ReloadAuthorization(ServerOptions options)
+    private void ReloadAuthorization(ServerOptions current, ServerOptions options)
     {
-        var authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
+        IClientAuthenticator authenticator;
+        if (_accounts.Operator is not null)
+        {
+            ReloadOperatorAccounts(current.Operator.Resolver, options);
+            authenticator = new Auth.Jwt.JwtAuthenticator(_accounts, options.Operator, _clientLogger);
+        }
+        else
+        {
+            authenticator = new OptionsAuthenticator(options, _accounts.GeneratedNoAuthUser);
+        }
         _authenticator = WithCallout(authenticator, options);
         _info = new ClientInfoLine(BuildInfo(options, _authenticator));
-        // Clients the auth callout admitted keep what it granted (Go would ask the service again).
-        var clients = _clients.Values.Where(c => c.ConnectReceived && !c.IsClosed && !(options.AuthCallout is { } callout && c.Reload.AdmittedByCallout(callout))).ToList();
+        var clients = _clients.Values.Where(c => c.ConnectReceived && !c.IsClosed).ToList();
         var remaining = new List<ClientConnection>(clients.Count);
         foreach (var client in clients)
         {
@@ -226,13 +237,64 @@ internal sealed partial class NatsServer
         }
         foreach (var client in remaining)
         {
-            if (!client.Reload.ReauthorizeAfterReload(authenticator, options))
+            if (client.IsClosed || !client.Reload.ReauthorizeAfterReload(_authenticator, options))
             {
                 continue;
             }
             client.Reload.RemoveUnauthorizedSubscriptions();
         }
     }
+
+    /// <summary>
+    /// Go's reloadAuthorization in operator mode: the preloads are stored again (configureResolver); with
+    /// a MEMORY resolver every loaded account but $G takes its JWT from the new preloads, and one whose JWT
+    /// is gone is dropped (its users then fail the check that follows). The system account stays. Go swaps
+    /// in a new resolver object; a reload to another resolver type or directory keeps the running one here.
+    /// </summary>
+    private void ReloadOperatorAccounts(Auth.Jwt.ResolverOptions? running, ServerOptions options)
+    {
+        var op = _accounts.Operator!;
+        if (options.Operator.Resolver is not { } next || running is null
+            || next.Kind != running.Kind || next.Directory != running.Directory || next.Url != running.Url)
+        {
+            return;
+        }
+        op.ReloadPreloads(options.Operator);
+        if (op.Resolver is not Nats.Server.Accounts.Resolvers.MemoryAccountResolver)
+        {
+            return;
+        }
+        _claimsApplier ??= new Auth.Jwt.AccountClaimsApplier(this, _accounts, _logger);
+        foreach (var account in _accounts.Unordered.ToList())
+        {
+            if (ReferenceEquals(account, _accounts.Global))
+            {
+                continue;
+            }
+            if (op.Fetch(account.Name, out _) is { } claims)
+            {
+                if (!_claimsApplier.Changed(account, claims.Token))
+                {
+                    _logger.LogInformation("Reloaded: deleting account [bad claims]: {Account}", GoQuote.Quote(account.Name));
+                    Forget(account);
+                }
+                continue;
+            }
+            _logger.LogInformation("Reloaded: deleting account [removed]: {Account}", GoQuote.Quote(account.Name));
+            Forget(account);
+        }
+    }
+
+    /// <summary>Go deletes the account and then stores the system account again, so only other accounts go.</summary>
+    private void Forget(Nats.Server.Accounts.Account account)
+    {
+        if (!ReferenceEquals(account, _accounts.System))
+        {
+            _accounts.Forget(account);
+        }
+    }
+
+    private Auth.Jwt.AccountClaimsApplier? _claimsApplier;
 
     /// <summary>Go's maxConnOption: closes arbitrary clients until the new limit holds.</summary>
     private void EnforceMaxConnections(int maxConnections)

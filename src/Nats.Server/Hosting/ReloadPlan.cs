@@ -19,6 +19,9 @@ internal enum ReloadEffect
     Cluster,
     Routes,
     PinnedCerts,
+
+    /// <summary>Go's accountsOption for the resolver: preloads stored again, a MEMORY resolver's accounts re-checked.</summary>
+    Resolver,
 }
 
 /// <summary>One changed setting: the "Reloaded: ..." line and what has to be done for it.</summary>
@@ -79,6 +82,7 @@ internal static class ReloadPlan
                     Refuse("NoAuthUser", old.NoAuthUser ?? "", neu.NoAuthUser ?? "");
                 }
             }
+            SystemAccount(old, neu);
             if ((old.Username ?? "") != (neu.Username ?? ""))
             {
                 changes.Add(new(ReloadEffect.Authorization, "Reloaded: authorization username"));
@@ -91,6 +95,8 @@ internal static class ReloadPlan
             {
                 changes.Add(new(ReloadEffect.Authorization, "Reloaded: authorization token"));
             }
+            // Go 2.10 has no reload option for auth_callout: any change to the block is refused.
+            Refuse("AuthCallout", CalloutIdentity(old.AuthCallout), CalloutIdentity(neu.AuthCallout));
             if (old.PingInterval != neu.PingInterval)
             {
                 changes.Add(new(ReloadEffect.None, $"Reloaded: ping_interval = {GoDuration.Format(neu.PingInterval)}"));
@@ -167,6 +173,7 @@ internal static class ReloadPlan
             {
                 changes.Add(new(ReloadEffect.None, $"Reloaded: max_traced_msg_len = {neu.MaxTracedMsgLen}"));
             }
+            OperatorReload.Diff(changes, old.Operator, neu.Operator);
         }
         catch (RefusedException e)
         {
@@ -196,6 +203,26 @@ internal static class ReloadPlan
             changes.Add(new(ReloadEffect.Cluster, "Reloaded: cluster"));
         }
     }
+
+    /// <summary>
+    /// Go's systemaccount case: the only change allowed is from the $SYS Go set up itself to none. Go's
+    /// running value is the configured (or operator's) name, or "$SYS" when an account of that name is configured.
+    /// </summary>
+    private static void SystemAccount(ServerOptions old, ServerOptions neu)
+    {
+        var before = !string.IsNullOrEmpty(old.SystemAccount) ? old.SystemAccount
+            : old.Accounts.Any(a => a.Name == Accounts.AccountRegistry.DefaultSystemAccountName) ? Accounts.AccountRegistry.DefaultSystemAccountName : "";
+        var after = neu.SystemAccount ?? "";
+        if (before != after && (before != Accounts.AccountRegistry.DefaultSystemAccountName || after.Length != 0))
+        {
+            throw new RefusedException($"config reload not supported for SystemAccount: old={before}, new={after}");
+        }
+    }
+
+    /// <summary>Go's %v of its *AuthCallout: "&amp;{issuer account [users] xkey}" or "&lt;nil&gt;".</summary>
+    private static string CalloutIdentity(Auth.Callout.AuthCalloutOptions? callout) => callout is null
+        ? "<nil>"
+        : $"&{{{callout.Issuer} {callout.Account} [{string.Join(" ", callout.AuthUsers)}] {callout.XKey}}}";
 
     private static string ClusterIdentity(Routes.ClusterOptions c) =>
         $"{c.Name}|{c.Username}|{c.Password}|{c.AuthTimeout.Ticks}|{c.Advertise}|{c.NoAdvertise}|{c.ConnectRetries}|{c.PoolSize}|{c.TlsContext is not null}";
@@ -297,5 +324,5 @@ internal static class ReloadPlan
         }
     }
 
-    private sealed class RefusedException(string message) : Exception(message);
+    internal sealed class RefusedException(string message) : Exception(message);
 }

@@ -51,6 +51,9 @@ internal sealed class Session : IAsyncDisposable
         return lines;
     }
 
+    /// <summary>Sends without waiting for anything (for commands after which the server closes the connection).</summary>
+    public Task SendAsync(string commands) => _client.SendAsync(commands);
+
     /// <summary>Reads until <paramref name="marker"/> arrives; returns the text up to and including it.</summary>
     public Task<string> ReadUntilAsync(string marker) => _client.ReadUntilAsync(marker);
 

@@ -18,4 +18,7 @@ internal sealed class MemoryAccountResolver : IAccountResolver
     public IReadOnlyList<string> List() => [.. _jwts.Keys.Order(StringComparer.Ordinal)];
 
     public bool Delete(string accountKey) => _jwts.TryRemove(accountKey, out _);
+
+    /// <summary>A reload replaces the whole set of preloads.</summary>
+    public void Clear() => _jwts.Clear();
 }

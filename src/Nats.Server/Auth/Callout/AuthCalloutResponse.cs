@@ -184,6 +184,7 @@ internal static class AuthCalloutResponse
             permissions is null ? null : new CompiledPermissions(CompiledPermissions.Normalize(permissions)))
         {
             ValidFor = ValidFor(user.Expires, now, windowLeft),
+            CalloutName = name ?? "",
         };
         return new Outcome(ReferenceEquals(target, account) ? CalloutDeny.Apply(admitted) : admitted, null);
     }

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using Nats.Server.Accounts;
 using Nats.Server.Accounts.Resolvers;
 using Nats.Server.Configuration;
@@ -13,9 +15,11 @@ internal sealed class OperatorAccounts
 {
     private readonly HashSet<string> _trustedKeys;
     private readonly HashSet<string> _strictSigners;
+    private readonly ILogger _logger;
 
-    public OperatorAccounts(OperatorOptions options)
+    public OperatorAccounts(OperatorOptions options, ILogger? logger = null)
     {
+        _logger = logger ?? NullLogger.Instance;
         _trustedKeys = new HashSet<string>(OperatorValidation.TrustedKeys(options), StringComparer.Ordinal);
         _strictSigners = new HashSet<string>(options.TrustedOperators.Where(o => o.Nats.StrictSigningKeyUsage).SelectMany(o => o.Nats.SigningKeys ?? []), StringComparer.Ordinal);
         Resolver = Create(options.Resolver);
@@ -31,10 +35,29 @@ internal sealed class OperatorAccounts
                 throw new InvalidOperationException(url.LastError);
             }
         }
+        StorePreloads(options);
+    }
+
+    private void StorePreloads(OperatorOptions options)
+    {
         foreach (var (key, jwt) in options.Preload)
         {
             Resolver?.Store(key, jwt);
         }
+    }
+
+    /// <summary>
+    /// Go's configureResolver on a reload: the preloads go into the resolver again. Go swaps in the new
+    /// resolver object, so a MEMORY resolver then holds exactly the new preloads; a changed resolver
+    /// type or directory is not taken over here (the running resolver stays).
+    /// </summary>
+    public void ReloadPreloads(OperatorOptions options)
+    {
+        if (Resolver is MemoryAccountResolver memory)
+        {
+            memory.Clear();
+        }
+        StorePreloads(options);
     }
 
     /// <summary>Null only when no resolver is configured.</summary>
@@ -68,9 +91,24 @@ internal sealed class OperatorAccounts
     public AccountClaims? Fetch(string accountKey, out string? error)
     {
         error = null;
+        if (!NKeys.IsValidPublicAccountKey(accountKey))
+        {
+            error = "will only fetch valid account keys";
+            _logger.LogWarning("Account fetch failed: {Error}", error);
+            return null;
+        }
         if (Resolver?.Fetch(accountKey) is not { } jwt)
         {
             error = AccountMissing;
+            // Go logs every failed fetch; the directory resolvers' own texts (a lookup over the cluster that times out) are not modelled.
+            if (Resolver is MemoryAccountResolver)
+            {
+                _logger.LogWarning("Account fetch failed: {Error}", error);
+            }
+            else if (Resolver is UrlAccountResolver { LastError: { } urlError })
+            {
+                _logger.LogWarning("Account fetch failed: {Error}", urlError);
+            }
             return null;
         }
         try
@@ -111,5 +149,5 @@ internal sealed class OperatorAccounts
         _ => null,
     };
 
-    public static OperatorAccounts? For(ServerOptions options) => options.Operator.Enabled ? new OperatorAccounts(options.Operator) : null;
+    public static OperatorAccounts? For(ServerOptions options, ILogger? logger = null) => options.Operator.Enabled ? new OperatorAccounts(options.Operator, logger) : null;
 }

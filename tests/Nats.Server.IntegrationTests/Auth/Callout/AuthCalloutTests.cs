@@ -34,14 +34,14 @@ public sealed class AuthCalloutTests
         var xkey = encrypted ? KeyPair.CreatePair(PrefixByte.Curve) : null;
         await using var server = await TestServers.StartOursAsync(Settings(xkey));
         var url = $"nats://127.0.0.1:{server.Port}";
-        await using var service = new CalloutService(url, _issuer, xkey);
+        await using var service = UserNameDecisions.Service(url, _issuer, xkey);
         await service.StartAsync();
 
         await using var alice = await ConnectAsync(url, "alice", "pw");
         await using var carol = await ConnectAsync(url, "carol", "pw");
-        Assert.Equal(encrypted, service.LastRequestSealed);
-        var request = service.LastRequest!;
-        var token = service.LastRequestToken!.Split('.');
+        Assert.Equal(encrypted, service.LastRequest.ServerXkey is not null);
+        var request = service.LastRequest.Claims;
+        var token = service.LastRequest.Token.Split('.');
         Assert.Equal("nats-authorization-request", request["aud"]!.GetValue<string>());
         Assert.Equal(_issuer.GetPublicKey(), request["sub"]!.GetValue<string>());
         Assert.Equal(carol.ServerInfo!.Id, request["iss"]!.GetValue<string>());
@@ -83,10 +83,10 @@ public sealed class AuthCalloutTests
     {
         await using var server = await LoggedServer.StartAsync(Settings());
         var url = $"nats://127.0.0.1:{server.Port}";
-        await using var service = new CalloutService(url, _issuer, null);
+        await using var service = UserNameDecisions.Service(url, _issuer, null);
         await service.StartAsync();
         await AssertRefusedAsync(url, user, "pw");
-        Assert.Equal(1, service.Requests);
+        Assert.Equal(1, service.RequestCount);
         await server.Log.WaitForAsync(logged);
         await using var alice = await ConnectAsync(url, "alice", "pw");
         await alice.PingAsync();
@@ -98,7 +98,7 @@ public sealed class AuthCalloutTests
         const int timeoutSeconds = 3;
         await using var server = await LoggedServer.StartAsync(Settings(timeoutSeconds: timeoutSeconds));
         var url = $"nats://127.0.0.1:{server.Port}";
-        await using var service = new CalloutService(url, _issuer, null);
+        await using var service = UserNameDecisions.Service(url, _issuer, null);
         await service.StartAsync();
         var clock = Stopwatch.StartNew();
         var silent = AssertRefusedAsync(url, "silent", "pw");

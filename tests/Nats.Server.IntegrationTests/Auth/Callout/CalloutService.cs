@@ -7,36 +7,53 @@ using NATS.NKeys;
 namespace Nats.Server.IntegrationTests.Auth.Callout;
 
 /// <summary>
-/// An auth callout service written with NATS.Net, as an application would: it logs in as an auth user,
-/// answers $SYS.REQ.USER.AUTH, and decides by the connecting client's user name. "alice" and "carol" are
-/// admitted into APP (publish only to greet.>); "bob" gets an error; "silent" gets no answer; the other
-/// names get a response broken in the way they name.
+/// An auth callout service written with NATS.Net, as an application would: it logs in as an auth user
+/// (user and password in server configuration mode, the account's service creds in operator mode),
+/// answers $SYS.REQ.USER.AUTH, opens sealed requests with its xkey and seals its answers back to the
+/// server's, and lets the test decide each answer from the request (null: no answer).
 /// </summary>
 internal sealed class CalloutService : IAsyncDisposable
 {
     private readonly NatsConnection _nats;
-    private readonly KeyPair _issuer;
     private readonly KeyPair? _xkey;
+    private readonly Func<CalloutRequest, string?> _decide;
     private readonly CancellationTokenSource _stop = new();
     private Task? _loop;
 
-    public CalloutService(string url, KeyPair issuer, KeyPair? xkey)
+    public CalloutService(string url, NatsAuthOpts auth, KeyPair? xkey, Func<CalloutRequest, string?> decide)
     {
-        _issuer = issuer;
         _xkey = xkey;
-        _nats = new NatsConnection(new NatsOpts { Url = url, AuthOpts = new NatsAuthOpts { Username = "auth", Password = "pwd" } });
+        _decide = decide;
+        _nats = new NatsConnection(new NatsOpts { Url = url, AuthOpts = auth, MaxReconnectRetry = 0 });
     }
 
-    /// <summary>The last request's claims, decoded.</summary>
-    public JsonObject? LastRequest { get; private set; }
+    public NatsConnection Connection => _nats;
 
-    /// <summary>The last request as it came (after unsealing).</summary>
-    public string? LastRequestToken { get; private set; }
+    /// <summary>The requests seen so far, in order.</summary>
+    public List<CalloutRequest> Requests { get; } = [];
 
-    /// <summary>Whether the last request came sealed with the Nats-Server-Xkey header.</summary>
-    public bool LastRequestSealed { get; private set; }
+    /// <summary>The last request (tests read it once their client is in).</summary>
+    public CalloutRequest LastRequest
+    {
+        get
+        {
+            lock (Requests)
+            {
+                return Requests[^1];
+            }
+        }
+    }
 
-    public int Requests;
+    public int RequestCount
+    {
+        get
+        {
+            lock (Requests)
+            {
+                return Requests.Count;
+            }
+        }
+    }
 
     public async Task StartAsync()
     {
@@ -56,7 +73,6 @@ internal sealed class CalloutService : IAsyncDisposable
 
     private async Task AnswerAsync(NatsMsg<byte[]> msg)
     {
-        Interlocked.Increment(ref Requests);
         var payload = msg.Data ?? [];
         string? serverXkey = null;
         if (msg.Headers is { } headers && headers.TryGetValue("Nats-Server-Xkey", out var values))
@@ -64,47 +80,31 @@ internal sealed class CalloutService : IAsyncDisposable
             serverXkey = values.ToString();
             payload = _xkey!.Open(payload, serverXkey);
         }
-        LastRequestSealed = serverXkey is not null;
-        LastRequestToken = Encoding.ASCII.GetString(payload);
-        var request = Claims(LastRequestToken);
-        LastRequest = request;
-        var nats = request["nats"]!;
-        var userNkey = nats["user_nkey"]!.GetValue<string>();
-        var serverId = nats["server_id"]!["id"]!.GetValue<string>();
-        var user = nats["connect_opts"]!["user"]?.GetValue<string>() ?? "";
-        if (user == "silent")
+        var token = Encoding.ASCII.GetString(payload);
+        var request = new CalloutRequest(token, Claims(token), serverXkey);
+        lock (Requests)
+        {
+            Requests.Add(request);
+        }
+        if (_decide(request) is not { } response)
         {
             return;
         }
-        var response = user switch
-        {
-            "bob" => Response(_issuer, userNkey, serverId, error: "bob is not welcome"),
-            "wrongissuer" => Response(_issuer, userNkey, serverId, jwt: UserJwt(JwtMinter.NewKey(PrefixByte.Account), userNkey)),
-            "badsig" => Tamper(Response(_issuer, userNkey, serverId, jwt: UserJwt(_issuer, userNkey))),
-            "wrongaud" => Response(_issuer, userNkey, JwtMinter.NewKey(PrefixByte.Server).GetPublicKey(), jwt: UserJwt(_issuer, userNkey)),
-            "wronguser" => Response(_issuer, JwtMinter.NewKey(PrefixByte.User).GetPublicKey(), serverId, jwt: UserJwt(_issuer, userNkey)),
-            "expired" => Response(_issuer, userNkey, serverId, jwt: UserJwt(_issuer, userNkey), expires: DateTimeOffset.UtcNow.ToUnixTimeSeconds() - 10),
-            "userkey" => Response(_issuer, userNkey, serverId, jwt: UserJwt(_issuer, JwtMinter.NewKey(PrefixByte.User).GetPublicKey())),
-            "noaccount" => Response(_issuer, userNkey, serverId, jwt: UserJwt(_issuer, userNkey, account: "NOPE")),
-            _ => Response(_issuer, userNkey, serverId, jwt: UserJwt(_issuer, userNkey)),
-        };
         var bytes = Encoding.ASCII.GetBytes(response);
-        if (serverXkey is not null)
+        if (serverXkey is not null && request.SealAnswer)
         {
             bytes = _xkey!.Seal(bytes, serverXkey);
         }
         await msg.ReplyAsync(bytes);
     }
 
-    /// <summary>A user JWT placing the client in <paramref name="account"/> (the audience, outside operator mode).</summary>
-    private static string UserJwt(KeyPair issuer, string userNkey, string account = "APP") =>
-        JwtMinter.User(issuer, userNkey, n =>
-        {
-            n["pub"] = new JsonObject { ["allow"] = new JsonArray("greet.>", "_INBOX.>") };
-        }, t => t["aud"] = account);
+    /// <summary>An authorization response for the request, signed by <paramref name="signer"/>.</summary>
+    public static string Response(KeyPair signer, CalloutRequest request, string? jwt = null, string? error = null, string? issuerAccount = null) =>
+        Response(signer, request.UserNkey, request.ServerId, jwt, error, issuerAccount);
 
-    private static string Response(KeyPair issuer, string userNkey, string serverId, string? jwt = null, string? error = null, long? expires = null) =>
-        JwtMinter.Encode(issuer, userNkey, "authorization_response", n =>
+    /// <summary>An authorization response for any user and server (tests also send them to the wrong ones).</summary>
+    public static string Response(KeyPair signer, string userNkey, string serverId, string? jwt = null, string? error = null, string? issuerAccount = null, long? expires = null) =>
+        JwtMinter.Encode(signer, userNkey, "authorization_response", n =>
         {
             if (jwt is not null)
             {
@@ -113,6 +113,10 @@ internal sealed class CalloutService : IAsyncDisposable
             if (error is not null)
             {
                 n["error"] = error;
+            }
+            if (issuerAccount is not null)
+            {
+                n["issuer_account"] = issuerAccount;
             }
         }, t =>
         {
@@ -123,19 +127,10 @@ internal sealed class CalloutService : IAsyncDisposable
             }
         });
 
-    /// <summary>The same claims with a signature that does not match them.</summary>
-    private static string Tamper(string jwt)
-    {
-        var parts = jwt.Split('.');
-        var signature = Convert.FromBase64String(B64Pad(parts[2]));
-        signature[0] ^= 1;
-        return parts[0] + "." + parts[1] + "." + JwtMinter.B64(signature);
-    }
-
     private static JsonObject Claims(string jwt) =>
         JsonNode.Parse(Convert.FromBase64String(B64Pad(jwt.Split('.')[1])))!.AsObject();
 
-    private static string B64Pad(string s)
+    public static string B64Pad(string s)
     {
         s = s.Replace('-', '+').Replace('_', '/');
         return s + new string('=', (4 - s.Length % 4) % 4);
@@ -158,4 +153,19 @@ internal sealed class CalloutService : IAsyncDisposable
         await _nats.DisposeAsync();
         _stop.Dispose();
     }
+}
+
+/// <summary>One authorization request as the service saw it (after unsealing).</summary>
+internal sealed record CalloutRequest(string Token, JsonObject Claims, string? ServerXkey)
+{
+    public string UserNkey => Claims["nats"]!["user_nkey"]!.GetValue<string>();
+
+    public string ServerId => Claims["nats"]!["server_id"]!["id"]!.GetValue<string>();
+
+    public string ClientToken => Claims["nats"]!["connect_opts"]!["auth_token"]?.GetValue<string>() ?? "";
+
+    public string ClientUser => Claims["nats"]!["connect_opts"]!["user"]?.GetValue<string>() ?? "";
+
+    /// <summary>Whether a sealed request gets a sealed answer (Go accepts both).</summary>
+    public bool SealAnswer { get; set; } = true;
 }

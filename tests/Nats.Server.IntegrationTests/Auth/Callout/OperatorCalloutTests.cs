@@ -71,19 +71,19 @@ public sealed class OperatorCalloutTests : IDisposable
     /// <summary>The service's answers, by the client's auth_token.</summary>
     private string? Decide(CalloutRequest r) => r.ClientToken switch
     {
-        "alice" => OperatorCalloutService.Response(_auth, r, jwt: JwtMinter.User(_f.Account, r.UserNkey, n =>
+        "alice" => CalloutService.Response(_auth, r, jwt: JwtMinter.User(_f.Account, r.UserNkey, n =>
             n["pub"] = new JsonObject { ["allow"] = new JsonArray("greet.>", "_INBOX.>") }, t => t["name"] = "alice")),
-        "expiring" => OperatorCalloutService.Response(_auth, r, jwt: JwtMinter.User(_f.Account, r.UserNkey, top: t =>
+        "expiring" => CalloutService.Response(_auth, r, jwt: JwtMinter.User(_f.Account, r.UserNkey, top: t =>
             t["exp"] = DateTimeOffset.UtcNow.ToUnixTimeSeconds() + 2)),
-        "self" => OperatorCalloutService.Response(_auth, r, jwt: JwtMinter.User(_auth, r.UserNkey)),
-        "scoped" => OperatorCalloutService.Response(_auth, r, jwt: JwtMinter.Encode(_appScoped, r.UserNkey, "user",
+        "self" => CalloutService.Response(_auth, r, jwt: JwtMinter.User(_auth, r.UserNkey)),
+        "scoped" => CalloutService.Response(_auth, r, jwt: JwtMinter.Encode(_appScoped, r.UserNkey, "user",
             n => n["issuer_account"] = App, t => t["name"] = "sam")),
-        "bysigningkey" => OperatorCalloutService.Response(_authSigning, r, issuerAccount: _auth.GetPublicKey(),
+        "bysigningkey" => CalloutService.Response(_authSigning, r, issuerAccount: _auth.GetPublicKey(),
             jwt: JwtMinter.User(_f.Account, r.UserNkey)),
-        "other" => OperatorCalloutService.Response(_auth, r, jwt: JwtMinter.User(_other, r.UserNkey)),
-        "stranger" => OperatorCalloutService.Response(_stranger, r, jwt: JwtMinter.User(_f.Account, r.UserNkey)),
-        "unknownissuer" => OperatorCalloutService.Response(_auth, r, jwt: JwtMinter.User(_stranger, r.UserNkey, n => n["issuer_account"] = App)),
-        "bob" => OperatorCalloutService.Response(_auth, r, error: "bob is not welcome"),
+        "other" => CalloutService.Response(_auth, r, jwt: JwtMinter.User(_other, r.UserNkey)),
+        "stranger" => CalloutService.Response(_stranger, r, jwt: JwtMinter.User(_f.Account, r.UserNkey)),
+        "unknownissuer" => CalloutService.Response(_auth, r, jwt: JwtMinter.User(_stranger, r.UserNkey, n => n["issuer_account"] = App)),
+        "bob" => CalloutService.Response(_auth, r, error: "bob is not welcome"),
         _ => null,
     };
 
@@ -95,7 +95,7 @@ public sealed class OperatorCalloutTests : IDisposable
         var xkey = encrypted ? KeyPair.CreatePair(PrefixByte.Curve) : null;
         await using var server = await TestServers.StartOursAsync(Settings(xkey));
         var url = $"nats://127.0.0.1:{server.Port}";
-        await using var service = new OperatorCalloutService(url, ServiceCreds(), xkey, Decide);
+        await using var service = new CalloutService(url, new NatsAuthOpts { CredsFile = ServiceCreds() }, xkey, Decide);
         await service.StartAsync();
         var (sentinelKey, sentinel, sentinelJwt) = Sentinel();
 
@@ -108,7 +108,7 @@ public sealed class OperatorCalloutTests : IDisposable
         Assert.Equal(alice.ServerInfo!.Id, claims["iss"]!.GetValue<string>());
         var parts = request.Token.Split('.');
         Assert.True(KeyPair.FromPublicKey(alice.ServerInfo.Id).Verify(Encoding.ASCII.GetBytes(parts[0] + "." + parts[1]),
-            Convert.FromBase64String(OperatorCalloutService.B64Pad(parts[2]))));
+            Convert.FromBase64String(CalloutService.B64Pad(parts[2]))));
         var nats = claims["nats"]!;
         Assert.Equal(request.ServerXkey, nats["server_id"]!["xkey"]?.GetValue<string>());
         Assert.Equal(sentinelJwt, nats["connect_opts"]!["jwt"]!.GetValue<string>());
@@ -136,7 +136,7 @@ public sealed class OperatorCalloutTests : IDisposable
     {
         await using var server = await LoggedServer.StartAsync(Settings(null));
         var url = $"nats://127.0.0.1:{server.Port}";
-        await using var service = new OperatorCalloutService(url, ServiceCreds(), null, Decide);
+        await using var service = new CalloutService(url, new NatsAuthOpts { CredsFile = ServiceCreds() }, null, Decide);
         await service.StartAsync();
         await using var events = await service.Connection.SubscribeCoreAsync<string>("$SYS.ACCOUNT.CLIENT.AUTH.ERR");
         await service.Connection.PingAsync();
@@ -160,7 +160,7 @@ public sealed class OperatorCalloutTests : IDisposable
     {
         await using var server = await TestServers.StartOursAsync(Settings(null));
         var url = $"nats://127.0.0.1:{server.Port}";
-        await using var service = new OperatorCalloutService(url, ServiceCreds(), null, Decide);
+        await using var service = new CalloutService(url, new NatsAuthOpts { CredsFile = ServiceCreds() }, null, Decide);
         await service.StartAsync();
         var (_, sentinel, _) = Sentinel();
 
@@ -189,7 +189,7 @@ public sealed class OperatorCalloutTests : IDisposable
     {
         await using var server = await TestServers.StartOursAsync(Settings(null));
         var url = $"nats://127.0.0.1:{server.Port}";
-        await using var service = new OperatorCalloutService(url, ServiceCreds(), null, Decide);
+        await using var service = new CalloutService(url, new NatsAuthOpts { CredsFile = ServiceCreds() }, null, Decide);
         await service.StartAsync();
         var (_, sentinel, _) = Sentinel();
         await using var client = await ConnectAsync(url, sentinel, "expiring");
@@ -208,7 +208,7 @@ public sealed class OperatorCalloutTests : IDisposable
         const int timeoutSeconds = 3;
         await using var server = await LoggedServer.StartAsync(Settings(null, timeoutSeconds));
         var url = $"nats://127.0.0.1:{server.Port}";
-        await using var service = new OperatorCalloutService(url, ServiceCreds(), null, Decide);
+        await using var service = new CalloutService(url, new NatsAuthOpts { CredsFile = ServiceCreds() }, null, Decide);
         await service.StartAsync();
         var (_, sentinel, _) = Sentinel();
         var clock = Stopwatch.StartNew();

@@ -24,7 +24,10 @@ internal sealed class OperatorFixture
         Accounts[Account.GetPublicKey()] = JwtMinter.Account(Operator, Account.GetPublicKey(), account);
     }
 
-    public string OperatorJwt => JwtMinter.Operator(Operator, n => n["system_account"] = System.GetPublicKey());
+    private string? _operatorJwt;
+
+    /// <summary>Minted once, so that every configuration built from the fixture names the same operator JWT.</summary>
+    public string OperatorJwt => _operatorJwt ??= JwtMinter.Operator(Operator, n => n["system_account"] = System.GetPublicKey());
 
     public ServerSettings Settings(params string[] extra) => Settings("resolver: MEMORY", extra);
 
