@@ -109,9 +109,9 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         ServerProcess server;
         try
         {
-            server = sc.ClusterSize > 1
-                ? ClusterStart.Start(spec, sc.ClusterSize, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
-                : ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null);
+            server = sc.ClusterSize <= 1 ? ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
+                : sc.Link == ClusterLink.Routes ? ClusterStart.Start(spec, sc.ClusterSize, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
+                : LinkedPairStart.Start(spec, sc.Link, sc.Features, sc.ServerConfig);
         }
         catch (SetupException ex)
         {
@@ -153,6 +153,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     {
         RoundResult result;
         double? cpu = null;
+        double?[]? cpuEach = null;
         try
         {
             if (!options.Smoke && sc.WarmsUp)
@@ -164,9 +165,14 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
                 ? new RunSettings(TimeSpan.Zero, sc.SmokeCount, ++_runId)
                 : new RunSettings(options.Duration, 0, ++_runId);
             var cpuBefore = server?.CpuSeconds();
+            var eachBefore = server?.CpuSecondsEach();
             var m = await RunOnceAsync(sc, ep, settings, server);
             // A row that restarts its server ends on a new process: its CPU time is the restarted one's.
             cpu = sc.WarmsUp ? server?.CpuSeconds() - cpuBefore : server?.CpuSeconds();
+            if (sc.WarmsUp && server is { Peers.Count: > 0 } && eachBefore is not null)
+            {
+                cpuEach = [.. server.CpuSecondsEach().Zip(eachBefore, (after, before) => after - before)];
+            }
             result = m.CountsOk
                 ? new RoundResult(Outcome.Ok, m, null)
                 : new RoundResult(Outcome.Failed, m, $"messages lost: received {m.Messages:N0} of {m.Expected:N0}");
@@ -180,7 +186,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
             result = new RoundResult(Outcome.Failed, null, Short(ex.Message));
         }
 
-        result = result with { Memory = server?.Memory(), CpuSeconds = cpu };
+        result = result with { Memory = server?.Memory(), CpuSeconds = cpu, CpuEach = cpuEach };
         Report(label, result);
         return result;
     }
@@ -219,7 +225,8 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         string mem = result.Memory is { } mm ? $"  [rss peak {mm.PeakMb:F0} MB, end {mm.ResidentMb:F0} MB]" : "";
         if (result is { CpuSeconds: { } cpu, Measurement.Messages: > 0 })
         {
-            mem += $"  [server cpu {cpu:F2} s, {cpu * 1e9 / result.Measurement.Messages:F0} ns/msg]";
+            mem += $"  [server cpu {cpu:F2} s, {cpu * 1e9 / result.Measurement.Messages:F0} ns/msg"
+                + (result.CpuEach is { } each ? $" = {string.Join(" + ", each.Select(c => c is { } v ? $"{v * 1e9 / result.Measurement.Messages:F0}" : "?"))} per server" : "") + "]";
         }
         log.WriteLine(result.Outcome switch
         {

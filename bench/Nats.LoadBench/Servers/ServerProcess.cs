@@ -277,6 +277,9 @@ internal sealed class ServerProcess : IDisposable
         return total;
     }
 
+    /// <summary>The same per server (this one first), for the log line of a cluster, gateway or leaf row.</summary>
+    public double?[] CpuSecondsEach() => [OwnCpuSeconds(), .. Peers.Select(p => p.OwnCpuSeconds())];
+
     private double? OwnCpuSeconds()
     {
         try
