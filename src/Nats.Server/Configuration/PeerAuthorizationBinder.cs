@@ -8,6 +8,9 @@ internal sealed class PeerAuthorization
 
     /// <summary>The auth timeout; Go's default of 2 s when the block gives none (or zero).</summary>
     public TimeSpan Timeout { get; set; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>A cluster block's deprecated <c>authorization { permissions }</c> (Go's defaultPermissions).</summary>
+    public Auth.Permissions? Permissions { get; set; }
 }
 
 /// <summary>
@@ -17,12 +20,13 @@ internal sealed class PeerAuthorization
 /// </summary>
 internal static class PeerAuthorizationBinder
 {
-    /// <summary>A cluster or gateway block: one user at most, no token; permissions are accepted and not applied.</summary>
+    /// <summary>A cluster or gateway block: one user at most, no token; permissions are kept for the cluster to apply.</summary>
     /// <param name="kind">"Cluster" or "Gateway", as Go's errors name it.</param>
     public static PeerAuthorization BindSingleUser(string kind, ConfigValue v, List<string> errors)
     {
         string? token = null;
         var users = false;
+        Auth.Permissions? permissions = null;
         var auth = Bind(v, errors, (key, item) =>
         {
             switch (key)
@@ -36,6 +40,9 @@ internal static class PeerAuthorizationBinder
                 case "permissions":
                 case "default_permission":
                 case "default_permissions":
+                    var parseErrors = new List<string>();
+                    permissions = Auth.AuthConfigBinder.ParsePermissions(item.ToPlain(), parseErrors);
+                    errors.AddRange(parseErrors.Select(e => $"{item.Source}: {e}"));
                     return true;
                 default:
                     return false;
@@ -51,6 +58,7 @@ internal static class PeerAuthorizationBinder
             errors.Add($"{v.Source}: {kind} authorization does not support tokens");
             return new PeerAuthorization();
         }
+        auth.Permissions = permissions;
         return auth;
     }
 

@@ -234,6 +234,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
     {
         StartTime = DateTime.UtcNow;
         ConfigLoadTime = StartTime;
+        // The first TLS handshake is warmed up alongside the rest of the start, and done before any client can connect.
+        var warmUp = Options.TlsContext is { } tls ? Task.Run(() => Tls.TlsWarmUp.RunAsync(tls, _logger), CancellationToken.None) : Task.CompletedTask;
         _logger.LogInformation("Starting nats-server");
         _logger.LogInformation("  Version:  {Version} (nats-net-server {Build}, .NET {Runtime})", FeatureLevelVersion, BuildVersion, Environment.Version);
         _logger.LogInformation("  Git:      [not set]");
@@ -267,8 +269,11 @@ internal sealed partial class NatsServer : IAsyncDisposable
         var port = Options.Port < 0 ? 0 : Options.Port;
         try
         {
-            // Bound now (the port goes into INFO and the route INFO's connect_urls); listening starts with accepting, below.
+            // Bound and listening now (the port goes into INFO and the route INFO's connect_urls): a client that dials while the
+            // routes have their first try waits in the backlog and is accepted below, with the peers in its first INFO. A
+            // refused dial would instead fail a client (or a start-up probe such as nats.c's) that gives a start 2 s.
             listener.Bind(new IPEndPoint(address, port));
+            listener.Listen(1024);
         }
         catch (Exception e)
         {
@@ -366,8 +371,8 @@ internal sealed partial class NatsServer : IAsyncDisposable
                 return;
             }
         }
-        listener.Listen(1024);
-        // Logged once clients can connect (Go logs them before it starts routing, which is done in a millisecond).
+        await warmUp.ConfigureAwait(false);
+        // Logged once clients are accepted (Go logs them before it starts routing, which is done in a millisecond).
         _logger.LogInformation("Listening for client connections on {Host}:{Port}", FormatHost(Options.Host), Port);
         if (Options.TlsContext is not null)
         {

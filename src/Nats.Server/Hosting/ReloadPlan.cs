@@ -225,7 +225,7 @@ internal static class ReloadPlan
         : $"&{{{callout.Issuer} {callout.Account} [{string.Join(" ", callout.AuthUsers)}] {callout.XKey}}}";
 
     private static string ClusterIdentity(Routes.ClusterOptions c) =>
-        $"{c.Name}|{c.Username}|{c.Password}|{c.AuthTimeout.Ticks}|{c.Advertise}|{c.NoAdvertise}|{c.ConnectRetries}|{c.PoolSize}|{c.TlsContext is not null}";
+        $"{c.Name}|{c.Username}|{c.Password}|{c.AuthTimeout.Ticks}|{c.Advertise}|{c.NoAdvertise}|{c.ConnectRetries}|{c.PoolSize}|{c.TlsContext is not null}|{Routes.RoutePermissions.Identity(c.Permissions)}";
 
     /// <summary>Go's diffRoutes: URLs compared whole (credentials included).</summary>
     public static (List<Uri> Add, List<Uri> Remove) DiffRoutes(List<Uri> old, List<Uri> neu) =>

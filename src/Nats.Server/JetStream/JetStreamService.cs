@@ -222,6 +222,9 @@ internal sealed class JetStreamService : IDisposable
     /// <summary>The meta group when clustered (cluster {} and jetstream {}), else null.</summary>
     public Cluster.MetaGroup? Meta { get; private set; }
 
+    /// <summary>Go's numRaftNodes (JetStreamStats <c>ha_assets</c>): the meta group and every replicated group held here.</summary>
+    public int RaftGroups => Meta is { } meta ? 1 + (meta.Replicated?.GroupCount ?? 0) : 0;
+
     private FileStream? _lock;
 
     /// <summary>Takes an exclusive lock (flock, through FileShare.None) on &lt;store&gt;/jetstream/.lock for

@@ -425,6 +425,7 @@ internal sealed class ServerDocuments(NatsServer server, ProcessUsage usage, Req
             Memory = totals.Memory,
             Storage = totals.Storage,
             Accounts = totals.Accounts,
+            HaAssets = js.RaftGroups,
             Api = new JetStreamApiStats { Total = totals.ApiTotal, Errors = totals.ApiErrors },
             Streams = totals.Streams,
             Consumers = totals.Consumers,

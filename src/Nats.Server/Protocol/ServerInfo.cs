@@ -36,6 +36,10 @@ internal sealed class ServerInfo
     [JsonPropertyName("connect_urls")] public List<string>? ConnectUrls { get; set; }
     [JsonPropertyName("ws_connect_urls")] public List<string>? WsConnectUrls { get; set; }
     [JsonPropertyName("ldm")] public bool LameDuckMode { get; set; }
+
+    /// <summary>The cluster's route permissions (Go's RoutePermissions), told to peers so they can resend interest on a change.</summary>
+    [JsonPropertyName("import")] public PeerSubjectPermission? Import { get; set; }
+    [JsonPropertyName("export")] public PeerSubjectPermission? Export { get; set; }
     [JsonPropertyName("lnoc")] public bool Lnoc { get; set; }
     [JsonPropertyName("info_on_connect")] public bool InfoOnConnect { get; set; }
     [JsonPropertyName("connect_info")] public bool ConnectInfo { get; set; }
@@ -63,4 +67,56 @@ internal sealed class ServerInfo
 
     /// <summary>Reads the JSON of an INFO line; null when it is not a JSON object of Go's Info.</summary>
     public static ServerInfo? Parse(ReadOnlySpan<byte> json) => PeerJson.Read(json, PeerJsonContext.Default.ServerInfo);
+}
+
+/// <summary>Go's SubjectPermission as INFO carries it (both lists omitempty).</summary>
+internal sealed class PeerSubjectPermission
+{
+    [JsonPropertyName("allow"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull), JsonConverter(typeof(GoEscapedStringList))]
+    public List<string>? Allow { get; set; }
+
+    [JsonPropertyName("deny"), JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull), JsonConverter(typeof(GoEscapedStringList))]
+    public List<string>? Deny { get; set; }
+}
+
+/// <summary>Strings as Go's encoding/json writes them: &lt;, &gt; and &amp; escaped (so a subject "foo.&gt;" is "foo.\u003e").</summary>
+internal sealed class GoEscapedStringList : JsonConverter<List<string>>
+{
+    public override List<string>? Read(ref System.Text.Json.Utf8JsonReader reader, Type typeToConvert, System.Text.Json.JsonSerializerOptions options)
+    {
+        if (reader.TokenType != System.Text.Json.JsonTokenType.StartArray)
+        {
+            throw new System.Text.Json.JsonException("expected an array of strings");
+        }
+        var items = new List<string>();
+        while (reader.Read() && reader.TokenType != System.Text.Json.JsonTokenType.EndArray)
+        {
+            items.Add(reader.GetString() ?? "");
+        }
+        return items;
+    }
+
+    public override void Write(System.Text.Json.Utf8JsonWriter writer, List<string> value, System.Text.Json.JsonSerializerOptions options)
+    {
+        var text = new System.Text.StringBuilder("[");
+        for (var i = 0; i < value.Count; i++)
+        {
+            text.Append(i == 0 ? "\"" : ",\"");
+            foreach (var c in value[i])
+            {
+                text.Append(c switch
+                {
+                    '"' => "\\\"",
+                    '\\' => "\\\\",
+                    '<' => "\\u003c",
+                    '>' => "\\u003e",
+                    '&' => "\\u0026",
+                    < ' ' => "\\u" + ((int)c).ToString("x4", System.Globalization.CultureInfo.InvariantCulture),
+                    _ => c.ToString(),
+                });
+            }
+            text.Append('"');
+        }
+        writer.WriteRawValue(text.Append(']').ToString(), skipInputValidation: true);
+    }
 }

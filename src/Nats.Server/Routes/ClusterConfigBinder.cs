@@ -40,6 +40,12 @@ internal static class ClusterConfigBinder
             case "authorization":
                 var auth = PeerAuthorizationBinder.BindSingleUser("Cluster", v, errors);
                 (cluster.Username, cluster.Password, cluster.AuthTimeout) = (auth.User, auth.Password, auth.Timeout);
+                if (auth.Permissions is { } defaults)
+                {
+                    warnings.Add($"{v.Source}: invalid use of field \"{key}\": setting \"permissions\" within cluster authorization block is deprecated");
+                    // A top-level permissions block wins, whichever comes first (Go's setClusterPermissions overrides).
+                    cluster.Permissions ??= ToRoutePermissions(defaults);
+                }
                 break;
             case "routes":
                 BindRoutes(cluster, v, errors, warnings);
@@ -62,14 +68,39 @@ internal static class ClusterConfigBinder
                 break;
             case "accounts":
             case "compression":
+                // 2.10 pooling/pinning: accepted; a 2.9 peer uses one route for everything.
+                break;
             case "permissions":
-                // 2.10 pooling/pinning and route permissions: accepted; a 2.9 peer uses one route for everything.
+                if (BindPermissions(v, errors) is { } permissions)
+                {
+                    cluster.Permissions = permissions;
+                }
                 break;
             default:
                 return false;
         }
         return true;
     }
+
+    /// <summary>Go's parseUserPermissions with import/export as publish/subscribe; dynamic responses refused.</summary>
+    private static RoutePermissions? BindPermissions(ConfigValue v, List<string> errors)
+    {
+        var parseErrors = new List<string>();
+        var permissions = Auth.AuthConfigBinder.ParsePermissions(v.ToPlain(), parseErrors);
+        errors.AddRange(parseErrors.Select(e => $"{v.Source}: {e}"));
+        if (permissions is null || parseErrors.Count > 0)
+        {
+            return null;
+        }
+        if (permissions.Response is not null)
+        {
+            errors.Add($"{v.Source}: Cluster permissions do not support dynamic responses");
+            return null;
+        }
+        return ToRoutePermissions(permissions);
+    }
+
+    private static RoutePermissions ToRoutePermissions(Auth.Permissions p) => new(p.Publish, p.Subscribe);
 
     private static void BindListen(ClusterOptions cluster, ConfigValue v)
     {

@@ -39,5 +39,8 @@ public sealed class ClusterOptions
     /// <summary>The cluster's <c>tls {}</c>: every route is secured with it, and (as Go) each side must show a certificate the CA vouches for.</summary>
     public Tls.TlsServerContext? TlsContext { get; set; }
 
+    /// <summary>The cluster's <c>permissions {import, export}</c>; null when none are configured.</summary>
+    internal RoutePermissions? Permissions { get; set; }
+
     public bool AuthRequired => !string.IsNullOrEmpty(Username);
 }

@@ -35,6 +35,7 @@ internal sealed class ClusterService
         _logger = logger;
         _dynamic = string.IsNullOrEmpty(options.Name);
         _clusterName = _dynamic ? NewDynamicName() : options.Name;
+        Table.Permissions = options.Permissions;
     }
 
     public NatsServer Server => _server;
@@ -83,12 +84,17 @@ internal sealed class ClusterService
     /// </summary>
     public void ApplyReload(ClusterOptions options)
     {
+        var old = Options.Permissions;
         Options = options;
         if (!string.IsNullOrEmpty(options.Name) && options.Name != _clusterName)
         {
             _clusterName = options.Name;
             _dynamic = false;
             _logger.LogInformation("Cluster name updated to {Name}", options.Name);
+        }
+        if (RoutePermissions.Identity(old) != RoutePermissions.Identity(options.Permissions))
+        {
+            ClusterPermissionsReload.Apply(this, options.Permissions);
         }
     }
 
@@ -200,6 +206,8 @@ internal sealed class ClusterService
             Dynamic = _dynamic,
             ConnectUrls = Options.NoAdvertise || _ownClientUrls.Length == 0 ? null : [.. _ownClientUrls],
             LameDuckMode = _server.IsLameDuckMode,
+            Import = RoutePermissions.ToInfo(Options.Permissions?.Import),
+            Export = RoutePermissions.ToInfo(Options.Permissions?.Export),
             Lnoc = true,
             GatewayUrl = _server.Gateways?.Url,
         };
@@ -314,9 +322,13 @@ internal sealed class ClusterService
         }
     }
 
-    /// <summary>A peer's new INFO: its client URLs (gone in lame duck mode) follow.</summary>
+    /// <summary>A peer's new INFO: its client URLs (gone in lame duck mode) follow; a wider export of its sends the interest it now takes.</summary>
     public void OnPeerInfoUpdated(RouteConnection route, ServerInfo? previous, ServerInfo current)
     {
+        if (!current.LameDuckMode)
+        {
+            ClusterPermissionsReload.PeerExportChanged(this, route, previous?.Export, current.Export);
+        }
         if (previous is not null && !previous.LameDuckMode)
         {
             RemovePeerClientUrls(previous.ConnectUrls);

@@ -20,10 +20,14 @@ internal sealed class LocalInterest : ISubscriptionObserver
     // The leaf cluster of the subscription that made a key appear (Go's sub.origin), sent with its LS+.
     private readonly Dictionary<(string Subject, string? Queue), byte[]> _origins = new();
 
+    // The cluster's import permissions as this map last applied them; replaced under the lock by a reload.
+    private RoutePermissions? _permissions;
+
     public LocalInterest(Account account, RouteTable routes)
     {
         _account = account;
         _routes = routes;
+        _permissions = routes.Permissions;
     }
 
     public Account Account => _account;
@@ -56,6 +60,10 @@ internal sealed class LocalInterest : ISubscriptionObserver
             {
                 _origins.Remove(key);
             }
+            if (_permissions is { } permissions && !permissions.CanImport(key.SubjectString))
+            {
+                return;
+            }
             var queue = subscription.Queue;
             if (queue is null)
             {
@@ -86,10 +94,51 @@ internal sealed class LocalInterest : ISubscriptionObserver
         {
             foreach (var ((subject, queue), count) in _counts)
             {
-                if (count > 0)
+                if (count > 0 && (_permissions is not { } permissions || permissions.CanImport(subject)))
                 {
                     route.Outbound.AppendInterest(true, _account.NameUtf8, System.Text.Encoding.UTF8.GetBytes(subject),
                         queue is null ? default : System.Text.Encoding.UTF8.GetBytes(queue), count, OriginFor(route, _origins.GetValueOrDefault((subject, queue))));
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Go's reloadClusterPermissions for this account: RS+ to every route for what may now be imported and was not,
+    /// RS- for what may no longer be; later changes are filtered by the new permissions.
+    /// </summary>
+    public void Reannounce(RoutePermissions? now)
+    {
+        lock (_sync)
+        {
+            var then = _permissions;
+            _permissions = now;
+            foreach (var ((subject, queue), count) in _counts)
+            {
+                var before = then?.CanImport(subject) ?? true;
+                var after = now?.CanImport(subject) ?? true;
+                if (before != after)
+                {
+                    var origin = _origins.GetValueOrDefault((subject, queue));
+                    var queueBytes = queue is null ? default : System.Text.Encoding.UTF8.GetBytes(queue);
+                    Broadcast(after, System.Text.Encoding.UTF8.GetBytes(subject), queueBytes, after && queue is not null ? count : 0, origin);
+                }
+            }
+        }
+    }
+
+    /// <summary>Go's updateRemoteRoutePerms: RS+ to <paramref name="route"/> for the importable interest <paramref name="newlyExported"/> picks.</summary>
+    public void ResendTo(RouteConnection route, Func<string, bool> newlyExported)
+    {
+        lock (_sync)
+        {
+            foreach (var ((subject, queue), count) in _counts)
+            {
+                if ((_permissions is not { } permissions || permissions.CanImport(subject)) && newlyExported(subject))
+                {
+                    route.Outbound.AppendInterest(true, _account.NameUtf8, System.Text.Encoding.UTF8.GetBytes(subject),
+                        queue is null ? default : System.Text.Encoding.UTF8.GetBytes(queue), queue is null ? 0 : count,
+                        OriginFor(route, _origins.GetValueOrDefault((subject, queue))));
                 }
             }
         }

@@ -4,6 +4,9 @@ using Nats.Server.Subscriptions;
 
 namespace Nats.Server.Routes;
 
+/// <summary>A test on a subject as it arrives (no string made unless the test needs one).</summary>
+internal delegate bool SubjectFilter(ReadOnlySpan<byte> subject);
+
 /// <summary>
 /// What one peer told us it is interested in (RS+/RS- on a route, LS+/LS- on a leaf connection), as
 /// subscriptions in our accounts' indexes whose matches go back out to that peer. Keyed as Go keys them,
@@ -19,6 +22,12 @@ internal sealed class RemoteInterest
 
     public RemoteInterest(Delivery.RemotePeer route) => _route = route;
 
+    /// <summary>
+    /// Whether interest in a subject may be kept (a route's export permissions); asked under the lock, so a reload that
+    /// replaces the permissions and then drops what they no longer admit leaves nothing behind.
+    /// </summary>
+    public SubjectFilter? Admit { get; init; }
+
     public int Count
     {
         get
@@ -30,15 +39,19 @@ internal sealed class RemoteInterest
         }
     }
 
-    /// <summary>RS+: adds the interest, or updates a queue subscription's weight.</summary>
-    public void Add(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight, string? origin = null)
+    /// <summary>RS+: adds the interest, or updates a queue subscription's weight; false when <see cref="Admit"/> refuses it.</summary>
+    public bool Add(Account account, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, int weight, string? origin = null)
     {
         var key = Key(account, subject, queue);
         lock (_sync)
         {
             if (_closed)
             {
-                return;
+                return true;
+            }
+            if (Admit is { } admit && !admit(subject))
+            {
+                return false;
             }
             if (_subscriptions.TryGetValue(key, out var existing))
             {
@@ -46,7 +59,7 @@ internal sealed class RemoteInterest
                 {
                     existing.Subscription.Weight = Math.Max(1, weight);
                 }
-                return;
+                return true;
             }
             var subscription = new Subscription(_route, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), Encoding.UTF8.GetBytes(key),
                 Math.Max(1, weight))
@@ -55,6 +68,25 @@ internal sealed class RemoteInterest
             {
                 _subscriptions[key] = (account, subscription);
             }
+            return true;
+        }
+    }
+
+    /// <summary>Drops the interest <see cref="Admit"/> no longer admits (a reload); returns the subjects still held.</summary>
+    public List<string> RemoveRefused()
+    {
+        lock (_sync)
+        {
+            var refused = _subscriptions.Where(e => Admit is { } admit && !admit(e.Value.Subscription.Subject)).ToList();
+            foreach (var group in refused.GroupBy(e => e.Value.Account))
+            {
+                group.Key.SubList.RemoveBatch(group.Select(e => e.Value.Subscription));
+            }
+            foreach (var entry in refused)
+            {
+                _subscriptions.Remove(entry.Key);
+            }
+            return [.. _subscriptions.Values.Select(e => e.Subscription.SubjectString)];
         }
     }
 

@@ -28,6 +28,9 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
     private long _authDeadline;
     private string? _nonce;
 
+    // Set while a wildcard interest of the peer is wider than an export deny entry (Go's mperms on a route).
+    private volatile RoutePermissions? _deliveryFilter;
+
     public RouteConnection(ClusterService cluster, Socket socket, ulong id, bool solicited, Uri? url, bool configured, ILogger logger)
         : base(Delivery.PeerRole.Route)
     {
@@ -38,7 +41,10 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         IsConfigured = configured;
         Link = new Transport.RemoteLink(this, cluster.Server, socket, id, "route", "rid", logger,
             cluster.Options.TlsContext is { } tls ? new Transport.PeerTls(tls, solicited, url?.IdnHost ?? "", RequireCertificate: true, tls.Options.PinnedCerts) : null);
-        _interest = new RemoteInterest(this);
+        _interest = new RemoteInterest(this)
+        {
+            Admit = subject => cluster.Table.Permissions is not { } permissions || permissions.CanExport(Encoding.UTF8.GetString(subject)),
+        };
         // Go's first route PING: min(ping_interval, 1 s) plus up to 20 % jitter.
         var first = Math.Min(1000, (long)cluster.Server.Options.PingInterval.TotalMilliseconds);
         Link.SchedulePing(Link.LastActivityTicks + first + Random.Shared.Next(0, (int)(first / 5) + 1));
@@ -214,7 +220,26 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         {
             weight = 1;
         }
-        _interest.Add(account, rest[args[1]], count >= 3 ? rest[args[2]] : default, weight, origin);
+        var subject = rest[args[1]];
+        if (!_interest.Add(account, subject, count >= 3 ? rest[args[2]] : default, weight, origin))
+        {
+            _logger.LogDebug("{Route} - Can not export \"{Subject}\", ignoring remote subscription request", this, Encoding.UTF8.GetString(subject));
+            return;
+        }
+        if (_cluster.Table.Permissions is { } permissions && _deliveryFilter is null && permissions.NeedsDeliveryFilter(Encoding.UTF8.GetString(subject)))
+        {
+            _deliveryFilter = permissions;
+        }
+    }
+
+    /// <summary>
+    /// A reload replaced the cluster's permissions: the peer's interest they no longer export is dropped, and the
+    /// delivery filter follows what is left (Go's reloadClusterPermissions for one route).
+    /// </summary>
+    internal void ApplyPermissions(RoutePermissions? permissions)
+    {
+        var kept = _interest.RemoveRefused();
+        _deliveryFilter = permissions is not null && kept.Any(permissions.NeedsDeliveryFilter) ? permissions : null;
     }
 
     private void HandleRemoteUnsub(ReadOnlySpan<byte> rest, Span<Range> args)
@@ -369,6 +394,10 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         int headerSize, ReadOnlySpan<byte> message, Delivery.MessageOrigin publisher)
     {
         // A message a leaf of another cluster sent goes on as LMSG with that cluster, so no hub hands it back to it.
+        if (_deliveryFilter is { } filter && filter.DeliveryDenied(subject))
+        {
+            return;
+        }
         var origin = RemoteInfo is { Lnoc: true } ? publisher.LeafOrigin : null;
         Link.SendMessage(account, subject, reply, queues, headerSize, message, _peerHeaders, publisher, origin);
     }

@@ -12,6 +12,15 @@ internal sealed class RouteTable
     private readonly Dictionary<string, RouteConnection> _byId = new(StringComparer.Ordinal);
     private volatile RouteConnection[] _registered = [];
 
+    private volatile RoutePermissions? _permissions;
+
+    /// <summary>The cluster's permissions in force, read by every RS+ a peer sends (a reload replaces them).</summary>
+    public RoutePermissions? Permissions
+    {
+        get => _permissions;
+        set => _permissions = value;
+    }
+
     /// <summary>Routes past their first INFO, one per peer server.</summary>
     public RouteConnection[] Registered => _registered;
 

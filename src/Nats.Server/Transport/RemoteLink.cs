@@ -57,6 +57,7 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
     private int _pingsOut;
     private long _pingSentTicks;
     private Task? _writer;
+    private bool _opened;
 
     /// <param name="kind">The protocol as Go's log lines name it ("route", "leafnode", "gateway").</param>
     /// <param name="tag">The id prefix of the log name ("rid", "lid", "gid").</param>
@@ -148,6 +149,7 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
         }
         var writer = _writer = Task.Run(Outbound.RunWriteLoopAsync);
         opening();
+        Volatile.Write(ref _opened, true);
         try
         {
             await ReadLoopAsync().ConfigureAwait(false);
@@ -351,7 +353,9 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
             SlowConsumer();
             return;
         }
-        if (now >= _nextPing)
+        // No PING before the opening lines: a TLS handshake slower than the first ping interval would otherwise put a PING
+        // ahead of our INFO (Go arms its first ping timer only after the handshake).
+        if (now >= _nextPing && Volatile.Read(ref _opened))
         {
             var interval = options.PingInterval < PingCap ? options.PingInterval : PingCap;
             _nextPing = now + (long)interval.TotalMilliseconds;

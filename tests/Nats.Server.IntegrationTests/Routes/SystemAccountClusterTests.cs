@@ -115,6 +115,46 @@ public sealed class SystemAccountClusterTests
 
     [Theory]
     [MemberData(nameof(Pairs))]
+    public async Task AnAccountConnsRequestIsAnsweredByEveryServerWithItsClients(string kindA, string kindB)
+    {
+        await using var cluster = await TestCluster.StartAsync(Spec("", kindA, kindB, kindB));
+        var members = new List<NatsConnection>();
+        try
+        {
+            // APP clients on the first two servers only: Go's connsRequest answers only where the account has local clients.
+            foreach (var server in cluster.Servers.Take(2))
+            {
+                var member = Connect(server, "app");
+                await member.ConnectAsync();
+                members.Add(member);
+            }
+            await using var sys = Connect(cluster[2], SysUser);
+            var ids = cluster.Servers.Take(2).Select(s => s.ServerId).ToHashSet();
+            var answers = await PingUntilAsync(sys, "$SYS.REQ.ACCOUNT.APP.CONNS", ids, _ => true);
+            foreach (var doc in answers.Values)
+            {
+                Assert.Equal("io.nats.server.advisory.v1.account_connections", doc.GetProperty("type").GetString());
+                Assert.Equal("APP", doc.GetProperty("acc").GetString());
+                Assert.Equal(1, doc.GetProperty("conns").GetInt32());
+            }
+            // The third server, without APP clients, stays silent.
+            Assert.Equal(ids, (await CollectAsync(sys, "$SYS.REQ.ACCOUNT.APP.CONNS", "", TimeSpan.FromSeconds(1))).Keys.ToHashSet());
+            if (kindA != kindB)
+            {
+                JsonCompare.SameKeys(answers[cluster.Servers.First(s => s.Kind == "go").ServerId], answers[cluster.Servers.First(s => s.Kind == "ours").ServerId]);
+            }
+        }
+        finally
+        {
+            foreach (var member in members)
+            {
+                await member.DisposeAsync();
+            }
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Pairs))]
     public async Task StatszEventsOfEveryServerReachASubscriberOnAny(string kindA, string kindB)
     {
         await using var cluster = await TestCluster.StartAsync(Spec("", kindA, kindB));

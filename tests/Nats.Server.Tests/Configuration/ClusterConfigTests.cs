@@ -60,6 +60,52 @@ public sealed class ClusterConfigTests
     }
 
     [Fact]
+    public void ClusterPermissionsAreBoundAsImportAndExport()
+    {
+        var (options, result) = Bind("""
+            cluster {
+              port: 6222
+              permissions { import: { allow: ["imp.>"] }, export: { allow: ["exp.>"], deny: ["exp.secret"] } }
+            }
+            """);
+        Assert.Empty(result.Errors);
+        var permissions = options.Cluster.Permissions!;
+        Assert.Equal(["imp.>"], permissions.Import!.Allow!);
+        Assert.Equal(["exp.secret"], permissions.Export!.Deny!);
+        Assert.True(permissions.CanImport("imp.a") && permissions.CanImport("imp.>"));
+        Assert.False(permissions.CanImport("other.a"));
+        Assert.True(permissions.CanExport("exp.a") && permissions.CanExport("exp.>"));
+        Assert.False(permissions.CanExport("exp.secret"));
+        // A wildcard wider than the deny entry is kept, with the denied subject filtered out of deliveries.
+        Assert.True(permissions.NeedsDeliveryFilter("exp.>"));
+        Assert.False(permissions.NeedsDeliveryFilter("exp.a"));
+        Assert.True(permissions.DeliveryDenied("exp.secret"u8));
+        Assert.False(permissions.DeliveryDenied("exp.a"u8));
+    }
+
+    [Fact]
+    public void ClusterAuthorizationPermissionsAreDeprecatedAndLoseToTheTopLevelBlock()
+    {
+        var (options, result) = Bind("""
+            cluster {
+              port: 6222
+              permissions { import: ["a.>"] }
+              authorization { user: u, password: p, permissions { import: ["b.>"] } }
+            }
+            """);
+        Assert.Empty(result.Errors);
+        Assert.Contains(result.Warnings, w => w.EndsWith("invalid use of field \"authorization\": setting \"permissions\" within cluster authorization block is deprecated", StringComparison.Ordinal));
+        Assert.Equal(["a.>"], options.Cluster.Permissions!.Import!.Allow!);
+    }
+
+    [Fact]
+    public void ClusterPermissionsRefuseDynamicResponses()
+    {
+        var (_, result) = Bind("cluster { port: 6222, permissions { allow_responses: true } }");
+        Assert.Contains(result.Errors, e => e.EndsWith("Cluster permissions do not support dynamic responses", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void ClusterFlagsOverrideTheFile()
     {
         var options = CommandLineOptions.Parse(["--cluster", "nats://u:p@127.0.0.1:-1", "--cluster_name", "west",

@@ -182,6 +182,7 @@ internal sealed partial class SystemAccountService
     {
         var varz = _documents.Varz();
         var active = _server.Accounts.Count(a => a.ClientCount > 0 || a == Account);
+        var jetStream = StatszJetStream.Capture(_server.JetStream);
         Publish(subject, "", json =>
         {
             json.WriteStartObject();
@@ -200,6 +201,7 @@ internal sealed partial class SystemAccountService
             json.WriteNumber("slow_consumers", varz.SlowConsumers);
             WriteRouteStats(json);
             json.WriteNumber("active_servers", 1 + (_remote?.Count ?? 0));
+            jetStream?.Write(json);
             json.WriteEndObject();
             json.WriteEndObject();
         });

@@ -60,6 +60,18 @@ internal sealed class ReplicatedStreams(MetaGroup meta, JetStreamService service
         }
     }
 
+    /// <summary>The stream and consumer groups this server is a member of (Go counts each as a RAFT node).</summary>
+    public int GroupCount
+    {
+        get
+        {
+            lock (_groups)
+            {
+                return _groups.Count + _consumerGroups.Count;
+            }
+        }
+    }
+
     /// <summary>The group of a replicated stream this server holds a replica of, or null.</summary>
     public StreamGroup? Find(string account, string stream)
     {
