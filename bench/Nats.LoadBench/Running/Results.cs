@@ -11,7 +11,7 @@ internal enum Outcome
 }
 
 /// <summary>One measured round against one server, with the server's memory after it and the CPU time it spent in the run (null for the sink).</summary>
-internal sealed record RoundResult(Outcome Outcome, Measurement? Measurement, string? Reason, ServerMemory? Memory = null, double? CpuSeconds = null);
+internal sealed record RoundResult(Outcome Outcome, Measurement? Measurement, string? Reason, ServerMemory? Memory = null, double? CpuSeconds = null, double[]? CpuEach = null);
 
 /// <summary>All rounds of one row against one server, with the summary the table prints.</summary>
 internal sealed class ServerSeries(string label)

@@ -153,6 +153,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     {
         RoundResult result;
         double? cpu = null;
+        double[]? cpuEach = null;
         try
         {
             if (!options.Smoke && sc.WarmsUp)
@@ -164,9 +165,16 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
                 ? new RunSettings(TimeSpan.Zero, sc.SmokeCount, ++_runId)
                 : new RunSettings(options.Duration, 0, ++_runId);
             var cpuBefore = server?.CpuSeconds();
+            var eachBefore = server?.CpuSecondsEach();
             var m = await RunOnceAsync(sc, ep, settings, server);
             // A row that restarts its server ends on a new process: its CPU time is the restarted one's.
             cpu = sc.WarmsUp ? server?.CpuSeconds() - cpuBefore : server?.CpuSeconds();
+            if (sc.WarmsUp && server is { Peers.Count: > 0 } && eachBefore is not null)
+            {
+                // Per server of a cluster: a leader and its followers do different work.
+                var eachAfter = server.CpuSecondsEach();
+                cpuEach = [.. eachAfter.Zip(eachBefore, (after, before) => after - before)];
+            }
             result = m.CountsOk
                 ? new RoundResult(Outcome.Ok, m, null)
                 : new RoundResult(Outcome.Failed, m, $"messages lost: received {m.Messages:N0} of {m.Expected:N0}");
@@ -180,7 +188,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
             result = new RoundResult(Outcome.Failed, null, Short(ex.Message));
         }
 
-        result = result with { Memory = server?.Memory(), CpuSeconds = cpu };
+        result = result with { Memory = server?.Memory(), CpuSeconds = cpu, CpuEach = cpuEach };
         Report(label, result);
         return result;
     }
@@ -219,7 +227,11 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         string mem = result.Memory is { } mm ? $"  [rss peak {mm.PeakMb:F0} MB, end {mm.ResidentMb:F0} MB]" : "";
         if (result is { CpuSeconds: { } cpu, Measurement.Messages: > 0 })
         {
-            mem += $"  [server cpu {cpu:F2} s, {cpu * 1e9 / result.Measurement.Messages:F0} ns/msg]";
+            var messages = result.Measurement.Messages;
+            var each = result.CpuEach is { } split
+                ? " (" + string.Join(" + ", split.Select(s => (s * 1e9 / messages).ToString("F0", System.Globalization.CultureInfo.InvariantCulture))) + ")"
+                : "";
+            mem += $"  [server cpu {cpu:F2} s, {cpu * 1e9 / messages:F0}{each} ns/msg]";
         }
         log.WriteLine(result.Outcome switch
         {

@@ -277,6 +277,9 @@ internal sealed class ServerProcess : IDisposable
         return total;
     }
 
+    /// <summary>CPU seconds of each server (this one first, then its cluster peers in start order); an unreadable one is NaN.</summary>
+    public double[] CpuSecondsEach() => [OwnCpuSeconds() ?? double.NaN, .. Peers.Select(p => p.OwnCpuSeconds() ?? double.NaN)];
+
     private double? OwnCpuSeconds()
     {
         try
