@@ -22,7 +22,7 @@ probe=$(mktemp -d "$base/r3-log-probe.XXXXXX")
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$probe"; }
 trap cleanup EXIT
-GO111MODULE=off GOPATH=/usr/share/gocode go build -o "$probe/r3log" ./bench/go/r3log/main.go
+GO111MODULE=off GOPATH=/usr/share/gocode go build -o "$probe/jsscale" ./bench/go/jsscale/main.go
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rss_mb() { awk '/VmRSS/ { printf "%.1f", $2/1024 }' "/proc/$1/status"; }
@@ -43,7 +43,7 @@ CONF
   $cmd -a 127.0.0.1 -p "${client[$n]}" -c "$probe/$n/server.conf" > "$probe/$n/server.log" 2>&1 &
   pids+=($!)
 done
-"$probe/r3log" "nats://127.0.0.1:${client[A]}" R3LOG "$count" "$size"
+"$probe/jsscale" publish "nats://app:pass@127.0.0.1:${client[A]}" R3LOG "$count" "$size" 1 3
 sleep 5
 echo "| Server | RAFT dir of the stream group (MiB) | Files | Store (MiB) | VmRSS (MiB) |"
 echo "|---|---|---|---|---|"

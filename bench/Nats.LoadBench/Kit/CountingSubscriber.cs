@@ -6,7 +6,8 @@ namespace Nats.LoadBench.Kit;
 /// <summary>
 /// A NATS.Net subscription that counts deliveries of the expected size. The count and a timestamp
 /// are published once per batch the channel hands over, so the per-message cost is a compare
-/// and an increment on top of NATS.Net's own.
+/// and an increment on top of NATS.Net's own. Empty messages are the gateway and leaf rows' interest probes
+/// (<see cref="InterestProbe"/>): counted apart, never as deliveries.
 /// </summary>
 internal sealed class CountingSubscriber
 {
@@ -14,6 +15,7 @@ internal sealed class CountingSubscriber
     private readonly int _payloadSize;
     private long _count;
     private long _wrongSize;
+    private long _probes;
     private long _lastTicks;
 
     private CountingSubscriber(INatsSub<int> sub, int payloadSize)
@@ -25,6 +27,9 @@ internal sealed class CountingSubscriber
     public long Count => Volatile.Read(ref _count);
 
     public long WrongSize => Volatile.Read(ref _wrongSize);
+
+    /// <summary>Empty messages (interest probes) received.</summary>
+    public long Probes => Volatile.Read(ref _probes);
 
     /// <summary>When the last counted delivery arrived (Stopwatch ticks).</summary>
     public long LastTicks => Volatile.Read(ref _lastTicks);
@@ -44,6 +49,7 @@ internal sealed class CountingSubscriber
         var reader = _sub.Msgs;
         long count = 0;
         long wrong = 0;
+        long probes = 0;
         try
         {
             while (await reader.WaitToReadAsync())
@@ -54,6 +60,10 @@ internal sealed class CountingSubscriber
                     {
                         count++;
                     }
+                    else if (msg.Data == 0)
+                    {
+                        probes++;
+                    }
                     else
                     {
                         wrong++;
@@ -63,6 +73,7 @@ internal sealed class CountingSubscriber
                 Volatile.Write(ref _lastTicks, Stopwatch.GetTimestamp());
                 Volatile.Write(ref _count, count);
                 Volatile.Write(ref _wrongSize, wrong);
+                Volatile.Write(ref _probes, probes);
             }
         }
         catch (Exception ex) when (ex is System.Threading.Channels.ChannelClosedException or NatsException or OperationCanceledException)

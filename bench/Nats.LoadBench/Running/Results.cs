@@ -10,8 +10,10 @@ internal enum Outcome
     Failed,
 }
 
-/// <summary>One measured round against one server, with the server's memory after it and the CPU time it spent in the run (null for the sink).</summary>
-internal sealed record RoundResult(Outcome Outcome, Measurement? Measurement, string? Reason, ServerMemory? Memory = null, double? CpuSeconds = null, double[]? CpuEach = null);
+/// <summary>One measured round against one server, with the server's memory after it and the CPU time it spent in the run (null for the sink).
+/// A multi-server row also has each server's share (server 0 first).</summary>
+internal sealed record RoundResult(Outcome Outcome, Measurement? Measurement, string? Reason, ServerMemory? Memory = null, double? CpuSeconds = null,
+    double?[]? CpuEach = null);
 
 /// <summary>All rounds of one row against one server, with the summary the table prints.</summary>
 internal sealed class ServerSeries(string label)

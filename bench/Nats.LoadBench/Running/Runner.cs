@@ -109,9 +109,9 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         ServerProcess server;
         try
         {
-            server = sc.ClusterSize > 1
-                ? ClusterStart.Start(spec, sc.ClusterSize, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
-                : ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null);
+            server = sc.ClusterSize <= 1 ? ServerProcess.Start(spec, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
+                : sc.Link == ClusterLink.Routes ? ClusterStart.Start(spec, sc.ClusterSize, sc.Features, sc.ServerConfig, spec.IsOurs ? sc.OursJetStreamConfig : null)
+                : LinkedPairStart.Start(spec, sc.Link, sc.Features, sc.ServerConfig);
         }
         catch (SetupException ex)
         {
@@ -153,7 +153,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
     {
         RoundResult result;
         double? cpu = null;
-        double[]? cpuEach = null;
+        double?[]? cpuEach = null;
         try
         {
             if (!options.Smoke && sc.WarmsUp)
@@ -171,9 +171,7 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
             cpu = sc.WarmsUp ? server?.CpuSeconds() - cpuBefore : server?.CpuSeconds();
             if (sc.WarmsUp && server is { Peers.Count: > 0 } && eachBefore is not null)
             {
-                // Per server of a cluster: a leader and its followers do different work.
-                var eachAfter = server.CpuSecondsEach();
-                cpuEach = [.. eachAfter.Zip(eachBefore, (after, before) => after - before)];
+                cpuEach = [.. server.CpuSecondsEach().Zip(eachBefore, (after, before) => after - before)];
             }
             result = m.CountsOk
                 ? new RoundResult(Outcome.Ok, m, null)
@@ -227,11 +225,8 @@ internal sealed class Runner(BenchOptions options, TextWriter log)
         string mem = result.Memory is { } mm ? $"  [rss peak {mm.PeakMb:F0} MB, end {mm.ResidentMb:F0} MB]" : "";
         if (result is { CpuSeconds: { } cpu, Measurement.Messages: > 0 })
         {
-            var messages = result.Measurement.Messages;
-            var each = result.CpuEach is { } split
-                ? " (" + string.Join(" + ", split.Select(s => (s * 1e9 / messages).ToString("F0", System.Globalization.CultureInfo.InvariantCulture))) + ")"
-                : "";
-            mem += $"  [server cpu {cpu:F2} s, {cpu * 1e9 / messages:F0}{each} ns/msg]";
+            mem += $"  [server cpu {cpu:F2} s, {cpu * 1e9 / result.Measurement.Messages:F0} ns/msg"
+                + (result.CpuEach is { } each ? $" = {string.Join(" + ", each.Select(c => c is { } v ? $"{v * 1e9 / result.Measurement.Messages:F0}" : "?"))} per server" : "") + "]";
         }
         log.WriteLine(result.Outcome switch
         {

@@ -17,6 +17,8 @@ internal static class Catalog
     public const string Ws = "WebSocket";
     public const string Mqtt = "MQTT";
     public const string Routes = "Routes (cluster of one kind: Go+Go or ours+ours)";
+    public const string Links = "Gateways and leaf nodes (two servers of one kind: Go+Go or ours+ours)";
+    public const string LinksReqRep = "Request/reply across a gateway (two servers of one kind)";
     public const string Limit = "Machine limit (loopback sink, no server)";
     public const string R3 = "JetStream R3 (3-node cluster of one kind, file storage, clients on the leader)";
     public const string Failover = "JetStream R3 failover (leader killed -> first acknowledged publish)";
@@ -68,6 +70,11 @@ internal static class Catalog
         new PubSubScenario { Name = "route-pubsub-128b", Section = Routes, Title = "Pub/sub 1:1 across a route (pub on A, sub on B)", PayloadSize = 128, Subscribers = 1, ClusterSize = 2, SubscriberServers = [1], SmokeCount = 50_000 },
         new PubSubScenario { Name = "route-fanout-128b", Section = Routes, Title = "Fan-out 1:4 across 3 servers (pub on A, subs on B, C, A, B)", PayloadSize = 128, Subscribers = 4, ClusterSize = 3, SubscriberServers = [1, 2, 0, 1], SmokeCount = 25_000 },
         new ReqReplyScenario { Name = "route-reqrep-1x1-128b", Section = Routes, Title = "Request/reply across a route (client on A, service on B)", PayloadSize = 128, HasLatency = true, ClusterSize = 2, ServiceServer = 1, SmokeCount = 2_000 },
+        // Publisher (or requester) on server 0, the subscriber (service) on server 1: each message crosses the gateway or the leaf connection.
+        new PubSubScenario { Name = "gw-pubsub-128b", Section = Links, Title = "Pub/sub 1:1 across a gateway (pub in cluster A, sub in B)", PayloadSize = 128, Subscribers = 1, ClusterSize = 2, Link = ClusterLink.Gateway, SubscriberServers = [1], SmokeCount = 50_000 },
+        new PubSubScenario { Name = "leaf-pubsub-128b", Section = Links, Title = "Pub/sub 1:1 across a leaf connection (pub on the hub, sub on the leaf)", PayloadSize = 128, Subscribers = 1, ClusterSize = 2, Link = ClusterLink.HubThenLeaf, SubscriberServers = [1], SmokeCount = 50_000 },
+        new PubSubScenario { Name = "leaf-up-pubsub-128b", Section = Links, Title = "Pub/sub 1:1 across a leaf connection (pub on the leaf, sub on the hub)", PayloadSize = 128, Subscribers = 1, ClusterSize = 2, Link = ClusterLink.LeafThenHub, SubscriberServers = [1], SmokeCount = 50_000 },
+        new ReqReplyScenario { Name = "gw-reqrep-1x1-128b", Section = LinksReqRep, Title = "Request/reply across a gateway (client in A, service in B)", PayloadSize = 128, HasLatency = true, ClusterSize = 2, Link = ClusterLink.Gateway, ServiceServer = 1, SmokeCount = 2_000 },
         // Go 2.9.10 acknowledges an R3 publish once a quorum has it in memory; ours once a quorum has it fsynced.
         new JsPublishScenario { Name = "js-r3-pub-async-128b-file", Section = R3, Title = "R3 async publish (100 acks in flight)", PayloadSize = 128, Window = 100, Replicas = 3, Storage = FileStorage, Features = Features.JetStream, ClusterSize = 3, SmokeCount = 5_000 },
         new JsPublishScenario { Name = "js-r3-pub-sync-128b-file", Section = R3, Title = "R3 sync publish", PayloadSize = 128, Window = 1, Replicas = 3, Storage = FileStorage, Features = Features.JetStream, ClusterSize = 3, SmokeCount = 500 },

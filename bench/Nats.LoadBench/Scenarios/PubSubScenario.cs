@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using Nats.LoadBench.Client;
 using Nats.LoadBench.Kit;
+using Nats.LoadBench.Servers;
 
 namespace Nats.LoadBench.Scenarios;
 
@@ -18,7 +19,7 @@ internal sealed class PubSubScenario : Scenario
 
     public Transport Transport { get; init; } = Transport.Plain;
 
-    /// <summary>Cluster rows: the server of each subscriber (the publishers are on server 0).</summary>
+    /// <summary>Cluster, gateway and leaf rows: the server of each subscriber (the publishers are on server 0).</summary>
     public int[]? SubscriberServers { get; init; }
 
     public override async Task<Measurement> RunAsync(RunContext run)
@@ -32,7 +33,14 @@ internal sealed class PubSubScenario : Scenario
             subs.Add(await CountingSubscriber.StartAsync(await run.ConnectAsync($"sub{i}", Transport, server), subject, PayloadSize));
         }
 
-        await run.WaitForRouteInterestAsync(0, subject, SubscriberServers?.Where(s => s != 0).Distinct().Count() ?? 0);
+        if (Link == ClusterLink.Routes)
+        {
+            await run.WaitForRouteInterestAsync(0, subject, SubscriberServers?.Where(s => s != 0).Distinct().Count() ?? 0);
+        }
+        else
+        {
+            await InterestProbe.UntilDeliveredAsync(run, subject, subs);
+        }
 
         var pubs = Enumerable.Range(0, Publishers).Select(i => run.ConnectRaw($"pub{i}", Transport)).ToList();
         var (published, start, flushed) = await RawPublisher.RunAsync(pubs, Frames.Pub(subject, null, PayloadSize), run.Settings);

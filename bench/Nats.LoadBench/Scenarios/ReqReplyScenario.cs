@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Nats.LoadBench.Kit;
+using Nats.LoadBench.Servers;
 using NATS.Client.Core;
 
 namespace Nats.LoadBench.Scenarios;
@@ -34,11 +35,19 @@ internal sealed class ReqReplyScenario : Scenario
             services.Add(Task.Run(() => ServeAsync(conn, sub, reply)));
         }
 
-        await run.WaitForRouteInterestAsync(0, subject, ServiceServer == 0 ? 0 : 1);
+        if (Link == ClusterLink.Routes)
+        {
+            await run.WaitForRouteInterestAsync(0, subject, ServiceServer == 0 ? 0 : 1);
+        }
+
         var clients = new NatsConnection[Clients];
         for (int i = 0; i < Clients; i++)
         {
             clients[i] = await run.ConnectAsync($"req{i}");
+            if (Link != ClusterLink.Routes)
+            {
+                await InterestProbe.UntilAnsweredAsync(run, clients[i], subject);
+            }
         }
 
         long perClientCap = s.CountMode ? s.Count / Clients : (long)(s.Duration.TotalSeconds * 100_000 / Clients) + 1024;

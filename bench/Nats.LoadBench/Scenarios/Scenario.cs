@@ -35,6 +35,9 @@ internal abstract class Scenario
     /// <summary>Servers in the row's cluster (1: a single server, no routes).</summary>
     public int ClusterSize { get; init; } = 1;
 
+    /// <summary>How the row's servers are joined when <see cref="ClusterSize"/> is above 1 (gateway and leaf rows: 2 servers).</summary>
+    public ClusterLink Link { get; init; } = ClusterLink.Routes;
+
     /// <summary>Runs against the in-process loopback sink instead of the two servers.</summary>
     public bool IsLimit { get; init; }
 

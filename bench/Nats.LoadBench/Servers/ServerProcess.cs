@@ -277,8 +277,8 @@ internal sealed class ServerProcess : IDisposable
         return total;
     }
 
-    /// <summary>CPU seconds of each server (this one first, then its cluster peers in start order); an unreadable one is NaN.</summary>
-    public double[] CpuSecondsEach() => [OwnCpuSeconds() ?? double.NaN, .. Peers.Select(p => p.OwnCpuSeconds() ?? double.NaN)];
+    /// <summary>The same per server (this one first), for the log line of a cluster, gateway or leaf row.</summary>
+    public double?[] CpuSecondsEach() => [OwnCpuSeconds(), .. Peers.Select(p => p.OwnCpuSeconds())];
 
     private double? OwnCpuSeconds()
     {

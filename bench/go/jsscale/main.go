@@ -2,7 +2,9 @@
 // same way against Go's server and ours. Built offline against Debian's golang-github-nats-io-go-nats-dev
 // (GO111MODULE=off GOPATH=/usr/share/gocode).
 //
-//	jsscale publish <url> <stream> <count> <size> <subjects>  file stream "<stream>" on <stream>.>, PublishAsync (256 in flight, 5 s stall wait: the 200 ms default trips on a JIT warm-up)
+//	jsscale publish <url> <stream> <count> <size> <subjects> [<replicas>]
+//	                                                         file stream "<stream>" on <stream>.> (R1 unless told), PublishAsync (256 in flight,
+//	                                                         30 s stall wait: the 200 ms default trips on a JIT warm-up and on an R3 election)
 //	jsscale info <url> <stream>                              retries until $JS.API.STREAM.INFO answers; prints unix ns of the answer
 //	jsscale ready <url> -                                    retries until $JS.API.INFO answers
 //	jsscale consume <url> <stream> <count>                   durable pull consumer, fetch 1000, ack none
@@ -38,7 +40,11 @@ func main() {
 	url, stream := os.Args[2], os.Args[3]
 	switch os.Args[1] {
 	case "publish":
-		publish(url, stream, num(os.Args[4]), num(os.Args[5]), num(os.Args[6]))
+		replicas := 1
+		if len(os.Args) > 7 {
+			replicas = num(os.Args[7])
+		}
+		publish(url, stream, num(os.Args[4]), num(os.Args[5]), num(os.Args[6]), replicas)
 	case "info":
 		info(url, stream)
 	case "ready":
@@ -54,10 +60,18 @@ func main() {
 	}
 }
 
+// connect retries for a minute: the probes start the servers just before.
 func connect(url string) (*nats.Conn, nats.JetStreamContext) {
-	nc, err := nats.Connect(url, nats.NoReconnect())
-	if err != nil {
-		fail("connect: %v", err)
+	var nc *nats.Conn
+	var err error
+	for attempt := 0; ; attempt++ {
+		if nc, err = nats.Connect(url, nats.NoReconnect()); err == nil {
+			break
+		}
+		if attempt >= 120 {
+			fail("connect: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	js, err := nc.JetStream(nats.PublishAsyncMaxPending(256))
 	if err != nil {
@@ -66,11 +80,20 @@ func connect(url string) (*nats.Conn, nats.JetStreamContext) {
 	return nc, js
 }
 
-func publish(url, stream string, count, size, subjects int) {
+func publish(url, stream string, count, size, subjects, replicas int) {
 	nc, js := connect(url)
 	defer nc.Close()
-	if _, err := js.AddStream(&nats.StreamConfig{Name: stream, Subjects: []string{stream + ".>"}, Storage: nats.FileStorage}); err != nil {
-		fail("add stream: %v", err)
+	// A cluster's meta group elects its leader after the routes are up: retry the create until it answers.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := js.AddStream(&nats.StreamConfig{Name: stream, Subjects: []string{stream + ".>"}, Storage: nats.FileStorage, Replicas: replicas})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			fail("add stream: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	names := make([]string, subjects)
 	for i := range names {
@@ -79,13 +102,13 @@ func publish(url, stream string, count, size, subjects int) {
 	payload := make([]byte, size)
 	start := time.Now()
 	for i := 0; i < count; i++ {
-		if _, err := js.PublishAsync(names[i%subjects], payload, nats.StallWait(5*time.Second)); err != nil {
+		if _, err := js.PublishAsync(names[i%subjects], payload, nats.StallWait(30*time.Second)); err != nil {
 			fail("publish %d: %v", i, err)
 		}
 	}
 	select {
 	case <-js.PublishAsyncComplete():
-	case <-time.After(10 * time.Minute):
+	case <-time.After(30 * time.Minute):
 		fail("acks did not arrive")
 	}
 	el := time.Since(start)

@@ -6,8 +6,9 @@ using Nats.Server.IntegrationTests.Infrastructure;
 namespace Nats.Server.IntegrationTests.Cluster;
 
 /// <summary>
-/// Another language's client as a child process (tests/go/clusterclient, tests/js/cluster.mjs) that prints
-/// lines and waits for the test's answer on stdin at its checkpoints ("CHECK ...", "KILL").
+/// Another language's client as a child process (tests/go/NAME, tests/js/NAME.mjs) that prints lines and reads
+/// the test's answers on stdin: clusterclient/cluster.mjs at their checkpoints ("CHECK ...", "KILL"), the fault
+/// trials' publishers (faultpub) to stop.
 /// </summary>
 internal sealed class ClientProgram : IAsyncDisposable
 {
@@ -25,21 +26,27 @@ internal sealed class ClientProgram : IAsyncDisposable
 
     /// <param name="leaf">The servers are a hub and its leaf, not one cluster: no failover step (they share no
     /// connect_urls), and queue members on the first server subscribe before the others (local members are preferred).</param>
-    public static async Task<ClientProgram> StartAsync(string client, IEnumerable<string> urls, bool leaf = false)
+    public static Task<ClientProgram> StartAsync(string client, IEnumerable<string> urls, bool leaf = false) =>
+        StartAsync(client, "clusterclient", "cluster.mjs", urls, leaf ? new Dictionary<string, string> { ["CLUSTERCLIENT_LEAF"] = "1" } : null);
+
+    /// <summary>Starts tests/go/<paramref name="goProgram"/> (client "nats.go") or tests/js/<paramref name="jsScript"/>
+    /// (client "nats.js") with <paramref name="args"/>.</summary>
+    public static async Task<ClientProgram> StartAsync(string client, string goProgram, string jsScript, IEnumerable<string> args,
+        IReadOnlyDictionary<string, string>? environment = null)
     {
         var psi = client switch
         {
-            "nats.go" => new ProcessStartInfo(await NatsGoProgram.BuildAsync("clusterclient")),
-            "nats.js" => NodeStartInfo(),
+            "nats.go" => new ProcessStartInfo(await NatsGoProgram.BuildAsync(goProgram)),
+            "nats.js" => NodeStartInfo(jsScript),
             _ => throw new ArgumentException($"unknown client {client}", nameof(client)),
         };
-        foreach (var url in urls)
+        foreach (var arg in args)
         {
-            psi.ArgumentList.Add(url);
+            psi.ArgumentList.Add(arg);
         }
-        if (leaf)
+        foreach (var (name, value) in environment ?? new Dictionary<string, string>())
         {
-            psi.Environment["CLUSTERCLIENT_LEAF"] = "1";
+            psi.Environment[name] = value;
         }
         psi.RedirectStandardInput = true;
         psi.RedirectStandardOutput = true;
@@ -88,13 +95,13 @@ internal sealed class ClientProgram : IAsyncDisposable
         _process.Dispose();
     }
 
-    private static ProcessStartInfo NodeStartInfo()
+    private static ProcessStartInfo NodeStartInfo(string script)
     {
         var dir = RepoPaths.JsScenarios;
         if (!File.Exists(Path.Combine(dir, "node_modules", "@nats-io", "transport-node", "package.json")))
         {
             throw new InvalidOperationException("nats.js is not installed: run `npm ci --prefix tests/js` from the repository root.");
         }
-        return new ProcessStartInfo("node") { WorkingDirectory = dir, ArgumentList = { Path.Combine(dir, "cluster.mjs") } };
+        return new ProcessStartInfo("node") { WorkingDirectory = dir, ArgumentList = { Path.Combine(dir, script) } };
     }
 }

@@ -1,10 +1,16 @@
-// jspush reads a stream the way most nats.go users do: js.Subscribe with a callback, an ephemeral push
-// consumer with ack none, no flow control, nats.go's default pending limits. It prints the count and
-// exits 0 once every message arrived in stream order; any asynchronous error (a slow consumer on
-// either side), a disconnect or a timeout fails it. Built offline against Debian's
-// golang-github-nats-io-go-nats-dev (GO111MODULE=off GOPATH=/usr/share/gocode).
+// jspush reads a stream through a push consumer the way nats.go users do, in one of two shapes:
 //
-// Usage: jspush <url> <subject> <count>
+//	jspush <url> <subject> <count>
+//	    an ephemeral consumer with ack none, no flow control and nats.go's default pending limits (the shape
+//	    most users run, and the one that finds a server overrunning its reader);
+//	jspush <url> <subject> <count> <stream> <durable>
+//	    bound (nats.Bind) to an existing durable with nats.ManualAck, each message acknowledged with AckSync
+//	    (the server confirms the ack) and checked to be shown under its stored subject.
+//
+// Every message must arrive in stream order. It prints "<count> msgs in <s>s = <rate> msg/s" and exits 0 once
+// all arrived; an asynchronous error (a slow consumer on either side), a disconnect, a failed ack or a timeout
+// fails it. Built offline against Debian's golang-github-nats-io-go-nats-dev (GO111MODULE=off
+// GOPATH=/usr/share/gocode).
 package main
 
 import (
@@ -22,10 +28,12 @@ func fail(format string, args ...interface{}) {
 }
 
 func main() {
-	if len(os.Args) != 4 {
-		fail("usage: jspush <url> <subject> <count>")
+	if len(os.Args) != 4 && len(os.Args) != 6 {
+		fail("usage: jspush <url> <subject> <count> [<stream> <durable>]")
 	}
+	subject := os.Args[2]
 	count, _ := strconv.ParseUint(os.Args[3], 10, 64)
+	bound := len(os.Args) == 6
 	problems := make(chan string, 16)
 	report := func(s string) {
 		select {
@@ -40,27 +48,42 @@ func main() {
 		fail("connect: %v", err)
 	}
 	defer nc.Close()
-	js, err := nc.JetStream()
+	js, err := nc.JetStream(nats.MaxWait(10 * time.Second))
 	if err != nil {
 		fail("jetstream: %v", err)
+	}
+	options := []nats.SubOpt{nats.AckNone(), nats.DeliverAll()}
+	if bound {
+		options = []nats.SubOpt{nats.Bind(os.Args[4], os.Args[5]), nats.ManualAck()}
 	}
 	done := make(chan struct{})
 	var got uint64
 	start := time.Now()
-	_, err = js.Subscribe(os.Args[2], func(m *nats.Msg) {
+	_, err = js.Subscribe(subject, func(m *nats.Msg) {
 		meta, err := m.Metadata()
 		if err != nil {
 			report("metadata: " + err.Error())
 			return
 		}
-		got++
-		if meta.Sequence.Stream != got {
-			report(fmt.Sprintf("message %d has stream sequence %d", got, meta.Sequence.Stream))
+		if meta.Sequence.Stream != got+1 {
+			report(fmt.Sprintf("message %d has stream sequence %d", got+1, meta.Sequence.Stream))
+			return
 		}
+		if bound {
+			if m.Subject != subject {
+				report(fmt.Sprintf("message %d shown on %q", got+1, m.Subject))
+				return
+			}
+			if err := m.AckSync(nats.AckWait(10 * time.Second)); err != nil {
+				report(fmt.Sprintf("ack of %d: %v", got+1, err))
+				return
+			}
+		}
+		got++
 		if got == count {
 			close(done)
 		}
-	}, nats.AckNone(), nats.DeliverAll())
+	}, options...)
 	if err != nil {
 		fail("subscribe: %v", err)
 	}

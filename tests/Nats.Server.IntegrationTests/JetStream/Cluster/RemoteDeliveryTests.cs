@@ -94,7 +94,7 @@ public class RemoteDeliveryTests(ITestOutputHelper output)
     [Fact]
     public async Task PushDurableReadByNatsGoOnAServerThatIsNotTheConsumerLeader()
     {
-        await NatsGoProgram.BuildAsync("jsdurable");
+        await NatsGoProgram.BuildAsync("jspush");
         await using var cluster = await TestCluster.StartAsync(ReplicatedStreamTests.Spec());
         try
         {
@@ -115,8 +115,8 @@ public class RemoteDeliveryTests(ITestOutputHelper output)
             }, cts.Token);
             var remote = all.First(s => s.Name != created.Info.Cluster!.Leader);
             var url = $"nats://app:pass@127.0.0.1:{remote.ClientPort}";
-            var result = await NatsGoProgram.RunAsync("jsdurable", TimeSpan.FromMinutes(3), url, "ORDERS", "PUSHER", "orders.new", "25");
-            Assert.Equal("got 25", result);
+            var result = await NatsGoProgram.RunAsync("jspush", TimeSpan.FromMinutes(3), url, "orders.new", "25", "ORDERS", "PUSHER");
+            Assert.StartsWith("25 msgs in ", result, StringComparison.Ordinal);
             var info = await WaitForAckFloorAsync(js, "ORDERS", "PUSHER", 25, cts.Token);
             Assert.Equal(0, info.NumAckPending);
             Assert.Equal(25UL, info.Delivered.StreamSeq);

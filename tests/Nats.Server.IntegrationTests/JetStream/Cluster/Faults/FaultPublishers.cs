@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
+using System.Globalization;
 using Nats.Server.IntegrationTests.Cluster;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
@@ -7,12 +8,15 @@ using NATS.Client.JetStream;
 namespace Nats.Server.IntegrationTests.JetStream.Cluster.Faults;
 
 /// <summary>
-/// Asynchronous publishers for a fault trial: one NATS.Net connection per server, each with several publishes in
-/// flight, every payload unique (and its own Nats-Msg-Id) and retried until acknowledged, every PubAck recorded
-/// with its sequence and time. A connection stays on its server, so a publisher on a frozen or cut-off server
-/// waits for it, as an application pinned to that server would.
+/// Asynchronous publishers for a fault trial: one connection per server, each with several publishes in flight,
+/// every payload unique (and its own Nats-Msg-Id) and retried until acknowledged, every PubAck recorded with its
+/// sequence and time. The connections are made by the three client libraries in turn (NATS.Net in this process,
+/// nats.go and nats.js as child processes: tests/go/faultpub, tests/js/faultpub.mjs), since each retries and
+/// reconnects in its own way. The NATS.Net and nats.js connections stay on their server, so a publisher on a frozen
+/// or cut-off server waits for it, as an application pinned to that server would; nats.go 1.22 cannot ignore the
+/// servers it learns of, so its connection may move.
 /// </summary>
-internal sealed class FaultPublishers
+internal sealed class FaultPublishers : IAsyncDisposable
 {
     public const string Subject = "jep";
 
@@ -20,8 +24,11 @@ internal sealed class FaultPublishers
     private readonly ConcurrentQueue<TimeSpan> _ackTimes = new();
     private readonly List<Task> _loops = [];
     private readonly CancellationTokenSource _stop = new();
+    private readonly CancellationTokenSource _abandon = new();
     private readonly List<NatsConnection> _connections = [];
+    private readonly List<(ClientProgram Program, Task Reader)> _programs = [];
     private int _errors;
+    private int _disposed;
     private TaskCompletionSource _acked = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>Payload → the sequence its PubAck (or "duplicate" answer) named.</summary>
@@ -33,12 +40,34 @@ internal sealed class FaultPublishers
 
     public TimeSpan Elapsed => _clock.Elapsed;
 
+    /// <summary>The client library of the publisher on the <paramref name="index"/>th server.</summary>
+    public static string ClientOf(int index) => Clients[index % Clients.Length];
+
+    private static readonly string[] Clients = ["NATS.Net", "nats.go", "nats.js"];
+
     /// <summary>Starts <paramref name="inFlight"/> publish loops on a connection to each of <paramref name="servers"/>.</summary>
     public async Task StartAsync(IEnumerable<ClusterServer> servers, int inFlight, CancellationToken token)
     {
         var index = 0;
         foreach (var server in servers)
         {
+            var prefix = $"{server.Name}{index}-";
+            if (ClientOf(index) != "NATS.Net")
+            {
+                var url = $"nats://app:pass@127.0.0.1:{server.ClientPort}";
+                var client = ClientOf(index);
+                var program = await ClientProgram.StartAsync(client, "faultpub", "faultpub.mjs",
+                    [url, Subject, prefix, inFlight.ToString(CultureInfo.InvariantCulture)]);
+                // Publishing starts only once every publisher is connected: a slow child start must not meet the fault.
+                if (await program.ReadLineAsync(token) != "READY")
+                {
+                    var (exit, stderr) = await program.WaitForExitAsync(token);
+                    throw new InvalidOperationException($"the {client} publisher did not connect ({exit}): {stderr}");
+                }
+                _programs.Add((program, Task.Run(() => ReadAcksAsync(program, client), CancellationToken.None)));
+                index++;
+                continue;
+            }
             var nc = new NatsConnection(ReplicatedStreamTests.App(server) with
             {
                 RequestTimeout = TimeSpan.FromSeconds(2),
@@ -53,8 +82,9 @@ internal sealed class FaultPublishers
             var js = new NatsJSContext(nc);
             for (var loop = 0; loop < inFlight; loop++)
             {
-                var prefix = $"{server.Name}{index}-{loop}-";
-                _loops.Add(Task.Run(() => LoopAsync(js, prefix, token), CancellationToken.None));
+                var loopPrefix = $"{prefix}{loop}-";
+                var loopToken = CancellationTokenSource.CreateLinkedTokenSource(token, _abandon.Token).Token;
+                _loops.Add(Task.Run(() => LoopAsync(js, loopPrefix, loopToken), CancellationToken.None));
             }
             index++;
         }
@@ -85,15 +115,78 @@ internal sealed class FaultPublishers
         }
     }
 
-    /// <summary>Stops starting new publishes; the ones in flight are retried until acknowledged (or <paramref name="token"/> ends).</summary>
-    public async Task StopAsync()
+    /// <summary>Stops starting new publishes; the ones in flight are retried until acknowledged (or <paramref name="token"/>
+    /// ends). After <paramref name="giveUpAfter"/> (a cluster that does not recover) they are abandoned unacknowledged.</summary>
+    public async Task StopAsync(CancellationToken token, TimeSpan? giveUpAfter = null)
     {
         await _stop.CancelAsync();
-        await Task.WhenAll(_loops);
+        try
+        {
+            foreach (var (program, _) in _programs)
+            {
+                try
+                {
+                    await program.AnswerAsync("STOP");
+                }
+                catch (IOException)
+                {
+                    // It exited already: its reader says why.
+                }
+            }
+            var all = Task.WhenAll(_loops.Concat(_programs.Select(p => p.Reader)));
+            try
+            {
+                await all.WaitAsync(giveUpAfter ?? Timeout.InfiniteTimeSpan, token);
+            }
+            catch (TimeoutException)
+            {
+                await _abandon.CancelAsync();
+            }
+        }
+        finally
+        {
+            await DisposeAsync();
+        }
+    }
+
+    /// <summary>Closes the connections and kills a child still running (a trial that failed or ran out of time).</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+        await _stop.CancelAsync();
         foreach (var nc in _connections)
         {
             await nc.DisposeAsync();
         }
+        foreach (var (program, _) in _programs)
+        {
+            await program.DisposeAsync();
+        }
+    }
+
+    /// <summary>Records a child publisher's "A &lt;payload&gt; &lt;seq&gt;" lines until its "DONE &lt;errors&gt;".</summary>
+    private async Task ReadAcksAsync(ClientProgram program, string client)
+    {
+        while (await program.ReadLineAsync(CancellationToken.None) is { } line)
+        {
+            var parts = line.Split(' ');
+            if (parts is ["A", var payload, var seq])
+            {
+                Record(payload, ulong.Parse(seq, CultureInfo.InvariantCulture));
+            }
+            else if (parts is ["DONE", var errors])
+            {
+                var count = int.Parse(errors, CultureInfo.InvariantCulture);
+                Interlocked.Add(ref _errors, count);
+                ErrorKinds.AddOrUpdate($"{client} retries", count, (_, n) => n + count);
+                return;
+            }
+        }
+        var (exit, stderr) = await program.WaitForExitAsync(CancellationToken.None);
+        throw new InvalidOperationException($"the {client} publisher exited ({exit}) before it was stopped: {stderr}");
     }
 
     /// <summary>The longest stretch without an acknowledgement between <paramref name="from"/> and <paramref name="to"/>.</summary>

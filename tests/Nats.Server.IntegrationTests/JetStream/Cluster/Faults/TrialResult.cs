@@ -36,6 +36,9 @@ internal sealed record TrialResult
     /// <summary>Whether the running servers' replicas agreed (message and byte counts) within the wait after the heal.</summary>
     public bool Converged { get; init; }
 
+    /// <summary>Acknowledged messages the durable consumer never delivered.</summary>
+    public int ConsumerMissed { get; init; }
+
     public double MaxGapSeconds { get; init; }
 
     public int PublishErrors { get; init; }
@@ -45,10 +48,10 @@ internal sealed record TrialResult
 
     public string Note { get; init; } = "";
 
-    public bool Clean => Acked > 0 && LostWorst == 0 && WrongSeq == 0 && Duplicated == 0 && Diverged == 0;
+    public bool Clean => Acked > 0 && LostWorst == 0 && WrongSeq == 0 && Duplicated == 0 && Diverged == 0 && ConsumerMissed == 0;
 
     public override string ToString() => FormattableString.Invariant(
-        $"{Kind} {Fault} #{Trial}: acked {Acked}, lost {LostWorst} (on every replica {LostAll}), wrong seq {WrongSeq}, duplicated {Duplicated}, diverged replicas {Diverged}, converged {Converged}, max publish gap {MaxGapSeconds:F2} s, publish errors {PublishErrors}; replicas {Replicas}{(Note.Length > 0 ? "; " + Note : "")}");
+        $"{Kind} {Fault} #{Trial}: acked {Acked}, lost {LostWorst} (on every replica {LostAll}), wrong seq {WrongSeq}, duplicated {Duplicated}, diverged replicas {Diverged}, converged {Converged}, missed by the consumer {ConsumerMissed}, max publish gap {MaxGapSeconds:F2} s, publish errors {PublishErrors}; replicas {Replicas}{(Note.Length > 0 ? "; " + Note : "")}");
 
     /// <summary>Appends the result as a JSON line to the file named by NATS_FAULT_RESULTS, when set (scripts/jepsen.sh).</summary>
     public void Save()
