@@ -65,7 +65,7 @@ internal sealed class StoreHarness : IDisposable
     public long MaxIndexBytes { get; init; } = 8 << 20;
 
     /// <summary>File kind: write a sidecar index for each sealed block.</summary>
-    public bool BlockIndexes { get; init; } = true;
+    public bool BlockIndexes { get; init; }
     public TimeProvider? Clock { get; }
     public IStreamStore Store { get; private set; }
     public string Directory => _dir.Path;

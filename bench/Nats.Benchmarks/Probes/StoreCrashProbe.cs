@@ -9,13 +9,15 @@ namespace Nats.Benchmarks.Probes;
 /// running stream state checkpoints. Fills a store the way JetStream does (group commit, buffered
 /// messages) with N messages on 1,000 subjects, waits until they are durable and the last checkpoint is
 /// written, then abandons it without a stop (to the disk, what kill -9 leaves) and times a new store's
-/// open on the same directory up to its first state. Also splits the bytes on disk by file kind.
+/// open on the same directory up to its first state, and a read of every message after it (index pages
+/// rebuilt from block indexes, or from the blocks when only seal summaries were written). Also splits the
+/// bytes on disk by file kind.
 /// </summary>
 internal static class StoreCrashProbe
 {
     public static int Run(int n, int payloadSize)
     {
-        foreach (var checkpoints in new[] { false, true })
+        foreach (var (checkpoints, blockIndexes) in new[] { (false, true), (false, false), (true, true), (true, false) })
         {
             var dir = Path.Combine(Path.GetTempPath(), "nats-crash-probe-" + Guid.NewGuid().ToString("N"));
             var config = new StoreConfig { Name = "CRASH" };
@@ -24,6 +26,7 @@ internal static class StoreCrashProbe
                 Directory = dir,
                 WriteMode = FileWriteMode.BufferedMessages,
                 CheckpointInterval = checkpoints ? TimeSpan.FromSeconds(1) : Timeout.InfiniteTimeSpan,
+                BlockIndexes = blockIndexes,
             };
             var payload = new byte[payloadSize];
             try
@@ -58,7 +61,7 @@ internal static class StoreCrashProbe
 
                 var files = new DirectoryInfo(dir).EnumerateFiles("*", SearchOption.AllDirectories).ToList();
                 string Sum(string ext) => (files.Where(f => f.Extension == ext).Sum(f => f.Length) / 1e6).ToString("F1", System.Globalization.CultureInfo.InvariantCulture);
-                Console.WriteLine($"{n:N0} x {payloadSize} B, checkpoints {(checkpoints ? "on" : "off")}: {files.Sum(f => f.Length) / 1e6:F1} MB on disk "
+                Console.WriteLine($"{n:N0} x {payloadSize} B, checkpoints {(checkpoints ? "on" : "off")}, block indexes {(blockIndexes ? "per message" : "seal summaries")}: {files.Sum(f => f.Length) / 1e6:F1} MB on disk "
                     + $"(blocks {Sum(".blk")} MB, block indexes {Sum(".idx")} MB, state {Sum(".db")} MB); {store.CheckpointsWritten} checkpoints written; filled at {n / filled.TotalSeconds:N0} msg/s (256 in flight)");
 
                 // The crash: the store is dropped without a stop; everything it wrote is durable.
@@ -67,6 +70,16 @@ internal static class StoreCrashProbe
                 var state = reopened.State();
                 Console.WriteLine($"  open after the crash: {sw.Elapsed.TotalMilliseconds:F0} ms to the first state ({state.Msgs:N0} msgs); "
                     + $"from the state file: {reopened.OpenedFromState}, blocks replayed after it: {reopened.RecoveredTailBlocks}");
+                sw.Restart();
+                var allocated = GC.GetTotalAllocatedBytes(precise: true);
+                var reuse = new StoredMessage();
+                var read = 0;
+                for (var seq = 1UL; reopened.LoadNextMsg(">", seq, reuse) is { } sm; seq = sm.Sequence + 1)
+                {
+                    read++;
+                }
+                Console.WriteLine($"  then read all {read:N0} in {sw.Elapsed.TotalMilliseconds:F0} ms ({read / sw.Elapsed.TotalSeconds:N0} msg/s, "
+                    + $"{reopened.IndexPageLoads:N0} index pages rebuilt, {(GC.GetTotalAllocatedBytes(precise: true) - allocated) / 1e6:F1} MB allocated)");
                 reopened.Stop();
             }
             finally

@@ -1,6 +1,7 @@
 using System.Net.Http.Json;
 using System.Text.Json;
 using Nats.LoadBench.Client;
+using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.LoadBench.Servers;
 
@@ -16,8 +17,8 @@ internal static class ClusterStart
     /// form a JetStream cluster (meta group over the routes).</param>
     public static ServerProcess Start(ServerSpec spec, int size, Features features, string? extraConfig, string? jetStreamConfig)
     {
-        var routePorts = Enumerable.Range(0, size).Select(_ => FreePort.Next()).ToArray();
-        var monitorPorts = Enumerable.Range(0, size).Select(_ => FreePort.Next()).ToArray();
+        var routePorts = Enumerable.Range(0, size).Select(_ => FreePorts.Next()).ToArray();
+        var monitorPorts = Enumerable.Range(0, size).Select(_ => FreePorts.Next()).ToArray();
         var servers = new List<ServerProcess>();
         try
         {

@@ -1,6 +1,7 @@
 using System.Net.Http.Json;
 using System.Text.Json;
 using Nats.LoadBench.Client;
+using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.LoadBench.Servers;
 
@@ -20,16 +21,16 @@ internal static class LinkedPairStart
         }
         catch (SetupException ex) when (ex.Message.Contains("in use", StringComparison.OrdinalIgnoreCase))
         {
-            // A port FreePort handed out was taken before the server bound it (the machine's other tests, or the
-            // first server's own dialling, draw from the same ephemeral range): once more on fresh ports.
+            // A port FreePorts handed out was taken before the server bound it (another process on the machine picked
+            // the same one): once more on fresh ports.
             return StartOnce(spec, link, features, extraConfig);
         }
     }
 
     private static ServerProcess StartOnce(ServerSpec spec, ClusterLink link, Features features, string? extraConfig)
     {
-        int[] linkPorts = [FreePort.Next(), FreePort.Next()];
-        int[] monitorPorts = [FreePort.Next(), FreePort.Next()];
+        int[] linkPorts = [FreePorts.Next(), FreePorts.Next()];
+        int[] monitorPorts = [FreePorts.Next(), FreePorts.Next()];
         var servers = new ServerProcess?[2];
         try
         {

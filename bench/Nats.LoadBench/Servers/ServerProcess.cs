@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net.Sockets;
 using System.Text;
 using Nats.LoadBench.Client;
+using Nats.Server.IntegrationTests.Infrastructure;
 
 namespace Nats.LoadBench.Servers;
 
@@ -36,9 +37,9 @@ internal sealed class ServerProcess : IDisposable
     {
         var dir = Path.Combine(Path.GetTempPath(), "loadbench-" + Guid.NewGuid().ToString("N")[..12]);
         Directory.CreateDirectory(dir);
-        int port = FreePort.Next();
-        int mqttPort = features.HasFlag(Features.Mqtt) ? FreePort.Next() : 0;
-        int wsPort = features.HasFlag(Features.WebSocket) ? FreePort.Next() : 0;
+        int port = FreePorts.Next();
+        int mqttPort = features.HasFlag(Features.Mqtt) ? FreePorts.Next() : 0;
+        int wsPort = features.HasFlag(Features.WebSocket) ? FreePorts.Next() : 0;
         var args = new List<string>(spec.Args) { "-a", "127.0.0.1", "-p", port.ToString() };
         if (features != Features.None || extraConfig != null)
         {
@@ -122,7 +123,7 @@ internal sealed class ServerProcess : IDisposable
     public void StartAgain()
     {
         var psi = _startInfo ?? throw new InvalidOperationException("not started by Start");
-        int port = FreePort.Next();
+        int port = FreePorts.Next();
         var args = psi.ArgumentList.ToList();
         int p = args.IndexOf("-p");
         args[p + 1] = port.ToString(System.Globalization.CultureInfo.InvariantCulture);

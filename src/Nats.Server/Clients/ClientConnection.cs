@@ -144,6 +144,9 @@ internal sealed class ClientConnection : Nats.Server.Delivery.Receiver, IOutboun
     /// <summary>The TLS session for /connz (null on plain connections and before the handshake).</summary>
     internal Transport.TlsConnectionState? TlsState => _transport.Tls;
 
+    /// <summary>A client of the NATS client port (Go's clientType NATS), not a websocket one.</summary>
+    internal bool OnClientPort => _transport is Transport.TlsTransport or Transport.SocketTransport;
+
     public override string ToString() => $"{_remoteAddress} - cid:{Id}";
 
     /// <summary>Sends INFO and runs both loops until the connection ends.</summary>

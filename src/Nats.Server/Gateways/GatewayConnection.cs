@@ -42,7 +42,8 @@ internal sealed class GatewayConnection : Delivery.RemotePeer, Transport.IRemote
         Name = remote?.Name ?? "";
         var tls = remote is null ? service.Options.TlsContext : service.TlsFor(remote.Name);
         Link = new Transport.RemoteLink(this, service.Server, socket, id, "gateway", "gid", logger,
-            tls is null ? null : new Transport.PeerTls(tls, remote is not null, url?.IdnHost ?? "", RequireCertificate: true))
+            tls is null ? null : new Transport.PeerTls(tls, remote is not null, url?.IdnHost ?? "", RequireCertificate: true,
+                service.Options.TlsContext?.Options.PinnedCerts))
         {
             PingCap = MaxPingInterval,
         };

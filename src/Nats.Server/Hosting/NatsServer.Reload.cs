@@ -161,6 +161,42 @@ internal sealed partial class NatsServer
         _heartbeat?.Change(tick, tick);
         ConfigLoadTime = DateTime.UtcNow;
         _logger.LogInformation("Reloaded server configuration");
+        RecheckPinnedCerts(current, newOptions);
+    }
+
+    /// <summary>
+    /// Go 2.9.10's recheckPinnedCerts, run after the reload: routes whose certificate is not in a changed cluster
+    /// <c>pinned_certs</c> are closed. Client-port clients are checked against the set in force before the reload (Go's
+    /// code passes the current options there), so only a client admitted under an older set can fail. Gateway, leaf,
+    /// websocket and MQTT sets cannot change (the reload is refused), and Go's recheck of routes against an unchanged
+    /// gateway set is not copied: it would cut every route not pinned for gateways.
+    /// </summary>
+    private void RecheckPinnedCerts(ServerOptions current, ServerOptions newOptions)
+    {
+        var clients = new List<ClientConnection>();
+        var oldPins = current.Tls?.PinnedCerts;
+        if (!Tls.PinnedCertificates.SameSet(oldPins, newOptions.Tls?.PinnedCerts))
+        {
+            clients.AddRange(_clients.Values.Where(c => c.OnClientPort && !c.IsClosed
+                && Tls.PinnedCertificates.Check(oldPins, c.TlsState?.PeerCertificate) is not null));
+        }
+        var newRoutePins = newOptions.Cluster.TlsContext?.Options.PinnedCerts;
+        var routes = Cluster is { } cluster && !Tls.PinnedCertificates.SameSet(current.Cluster.TlsContext?.Options.PinnedCerts, newRoutePins)
+            ? cluster.RoutesNotPinned(newRoutePins)
+            : [];
+        if (clients.Count + routes.Count == 0)
+        {
+            return;
+        }
+        _logger.LogInformation("Disconnect {Count} clients due to pinned certs reload", clients.Count + routes.Count);
+        foreach (var client in clients)
+        {
+            client.CloseConnection(ClosedReason.TlsHandshakeError);
+        }
+        foreach (var route in routes)
+        {
+            route.Link.Close("TLS Handshake Failure", flush: false);
+        }
     }
 
     /// <summary>

@@ -18,6 +18,7 @@ internal enum ReloadEffect
     PortsFileDir,
     Cluster,
     Routes,
+    PinnedCerts,
 }
 
 /// <summary>One changed setting: the "Reloaded: ..." line and what has to be done for it.</summary>
@@ -151,6 +152,10 @@ internal static class ReloadPlan
             {
                 changes.Add(new(ReloadEffect.None, $"Reloaded: tls = {(neu.TlsContext is null ? "disabled" : "enabled")}"));
             }
+            if (!Tls.PinnedCertificates.SameSet(old.Tls?.PinnedCerts, neu.Tls?.PinnedCerts))
+            {
+                changes.Add(new(ReloadEffect.PinnedCerts, $"Reloaded: {neu.Tls?.PinnedCerts?.Count ?? 0} pinned_certs"));
+            }
             if (old.WriteDeadline != neu.WriteDeadline)
             {
                 changes.Add(new(ReloadEffect.None, $"Reloaded: write_deadline = {GoDuration.Format(neu.WriteDeadline)}"));
@@ -203,7 +208,8 @@ internal static class ReloadPlan
     /// <summary>The gateway block without its TLS (as Go compares it), in the shape of Go's %v.</summary>
     private static string GatewayIdentity(Gateways.GatewayOptions g) =>
         $"{{{g.Name} {g.Host} {g.Port} {g.Username} {g.Password} {GoFloat(g.AuthTimeout.TotalSeconds)} {g.Advertise} {g.ConnectRetries} "
-        + $"[{string.Join(" ", g.Gateways.Select(r => $"{{{r.Name} [{string.Join(" ", r.Urls.Select(u => u.OriginalString))}]}}"))}] {Format(g.RejectUnknown)}}}";
+        + $"[{string.Join(" ", g.Gateways.Select(r => $"{{{r.Name} [{string.Join(" ", r.Urls.Select(u => u.OriginalString))}]}}"))}] {Format(g.RejectUnknown)} "
+        + $"{PinnedIdentity(g.TlsContext)}}}";
 
     /// <summary>The leaf block without TLS, remotes and users compared as sets (Go's leafRemotesChanged and its users check).</summary>
     private static string LeafIdentity(LeafNodes.LeafNodeOptions l)
@@ -214,8 +220,13 @@ internal static class ReloadPlan
             .Order(StringComparer.Ordinal);
         var users = l.Users.Select(u => $"{{{u.Username} {u.Password} {u.Account ?? "$G"}}}").Order(StringComparer.Ordinal);
         return $"{{{l.Host} {l.Port} {l.Username} {l.Password} {l.Account} [{string.Join(" ", users)}] {GoFloat(l.AuthTimeout.TotalSeconds)} {l.Advertise} "
-            + $"{Format(l.NoAdvertise)} {GoDuration.Format(l.ReconnectInterval)} [{string.Join(" ", remotes)}]}}";
+            + $"{Format(l.NoAdvertise)} {GoDuration.Format(l.ReconnectInterval)} [{string.Join(" ", remotes)}] {PinnedIdentity(l.TlsContext)}}}";
     }
+
+    /// <summary>Go's %v of a PinnedCertSet: gateway, leafnodes and websocket blocks compare it (only their tls.Config is left out),
+    /// so a changed <c>pinned_certs</c> there refuses the reload.</summary>
+    private static string PinnedIdentity(Tls.TlsServerContext? tls) =>
+        $"map[{string.Join(" ", (tls?.Options.PinnedCerts ?? []).Order(StringComparer.Ordinal).Select(k => k + ":{}"))}]";
 
     private static void Logging(List<ReloadChange> changes, ReloadEffect effect, string name, bool old, bool neu)
     {
@@ -230,7 +241,7 @@ internal static class ReloadPlan
         : "";
 
     private static string WebSocketIdentity(ServerOptions options) => options.WebSocket is { } ws
-        ? $"{{{ws.Host} {ws.Port} {ws.Advertise} {ws.NoTls} {ws.SameOrigin} [{string.Join(" ", ws.AllowedOrigins ?? [])}] {ws.Compression} {ws.Username} {ws.Token} {ws.NoAuthUser} {ws.JwtCookie} {ws.HandshakeTimeout}}}"
+        ? $"{{{ws.Host} {ws.Port} {ws.Advertise} {ws.NoTls} {ws.SameOrigin} [{string.Join(" ", ws.AllowedOrigins ?? [])}] {ws.Compression} {ws.Username} {ws.Token} {ws.NoAuthUser} {ws.JwtCookie} {ws.HandshakeTimeout} {PinnedIdentity(ws.TlsContext)}}}"
         : "{}";
 
     private static void Refuse<T>(string field, T old, T neu)

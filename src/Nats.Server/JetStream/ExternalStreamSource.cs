@@ -34,6 +34,9 @@ internal sealed class ExternalStreamSource : IDisposable
     private string _consumer = "";
     private ulong _deliverSeq;
     private ulong _streamSeq;
+    // Go's si.lag and si.last, read by STREAM.INFO from other threads.
+    private long _lag;
+    private long _lastHeardTicks;
 
     public ExternalStreamSource(JsStream target, StreamSource source, bool mirror)
     {
@@ -48,6 +51,23 @@ internal sealed class ExternalStreamSource : IDisposable
     public string IndexName { get; }
 
     public JsStream Target => _target;
+
+    public bool IsMirror => _mirror;
+
+    /// <summary>Go's sourceInfo for STREAM.INFO: <c>lag</c> is the origin's pending count of the last delivery taken, less
+    /// one; <c>active</c> the nanoseconds since anything (a delivery, heartbeat or flow control) came from the current
+    /// consumer, -1 before any consumer was set up.</summary>
+    public StreamSourceInfo Info()
+    {
+        var heard = Volatile.Read(ref _lastHeardTicks);
+        return new StreamSourceInfo
+        {
+            Name = _source.Name,
+            External = new ExternalStream { ApiPrefix = _source.External!.ApiPrefix, DeliverPrefix = _source.External.DeliverPrefix },
+            Lag = (ulong)Volatile.Read(ref _lag),
+            Active = heard == 0 ? -1 : (DateTime.UtcNow.Ticks - heard) * 100,
+        };
+    }
 
     public void Dispose() => _stop.Cancel();
 
@@ -120,6 +140,8 @@ internal sealed class ExternalStreamSource : IDisposable
         }
 
         var last = DateTime.UtcNow;
+        // Go's processMirrorMsgs/processSourceMsgs count a new consumer as just heard from.
+        Volatile.Write(ref _lastHeardTicks, last.Ticks);
         while (!token.IsCancellationRequested)
         {
             using var tick = CancellationTokenSource.CreateLinkedTokenSource(token);
@@ -264,6 +286,7 @@ internal sealed class ExternalStreamSource : IDisposable
         if (control)
         {
             last = DateTime.UtcNow;
+            Volatile.Write(ref _lastHeardTicks, last.Ticks);
             if (message.Reply.Length > 0)
             {
                 // Flow control: the origin sends more once we answered.
@@ -281,21 +304,22 @@ internal sealed class ExternalStreamSource : IDisposable
             }
             return true;
         }
-        if (!TryParseAck(message.Reply, out var consumer, out var delivered, out var sseq, out var dseq, out var timestamp)
+        if (!TryParseAck(message.Reply, out var consumer, out var delivered, out var sseq, out var dseq, out var timestamp, out var pending)
             || consumer != _consumer)
         {
             // A delivery of an earlier consumer of ours.
             return true;
         }
         last = DateTime.UtcNow;
+        Volatile.Write(ref _lastHeardTicks, last.Ticks);
         if (delivered > 1)
         {
             return true;
         }
-        return _mirror ? TakeMirrored(message, sseq, dseq, timestamp) : TakeSourced(message, sseq, dseq);
+        return _mirror ? TakeMirrored(message, sseq, dseq, timestamp, pending) : TakeSourced(message, sseq, dseq, pending);
     }
 
-    private bool TakeMirrored(Inbound message, ulong sseq, ulong dseq, long timestamp)
+    private bool TakeMirrored(Inbound message, ulong sseq, ulong dseq, long timestamp, ulong pending)
     {
         if (sseq <= _streamSeq)
         {
@@ -305,6 +329,7 @@ internal sealed class ExternalStreamSource : IDisposable
         {
             return false;
         }
+        SetLag(pending);
         lock (_target.Gate)
         {
             var last = _target.Store.State().LastSeq;
@@ -328,12 +353,16 @@ internal sealed class ExternalStreamSource : IDisposable
         return true;
     }
 
-    private bool TakeSourced(Inbound message, ulong sseq, ulong dseq)
+    /// <summary>Go counts the delivery itself in its pending count.</summary>
+    private void SetLag(ulong pending) => Volatile.Write(ref _lag, (long)(pending == 0 ? 0 : pending - 1));
+
+    private bool TakeSourced(Inbound message, ulong sseq, ulong dseq, ulong pending)
     {
         if (dseq != _deliverSeq + 1)
         {
             return dseq <= _deliverSeq;
         }
+        SetLag(pending);
         _deliverSeq = dseq;
         _streamSeq = sseq;
         try
@@ -373,10 +402,11 @@ internal sealed class ExternalStreamSource : IDisposable
 
     /// <summary>Parses <c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.&lt;delivered&gt;.&lt;sseq&gt;.&lt;dseq&gt;.&lt;ts&gt;.&lt;pending&gt;</c>
     /// from its end, so the longer forms with a domain and account hash parse too.</summary>
-    private static bool TryParseAck(string reply, out string consumer, out ulong delivered, out ulong sseq, out ulong dseq, out long timestamp)
+    private static bool TryParseAck(string reply, out string consumer, out ulong delivered, out ulong sseq, out ulong dseq, out long timestamp,
+        out ulong pending)
     {
         consumer = "";
-        delivered = sseq = dseq = 0;
+        delivered = sseq = dseq = pending = 0;
         timestamp = 0;
         var tokens = reply.Split('.');
         if (tokens.Length < 9 || tokens[0] != "$JS" || tokens[1] != "ACK")
@@ -386,7 +416,7 @@ internal sealed class ExternalStreamSource : IDisposable
         var n = tokens.Length;
         consumer = tokens[n - 6];
         return ulong.TryParse(tokens[n - 5], out delivered) && ulong.TryParse(tokens[n - 4], out sseq)
-            && ulong.TryParse(tokens[n - 3], out dseq) && long.TryParse(tokens[n - 2], out timestamp);
+            && ulong.TryParse(tokens[n - 3], out dseq) && long.TryParse(tokens[n - 2], out timestamp) && ulong.TryParse(tokens[n - 1], out pending);
     }
 
     private static byte[] WithSourceHeader(byte[] header, string origin, ulong seq)

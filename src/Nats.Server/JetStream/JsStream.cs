@@ -112,6 +112,7 @@ internal sealed class JsStream : IDisposable
     public StreamInfo Info(bool deletedDetails = false)
     {
         var config = _config;
+        var (mirror, sources) = Account.Service.Sourcing.ExternalInfo(this);
         return new StreamInfo
         {
             Config = config,
@@ -119,6 +120,8 @@ internal sealed class JsStream : IDisposable
             State = State(deletedDetails),
             Domain = string.IsNullOrEmpty(Account.Service.Options.Domain) ? null : Account.Service.Options.Domain,
             Cluster = Group?.ClusterInfo(),
+            Mirror = mirror,
+            Sources = sources,
         };
     }
 

@@ -90,6 +90,23 @@ internal sealed class StreamSourcing
         Attach(account, target);
     }
 
+    /// <summary>STREAM.INFO's <c>mirror</c> and <c>sources</c> for what feeds <paramref name="target"/> from another domain or
+    /// account (Go's mirrorInfo/sourcesInfo); sources of the same account are copied synchronously and not listed.</summary>
+    public (StreamSourceInfo? Mirror, List<StreamSourceInfo>? Sources) ExternalInfo(JsStream target)
+    {
+        ExternalStreamSource[] links;
+        lock (_lock)
+        {
+            if (!_external.TryGetValue(target, out var list))
+            {
+                return (null, null);
+            }
+            links = [.. list];
+        }
+        var sources = links.Where(l => !l.IsMirror).Select(l => l.Info()).ToList();
+        return (links.FirstOrDefault(l => l.IsMirror)?.Info(), sources.Count > 0 ? sources : null);
+    }
+
     /// <summary>Stops what feeds <paramref name="target"/> from another domain or account.</summary>
     public void DetachExternal(JsStream target)
     {

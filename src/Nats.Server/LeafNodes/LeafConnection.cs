@@ -115,7 +115,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
             // Go's createLeafNode: INFO in plain text, then the server side of the handshake; the auth timer starts after it.
             if (!Link.IsWebSocket && _service.Options.TlsContext is { } tls)
             {
-                Link.UpgradeBeforeNextRead(new Transport.PeerTls(tls, Solicit: false, "", RequireCertificate: tls.Verify),
+                Link.UpgradeBeforeNextRead(new Transport.PeerTls(tls, Solicit: false, "", RequireCertificate: tls.Verify, tls.Options.PinnedCerts),
                     () => _deadline = Environment.TickCount64 + authTimeout);
             }
             else
@@ -365,7 +365,7 @@ internal sealed class LeafConnection : Delivery.RemotePeer, Transport.IRemoteLin
             return;
         }
         // Go authenticates first (processConnect), then looks at what connected (processLeafNodeConnect).
-        var accountName = _service.Authenticate(connect, _nonce, RemoteIp, Link.IsWebSocket);
+        var accountName = _service.Authenticate(connect, _nonce, RemoteIp, Link.IsWebSocket, this);
         var account = accountName is null ? null : _service.Server.FindAccount(accountName);
         if (account is null)
         {

@@ -219,8 +219,12 @@ internal sealed class LeafNodeService
     /// authentication (operator mode: the user JWT and the nonce signature; users: a CONNECT naming one), else the
     /// leaf block's account. Returns the account the leaf binds to, or null when the credentials do not pass.
     /// </summary>
-    public string? Authenticate(PeerConnect connect, string? nonce, string remoteIp, bool webSocket)
+    public string? Authenticate(PeerConnect connect, string? nonce, string remoteIp, bool webSocket, LeafConnection connection)
     {
+        if (string.IsNullOrEmpty(Options.Username) && Options.Users.Count > 0 && Options.TlsContext is { Options.Map: true })
+        {
+            return AuthenticateMappedLeafUser(connect, connection);
+        }
         if (Options.Users.Count > 0 || !string.IsNullOrEmpty(Options.Username))
         {
             return AuthenticateLeafUser(connect.User, connect.Pass);
@@ -242,6 +246,37 @@ internal sealed class LeafNodeService
             return authenticator.Authenticate(request)?.Account;
         }
         return AuthenticateLeafUser(connect.User, connect.Pass);
+    }
+
+    /// <summary>
+    /// Go's isLeafNodeAuthorized with <c>verify_and_map</c>: the leaf's certificate names one of the leaf users (SAN emails,
+    /// DNS names, URIs, then the subject with and without its DC components; Go's leaf lookup ignores the DN match), whose
+    /// password (normally none) the CONNECT must still carry, and whose account the leaf binds to.
+    /// </summary>
+    private string? AuthenticateMappedLeafUser(PeerConnect connect, LeafConnection connection)
+    {
+        if (connection.Link.Tls?.PeerCertificate is not { } certificate)
+        {
+            return null;
+        }
+        var identity = Tls.CertificateIdentity.From(certificate);
+        LeafUser? Find(string name) => Options.Users.FirstOrDefault(u => u.Username == name);
+        var user = identity.SanNames.Select(Find).FirstOrDefault(u => u is not null)
+            ?? (identity.DomainComponents.Length > 0 ? Find(identity.Subject + "," + identity.DomainComponents) : null)
+            ?? Find(identity.Subject);
+        if (user is null)
+        {
+            return null;
+        }
+        if (!string.IsNullOrEmpty(connect.User))
+        {
+            _logger.LogWarning("{Leaf} - User {User} found in connect proto, but user required from cert", connection, Auth.GoQuote.Quote(connect.User));
+        }
+        if (!PasswordMatches(user.Password, connect.Pass))
+        {
+            return null;
+        }
+        return string.IsNullOrEmpty(user.Account) ? Account.GlobalAccountName : user.Account;
     }
 
     private string? AuthenticateLeafUser(string? user, string? password)

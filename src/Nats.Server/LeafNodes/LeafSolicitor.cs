@@ -77,7 +77,8 @@ internal sealed class LeafSolicitor
             return null;
         }
         var host = url.HostNameType == UriHostNameType.Dns || _tlsName.Length == 0 ? url.IdnHost.Trim('[', ']') : _tlsName;
-        return new Transport.PeerTls(Remote.TlsContext ?? Tls.TlsServerContext.DefaultClient, Solicit: true, host, RequireCertificate: false);
+        return new Transport.PeerTls(Remote.TlsContext ?? Tls.TlsServerContext.DefaultClient, Solicit: true, host, RequireCertificate: false,
+            _service.Options.TlsContext?.Options.PinnedCerts);
     }
 
     /// <summary>The connection up now, if any (for /leafz and tests).</summary>

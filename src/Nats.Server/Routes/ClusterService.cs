@@ -129,6 +129,10 @@ internal sealed class ClusterService
 
     /// <summary>Go's reloadAuthorization for routes: an accepted route whose CONNECT the cluster's credentials no longer
     /// admit is closed (a dialled one is left: we hold no credentials of the peer's to check).</summary>
+    /// <summary>Go's recheckPinnedCerts for routes: the routes whose certificate is not in <paramref name="pinned"/>.</summary>
+    public List<RouteConnection> RoutesNotPinned(IReadOnlySet<string>? pinned) =>
+        [.. _links.All.Where(r => !r.IsClosed && Tls.PinnedCertificates.Check(pinned, r.Link.Tls?.PeerCertificate) is not null)];
+
     public void CloseUnauthorizedRoutes()
     {
         if (!Options.AuthRequired)

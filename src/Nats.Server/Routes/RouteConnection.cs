@@ -37,7 +37,7 @@ internal sealed class RouteConnection : Delivery.RemotePeer, Transport.IRemoteLi
         Url = url;
         IsConfigured = configured;
         Link = new Transport.RemoteLink(this, cluster.Server, socket, id, "route", "rid", logger,
-            cluster.Options.TlsContext is { } tls ? new Transport.PeerTls(tls, solicited, url?.IdnHost ?? "", RequireCertificate: true) : null);
+            cluster.Options.TlsContext is { } tls ? new Transport.PeerTls(tls, solicited, url?.IdnHost ?? "", RequireCertificate: true, tls.Options.PinnedCerts) : null);
         _interest = new RemoteInterest(this);
         // Go's first route PING: min(ping_interval, 1 s) plus up to 20 % jitter.
         var first = Math.Min(1000, (long)cluster.Server.Options.PingInterval.TotalMilliseconds);

@@ -7,8 +7,10 @@ using Nats.Server.Tls;
 namespace Nats.Server.Transport;
 
 /// <summary>How one peer connection (route, gateway, leaf) secures itself: the block's certificates and CA, which side
-/// of the handshake it plays, the host it dialled, and whether the other side must show a certificate.</summary>
-internal sealed record PeerTls(TlsServerContext Context, bool Solicit, string TargetHost, bool RequireCertificate);
+/// of the handshake it plays, the host it dialled, whether the other side must show a certificate, and the
+/// <c>pinned_certs</c> its certificate must be in once the handshake is done (Go takes them from the cluster, gateway or
+/// leafnodes block, never from a gateway's or leaf remote's own <c>tls {}</c>).</summary>
+internal sealed record PeerTls(TlsServerContext Context, bool Solicit, string TargetHost, bool RequireCertificate, IReadOnlySet<string>? Pinned);
 
 /// <summary>
 /// TLS under a server-to-server connection (Go's doTLSHandshake): plain TCP until <see cref="HandshakeAsync"/> runs the

@@ -407,6 +407,11 @@ internal sealed class RemoteLink : IOutboundOwner, IDrainable
     {
         _logger.LogDebug("{Peer} - Starting TLS {Kind} {Side} handshake", this, _kind, tls.Solicit ? "client" : "server");
         var error = await ((PeerTlsTransport)_transport).HandshakeAsync(tls).ConfigureAwait(false);
+        if (error is null && Nats.Server.Tls.PinnedCertificates.Check(tls.Pinned, _transport.Tls?.PeerCertificate) is { } unpinned)
+        {
+            _logger.LogDebug("{Peer} - {Reason}", this, unpinned);
+            error = Nats.Server.Tls.PinnedCertificates.NotPinned;
+        }
         if (error is not null)
         {
             _logger.LogError("{Peer} - TLS {Kind} handshake error: {Error}", this, _kind, error);

@@ -309,6 +309,11 @@ internal sealed class TlsTransport : ClientTransport
             // Whatever failed, the handshake must complete (as failed): a write waiting on it would otherwise never end.
             error = _verifier.FailureReason ?? DescribeFailure(e);
         }
+        if (error is null && PinnedCertificates.Check(_context.Options.PinnedCerts, _ssl.RemoteCertificate) is { } unpinned)
+        {
+            _logger.LogDebug("{Client} - {Reason}", _client, unpinned);
+            error = PinnedCertificates.NotPinned;
+        }
         if (error is null)
         {
             var peer = _ssl.RemoteCertificate is { } presented ? presented as X509Certificate2 ?? new X509Certificate2(presented) : null;

@@ -105,151 +105,50 @@ internal abstract partial class StoreCore
         }
     }
 
+    /// <summary>Which subjects a search looks for: one subject (a summary answers with one lookup) or every
+    /// subject the filter last prepared matches (a summary answers with a walk of its subjects).</summary>
+    private interface ISubjectTest
+    {
+        SubjectInfo? Literal { get; }
+
+        bool Test(SubjectInfo? info);
+    }
+
+    private readonly struct LiteralTest(SubjectInfo info) : ISubjectTest
+    {
+        public SubjectInfo? Literal => info;
+
+        public bool Test(SubjectInfo? other) => ReferenceEquals(other, info);
+    }
+
+    private readonly struct FilterTest(StoreCore store) : ISubjectTest
+    {
+        public SubjectInfo? Literal => null;
+
+        public bool Test(SubjectInfo? info) => info is not null && store.Matches(info);
+    }
+
     /// <summary>The first sequence in [start, end] holding <paramref name="info"/>, or 0.</summary>
-    private ulong NextOfSubject(SubjectInfo info, ulong start, ulong end)
-    {
-        var s = Math.Max(start, FirstSeq);
-        end = Math.Min(end, LastSeq);
-        if (s <= end)
-        {
-            var window = Math.Min(end, s + SpanScanWindow - 1);
-            if (ScanForward(info, s, window) is var near and not 0)
-            {
-                return near;
-            }
-
-            s = window + 1;
-        }
-        while (s <= end)
-        {
-            var spanEnd = _spans.SpanEnd(s);
-            var stop = Math.Min(spanEnd, end);
-            if (SpanFor(s, stop) is { } summary)
-            {
-                ref var e = ref CollectionsMarshal.GetValueRefOrNullRef(summary.Map, info);
-                if (!Unsafe.IsNullRef(ref e))
-                {
-                    FixSpanEntry(summary, info, ref e);
-                    var first = summary.Start + e.First;
-                    if (first >= s)
-                    {
-                        return first <= end ? first : 0;
-                    }
-
-                    stop = Math.Min(stop, summary.Start + e.Last);
-                    if (stop >= s && ScanForward(info, s, stop) is var found and not 0)
-                    {
-                        return found;
-                    }
-                }
-            }
-            else if (ScanForward(info, s, stop) is var found and not 0)
-            {
-                return found;
-            }
-
-            s = spanEnd + 1;
-        }
-        return 0;
-    }
-
-    private ulong ScanForward(SubjectInfo info, ulong from, ulong to)
-    {
-        for (var q = Slots.NextPossible(from); q <= to; q = Slots.NextAfter(q))
-        {
-            if (ReferenceEquals(Slots[q].Subject, info))
-            {
-                return q;
-            }
-        }
-        return 0;
-    }
-
-    /// <summary>The last sequence in [floor, start] holding <paramref name="info"/>, or 0.</summary>
-    private ulong PrevOfSubject(SubjectInfo info, ulong start, ulong floor)
-    {
-        floor = Math.Max(floor, FirstSeq);
-        var s = Math.Min(start, LastSeq);
-        if (s >= floor && s > 0)
-        {
-            var window = s - Math.Min(s - floor, SpanScanWindow - 1);
-            if (ScanBackward(info, s, window) is var near and not 0)
-            {
-                return near;
-            }
-
-            if (window <= floor)
-            {
-                return 0;
-            }
-
-            s = window - 1;
-        }
-        while (s >= floor && s > 0)
-        {
-            var spanStart = _spans.SpanStart(s);
-            var stop = Math.Max(spanStart, floor);
-            SubjectSpans.Summary? summary = null;
-            if (s - stop + 1 >= SpanScanLimit || _spans.Get(s) is not null)
-            {
-                summary = SpanFor(spanStart, s);
-            }
-
-            if (summary is not null)
-            {
-                ref var e = ref CollectionsMarshal.GetValueRefOrNullRef(summary.Map, info);
-                if (!Unsafe.IsNullRef(ref e))
-                {
-                    FixSpanEntry(summary, info, ref e);
-                    var last = summary.Start + e.Last;
-                    if (last <= s)
-                    {
-                        return last >= floor ? last : 0;
-                    }
-
-                    stop = Math.Max(stop, summary.Start + e.First);
-                    if (ScanBackward(info, s, stop) is var found and not 0)
-                    {
-                        return found;
-                    }
-                }
-            }
-            else if (ScanBackward(info, s, stop) is var found and not 0)
-            {
-                return found;
-            }
-
-            if (spanStart <= floor)
-            {
-                break;
-            }
-
-            s = spanStart - 1;
-        }
-        return 0;
-    }
-
-    private ulong ScanBackward(SubjectInfo info, ulong from, ulong floor)
-    {
-        for (var q = from; q >= floor && q > 0; q--)
-        {
-            if (ReferenceEquals(Slots[q].Subject, info))
-            {
-                return q;
-            }
-        }
-        return 0;
-    }
+    private ulong NextOfSubject(SubjectInfo info, ulong start, ulong end) => NextWhere(new LiteralTest(info), start, end);
 
     /// <summary>The first sequence in [start, end] whose subject matches the filter last prepared, or 0.</summary>
-    private ulong NextMatching(ulong start, ulong end)
+    private ulong NextMatching(ulong start, ulong end) => NextWhere(new FilterTest(this), start, end);
+
+    /// <summary>The last sequence in [floor, start] holding <paramref name="info"/>, or 0.</summary>
+    private ulong PrevOfSubject(SubjectInfo info, ulong start, ulong floor) => PrevWhere(new LiteralTest(info), start, floor);
+
+    /// <summary>The last sequence in [floor, start] whose subject matches the filter last prepared, or 0.</summary>
+    private ulong PrevMatching(ulong start, ulong floor) => PrevWhere(new FilterTest(this), start, floor);
+
+    private ulong NextWhere<T>(T test, ulong start, ulong end)
+        where T : struct, ISubjectTest
     {
         var s = Math.Max(start, FirstSeq);
         end = Math.Min(end, LastSeq);
         if (s <= end)
         {
             var window = Math.Min(end, s + SpanScanWindow - 1);
-            if (ScanMatching(s, window) is var near and not 0)
+            if (ScanForward(test, s, window) is var near and not 0)
             {
                 return near;
             }
@@ -262,30 +161,10 @@ internal abstract partial class StoreCore
             var stop = Math.Min(spanEnd, end);
             if (SpanFor(s, stop) is { } summary)
             {
-                // The earliest first sequence at or after s of any matching subject; a matching subject
-                // that began before s may still occur between s and that.
-                var best = ulong.MaxValue;
-                var straddles = false;
-                foreach (var info in summary.Map.Keys)
-                {
-                    if (!Matches(info))
-                    {
-                        continue;
-                    }
-
-                    ref var e = ref CollectionsMarshal.GetValueRefOrNullRef(summary.Map, info);
-                    FixSpanEntry(summary, info, ref e);
-                    var first = summary.Start + e.First;
-                    if (first >= s)
-                    {
-                        best = Math.Min(best, first);
-                    }
-                    else if (summary.Start + e.Last >= s)
-                    {
-                        straddles = true;
-                    }
-                }
-                if (straddles && ScanMatching(s, Math.Min(stop, best - 1)) is var found and not 0)
+                // No match precedes the earliest first sequence at or after s of a matching subject; one
+                // that began before s and goes on past it may still occur between s and that.
+                var (best, straddleEnd) = FirstInSpan(test, summary, s);
+                if (straddleEnd >= s && ScanForward(test, s, Math.Min(Math.Min(stop, straddleEnd), best - 1)) is var found and not 0)
                 {
                     return found;
                 }
@@ -295,7 +174,7 @@ internal abstract partial class StoreCore
                     return best;
                 }
             }
-            else if (ScanMatching(s, stop) is var found and not 0)
+            else if (ScanForward(test, s, stop) is var found and not 0)
             {
                 return found;
             }
@@ -305,11 +184,56 @@ internal abstract partial class StoreCore
         return 0;
     }
 
-    private ulong ScanMatching(ulong from, ulong to)
+    /// <summary>The lowest first sequence at or after <paramref name="s"/> of a matching subject in the span
+    /// (<see cref="ulong.MaxValue"/> if none), and the highest last sequence of those that start before
+    /// <paramref name="s"/> and end after it (0 if none).</summary>
+    private (ulong Best, ulong StraddleEnd) FirstInSpan<T>(T test, SubjectSpans.Summary summary, ulong s)
+        where T : struct, ISubjectTest
+    {
+        var best = ulong.MaxValue;
+        var straddleEnd = 0UL;
+        if (test.Literal is { } literal)
+        {
+            ref var e = ref CollectionsMarshal.GetValueRefOrNullRef(summary.Map, literal);
+            if (!Unsafe.IsNullRef(ref e))
+            {
+                Fold(literal, ref e);
+            }
+        }
+        else
+        {
+            foreach (var info in summary.Map.Keys)
+            {
+                if (test.Test(info))
+                {
+                    Fold(info, ref CollectionsMarshal.GetValueRefOrNullRef(summary.Map, info));
+                }
+            }
+        }
+        return (best, straddleEnd);
+
+        void Fold(SubjectInfo info, ref SubjectSpans.Entry e)
+        {
+            FixSpanEntry(summary, info, ref e);
+            var first = summary.Start + e.First;
+            var last = summary.Start + e.Last;
+            if (first >= s)
+            {
+                best = Math.Min(best, first);
+            }
+            else if (last >= s)
+            {
+                straddleEnd = Math.Max(straddleEnd, last);
+            }
+        }
+    }
+
+    private ulong ScanForward<T>(T test, ulong from, ulong to)
+        where T : struct, ISubjectTest
     {
         for (var q = Slots.NextPossible(from); q <= to; q = Slots.NextAfter(q))
         {
-            if (Slots[q].Subject is { } info && Matches(info))
+            if (test.Test(Slots[q].Subject))
             {
                 return q;
             }
@@ -317,21 +241,19 @@ internal abstract partial class StoreCore
         return 0;
     }
 
-    /// <summary>The last sequence in [floor, start] whose subject matches the filter last prepared, or 0.</summary>
-    private ulong PrevMatching(ulong start, ulong floor)
+    private ulong PrevWhere<T>(T test, ulong start, ulong floor)
+        where T : struct, ISubjectTest
     {
         floor = Math.Max(floor, FirstSeq);
         var s = Math.Min(start, LastSeq);
         if (s >= floor && s > 0)
         {
             var window = s - Math.Min(s - floor, SpanScanWindow - 1);
-            for (var q = s; q >= window && q > 0; q--)
+            if (ScanBackward(test, s, window) is var near and not 0)
             {
-                if (Slots[q].Subject is { } info && Matches(info))
-                {
-                    return q;
-                }
+                return near;
             }
+
             if (window <= floor)
             {
                 return 0;
@@ -351,51 +273,22 @@ internal abstract partial class StoreCore
 
             if (summary is not null)
             {
-                var best = 0UL;
-                var straddles = false;
-                foreach (var info in summary.Map.Keys)
+                // Mirror of the forward walk: no match follows the latest last sequence at or before s of a
+                // matching subject, except from one that began before s and goes on past it.
+                var (best, straddleStart) = LastInSpan(test, summary, s);
+                if (straddleStart <= s && ScanBackward(test, s, Math.Max(Math.Max(stop, straddleStart), best + 1)) is var found and not 0)
                 {
-                    if (!Matches(info))
-                    {
-                        continue;
-                    }
+                    return found;
+                }
 
-                    ref var e = ref CollectionsMarshal.GetValueRefOrNullRef(summary.Map, info);
-                    FixSpanEntry(summary, info, ref e);
-                    var last = summary.Start + e.Last;
-                    if (last <= s)
-                    {
-                        best = Math.Max(best, last);
-                    }
-                    else if (summary.Start + e.First <= s)
-                    {
-                        straddles = true;
-                    }
-                }
-                if (straddles)
-                {
-                    for (var q = s; q > best && q >= stop && q > 0; q--)
-                    {
-                        if (Slots[q].Subject is { } info && Matches(info))
-                        {
-                            return q;
-                        }
-                    }
-                }
                 if (best >= floor && best > 0)
                 {
                     return best;
                 }
             }
-            else
+            else if (ScanBackward(test, s, stop) is var found and not 0)
             {
-                for (var q = s; q >= stop && q > 0; q--)
-                {
-                    if (Slots[q].Subject is { } info && Matches(info))
-                    {
-                        return q;
-                    }
-                }
+                return found;
             }
 
             if (spanStart <= floor)
@@ -404,6 +297,63 @@ internal abstract partial class StoreCore
             }
 
             s = spanStart - 1;
+        }
+        return 0;
+    }
+
+    /// <summary>The highest last sequence at or before <paramref name="s"/> of a matching subject in the span
+    /// (0 if none), and the lowest first sequence of those that start before <paramref name="s"/> and end
+    /// after it (<see cref="ulong.MaxValue"/> if none).</summary>
+    private (ulong Best, ulong StraddleStart) LastInSpan<T>(T test, SubjectSpans.Summary summary, ulong s)
+        where T : struct, ISubjectTest
+    {
+        var best = 0UL;
+        var straddleStart = ulong.MaxValue;
+        if (test.Literal is { } literal)
+        {
+            ref var e = ref CollectionsMarshal.GetValueRefOrNullRef(summary.Map, literal);
+            if (!Unsafe.IsNullRef(ref e))
+            {
+                Fold(literal, ref e);
+            }
+        }
+        else
+        {
+            foreach (var info in summary.Map.Keys)
+            {
+                if (test.Test(info))
+                {
+                    Fold(info, ref CollectionsMarshal.GetValueRefOrNullRef(summary.Map, info));
+                }
+            }
+        }
+        return (best, straddleStart);
+
+        void Fold(SubjectInfo info, ref SubjectSpans.Entry e)
+        {
+            FixSpanEntry(summary, info, ref e);
+            var first = summary.Start + e.First;
+            var last = summary.Start + e.Last;
+            if (last <= s)
+            {
+                best = Math.Max(best, last);
+            }
+            else if (first <= s)
+            {
+                straddleStart = Math.Min(straddleStart, first);
+            }
+        }
+    }
+
+    private ulong ScanBackward<T>(T test, ulong from, ulong floor)
+        where T : struct, ISubjectTest
+    {
+        for (var q = from; q >= floor && q > 0; q--)
+        {
+            if (test.Test(Slots[q].Subject))
+            {
+                return q;
+            }
         }
         return 0;
     }

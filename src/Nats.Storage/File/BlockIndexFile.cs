@@ -19,6 +19,13 @@ namespace Nats.Storage.File;
 ///     index + 1 (0: none), [varint header length], [i64 TTL expiry]
 /// then u32 CRC-32C of everything before it
 /// </code>
+/// Version 3, the seal summary (what the server writes since branch jsscale5, <see cref="FileStoreOptions.BlockIndexes"/>
+/// off): no entries, only what a sealed block was when it was sealed, so a block later cut short exactly at
+/// a record boundary (which scans clean) is still found and its missing messages reported. 36 bytes a block
+/// instead of ~8 a message; replays and index page rebuilds read the block's records instead.
+/// <code>
+/// u32 magic, i32 version 3, i32 block length, i32 0, u64 first message sequence, u64 last message sequence, u32 CRC-32C
+/// </code>
 /// </summary>
 internal static class BlockIndexFile
 {
@@ -27,6 +34,8 @@ internal static class BlockIndexFile
     private const int HeaderSizeV1 = 16;
     private const int HeaderSizeV2 = 20;
     private const int EntrySizeV1 = 40;
+    private const int VersionSummary = 3;
+    private const int SummarySize = 36;
     private const byte FlagTtl = 0x10;
     private const byte FlagHeader = 0x20;
     private const byte FlagCompact = 0x40;
@@ -47,6 +56,32 @@ internal static class BlockIndexFile
         using var reader = new ChunkedBlockReader(block, length);
         Encode(fs, blockPath, reader, length);
     }
+
+    /// <summary>Writes the seal summary (version 3) of a block of <paramref name="length"/> bytes whose
+    /// messages lie in [<paramref name="firstSeq"/>, <paramref name="lastSeq"/>] (0, 0: none). Not fsynced,
+    /// like the full index: a lost one only means a later cut of the block cannot be told from its end.</summary>
+    public static void WriteSummary(IStoreFileSystem fs, string blockPath, int length, ulong firstSeq, ulong lastSeq)
+    {
+        Span<byte> b = stackalloc byte[SummarySize];
+        BinaryPrimitives.WriteUInt32LittleEndian(b, Magic);
+        BinaryPrimitives.WriteInt32LittleEndian(b[4..], VersionSummary);
+        BinaryPrimitives.WriteInt32LittleEndian(b[8..], length);
+        BinaryPrimitives.WriteInt32LittleEndian(b[12..], 0);
+        BinaryPrimitives.WriteUInt64LittleEndian(b[16..], firstSeq);
+        BinaryPrimitives.WriteUInt64LittleEndian(b[24..], lastSeq);
+        BinaryPrimitives.WriteUInt32LittleEndian(b[32..], Crc32C.Compute(b[..32]));
+        var idxPath = PathFor(blockPath);
+        var tmp = idxPath + ".tmp";
+        using (var f = fs.Open(tmp, StoreFileMode.Create))
+        {
+            f.Write(b, 0);
+        }
+        fs.Rename(tmp, idxPath);
+    }
+
+    /// <summary>A verified seal summary (version 3) or full index describes a block of exactly this length.</summary>
+    public static bool Describes(IStoreFileSystem fs, string blockPath, long blockLength)
+        => LoadVerified(fs, blockPath) is { } buf && BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) == blockLength;
 
     /// <summary>Entries are at most ~40 bytes; subjects at most 64 KB.</summary>
     private const int OutChunk = 128 * 1024;
@@ -414,7 +449,7 @@ internal static class BlockIndexFile
         return true;
     }
 
-    /// <summary>The content of a block's index that verifies (either version), whatever length it describes.</summary>
+    /// <summary>The content of a block's index or seal summary that verifies, whatever length it describes.</summary>
     private static byte[]? LoadVerified(IStoreFileSystem fs, string blockPath)
     {
         var idxPath = PathFor(blockPath);
@@ -435,7 +470,8 @@ internal static class BlockIndexFile
         }
         if (buf.Length < HeaderSizeV1 + 4
             || BinaryPrimitives.ReadUInt32LittleEndian(buf) != Magic
-            || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(4)) is not (1 or 2)
+            || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(4)) is not (1 or 2 or VersionSummary)
+            || (BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(4)) == VersionSummary && buf.Length != SummarySize)
             || Crc32C.Compute(buf.AsSpan(0, buf.Length - 4)) != BinaryPrimitives.ReadUInt32LittleEndian(buf.AsSpan(buf.Length - 4)))
         {
             return null;
@@ -443,10 +479,11 @@ internal static class BlockIndexFile
         return buf;
     }
 
-    /// <summary>The verified content of a block's index, or null when it is missing, damaged or does not
-    /// describe a block of <paramref name="blockLength"/> bytes (then the block itself must be read).</summary>
+    /// <summary>The verified content of a block's index, or null when it is missing, damaged, a seal summary
+    /// or does not describe a block of <paramref name="blockLength"/> bytes (then the block itself must be read).</summary>
     public static byte[]? TryLoad(IStoreFileSystem fs, string blockPath, long blockLength)
-        => LoadVerified(fs, blockPath) is { } buf && BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) == blockLength ? buf : null;
+        => LoadVerified(fs, blockPath) is { } buf && BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) == blockLength
+            && BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(4)) != VersionSummary ? buf : null;
 
     /// <summary>Walks the entries of an index returned by <see cref="TryLoad"/> (either version).</summary>
     public ref struct Reader
@@ -542,12 +579,26 @@ internal static class BlockIndexFile
     }
 
     /// <summary>Message sequences a verifiable index lists beyond <paramref name="length"/>: records the
-    /// block held when it was sealed but that are no longer in the file (it was cut short).</summary>
-    public static List<(ulong Seq, int Length)> MessagesBeyond(IStoreFileSystem fs, string blockPath, long length)
+    /// block held when it was sealed but that are no longer in the file (it was cut short). From a seal
+    /// summary: every sequence above <paramref name="after"/> (the highest message still in the block) up to
+    /// the last the block held, the bytes cut off counted with the first (a summary has no record lengths;
+    /// messages removed before the cut are among them, which are gone either way).</summary>
+    public static List<(ulong Seq, int Length)> MessagesBeyond(IStoreFileSystem fs, string blockPath, long length, ulong after)
     {
         var result = new List<(ulong, int)>();
-        if (LoadVerified(fs, blockPath) is not { } buf || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) <= length)
+        if (LoadVerified(fs, blockPath) is not { } buf || BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(8)) is var sealedLength && sealedLength <= length)
         {
+            return result;
+        }
+
+        if (BinaryPrimitives.ReadInt32LittleEndian(buf.AsSpan(4)) == VersionSummary)
+        {
+            var first = Math.Max(BinaryPrimitives.ReadUInt64LittleEndian(buf.AsSpan(16)), after + 1);
+            var last = BinaryPrimitives.ReadUInt64LittleEndian(buf.AsSpan(24));
+            for (var seq = first; seq <= last && seq != 0; seq++)
+            {
+                result.Add((seq, seq == first ? (int)(sealedLength - length) : 0));
+            }
             return result;
         }
 

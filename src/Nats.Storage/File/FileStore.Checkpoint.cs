@@ -36,7 +36,7 @@ internal sealed partial class FileStore
     /// <summary>Under the lock, from a sync round's collection, after every pending byte was handed to the OS.</summary>
     private void TakeCheckpointIfDue(SyncBatch batch)
     {
-        if (_checkpointBusy || _failure is not null || _opts.CheckpointInterval < TimeSpan.Zero || !CanSaveState
+        if (_checkpointBusy || _failure is not null || _opts.CheckpointInterval < TimeSpan.Zero || !StateSavable
             || (_checkpointGap > TimeSpan.Zero && Clock.GetUtcNow() - _lastCheckpoint < _checkpointGap))
         {
             return;

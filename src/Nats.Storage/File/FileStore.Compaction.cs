@@ -144,6 +144,7 @@ internal sealed partial class FileStore
         long liveBytes = 0;
         var live = 0;
         var lastKept = -1;
+        ulong keptFirst = 0, keptLast = 0;
         for (var off = 0; off < block.Length;)
         {
             if (!RecordCodec.TryRead(cache.AsSpan(off, block.Length - off), out var rec))
@@ -154,6 +155,10 @@ internal sealed partial class FileStore
             if (keep(block, rec))
             {
                 cache.AsSpan(off, rec.Length).CopyTo(output.AsSpan(outLen));
+                if (rec.Kind == RecordKind.Message)
+                {
+                    (keptFirst, keptLast) = (keptFirst == 0 ? rec.Seq : keptFirst, rec.Seq);
+                }
                 if (rec.Kind == RecordKind.Message && Slots.Contains(rec.Seq))
                 {
                     ref var slot = ref Slots[rec.Seq];
@@ -186,9 +191,17 @@ internal sealed partial class FileStore
         block.LiveMsgs = live;
         block.LiveBytes = liveBytes;
         block.DeadBytes = 0;
-        if (block.Sealed && outLen > 0 && _opts.BlockIndexes)
+        if (block.Sealed && outLen > 0)
         {
-            BlockIndexFile.Write(_fs, block.Path, output, outLen);
+            if (_opts.BlockIndexes)
+            {
+                BlockIndexFile.Write(_fs, block.Path, output, outLen);
+            }
+            else
+            {
+                BlockIndexFile.WriteSummary(_fs, block.Path, outLen, keptFirst, keptLast);
+            }
+
             _dirDirty = true;
         }
         Touch(block);

@@ -38,8 +38,67 @@ internal sealed partial class FileStore : ISlotSource
         var found = FillPage(first, last, chunk, live, useIndex: false);
         if (found != expected)
         {
+            // Damaged records (no per-message index names them): a message whose record still says which
+            // it is points at it, so the read that fails its checksum drops it and reports it lost.
+            found += PlaceDamaged(first, last, chunk, live);
+        }
+        if (found != expected)
+        {
+            // Nothing says which subjects these were, so they stay counted until a full replay reports them:
+            // no stream state file may carry them over (the next open replays and verifies every block).
+            _unplacedMessages = true;
+            InvalidateState();
             Warn?.Invoke($"index page {first}-{last}: {expected - found} live messages were not found in their blocks");
         }
+    }
+
+    /// <summary>Live messages no rebuild could place, counted until a full replay: no state file is written.</summary>
+    private bool _unplacedMessages;
+
+    private bool StateSavable => CanSaveState && !_unplacedMessages;
+
+    /// <summary>Places the still-missing live messages of [first, last] whose records fail their checksum but
+    /// whose fixed part names them; only after every valid record was placed, so damage claiming another
+    /// message's sequence never shadows that message.</summary>
+    private int PlaceDamaged(ulong first, ulong last, Span<Slot> chunk, ulong[]? live)
+    {
+        var found = 0;
+        foreach (var b in _blocks)
+        {
+            if (b.MinSeq == 0 || b.MaxSeq < first || b.MinSeq > last || b.Length == 0)
+            {
+                continue;
+            }
+
+            var cached = b.Cache;
+            var buf = cached ?? MessageBlock.Rent(b.Length);
+            try
+            {
+                var len = cached is null ? b.CopyContent(buf) : b.Length;
+                for (var off = 0; off < len;)
+                {
+                    if (RecordCodec.TryRead(buf.AsSpan(off, len - off), out var rec))
+                    {
+                        off += rec.Length;
+                        continue;
+                    }
+                    if (RecordCodec.TryReadUnverified(buf.AsSpan(off, len - off), out var claimed)
+                        && claimed.Kind == RecordKind.Message && claimed.Seq >= first && claimed.Seq <= last)
+                    {
+                        found += Place(b, off, claimed, buf.AsSpan(off + claimed.SubjectOffset, claimed.SubjectLength), first, chunk, live);
+                    }
+                    off = NextValidRecord(buf, off + 1, len);
+                }
+            }
+            finally
+            {
+                if (cached is null)
+                {
+                    MessageBlock.ReturnRented(buf);
+                }
+            }
+        }
+        return found;
     }
 
     private int FillPage(ulong first, ulong last, Span<Slot> chunk, ulong[]? live, bool useIndex)
@@ -61,14 +120,16 @@ internal sealed partial class FileStore : ISlotSource
 
     private byte[]? PageIndexOf(MessageBlock block)
     {
-        if (_pageIndexBlock == block && _pageIndexLength == block.Length && _pageIndex is not null)
+        // A block without a usable index (only a seal summary, the default) is remembered as such too, so a
+        // reader walking its records does not open the sidecar again for every chunk.
+        if (_pageIndexBlock == block && _pageIndexLength == block.Length)
         {
             return _pageIndex;
         }
 
         _pageIndex = BlockIndexFile.TryLoad(_fs, block.Path, block.Length);
         _pageResumeSeq = 0;
-        _pageIndexBlock = _pageIndex is null ? null : block;
+        _pageIndexBlock = block;
         _pageIndexLength = block.Length;
         return _pageIndex;
     }

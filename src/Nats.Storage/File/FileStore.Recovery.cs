@@ -141,7 +141,7 @@ internal sealed partial class FileStore
         var scanDamaged = ScanBlock(block, from);
         // A sealed block cut short exactly at a record boundary scans clean; its index knows better.
         ulong runFirst = 0, runLast = 0, runBytes = 0;
-        foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(_fs, path, length))
+        foreach (var (seq, len) in BlockIndexFile.MessagesBeyond(_fs, path, length, block.MaxSeq))
         {
             if (IsKnownLost(seq) || (Slots.Contains(seq) && Slots[seq].HasMessage))
             {
@@ -172,6 +172,11 @@ internal sealed partial class FileStore
         else if (block.Length > 0 && _opts.BlockIndexes)
         {
             BlockIndexFile.Write(_fs, path, block.Cache!, block.Length);
+        }
+        else if (block.Length > 0 && !BlockIndexFile.Describes(_fs, path, block.Length))
+        {
+            // A block recovered after a crash is sealed now (a new process never appends to it).
+            BlockIndexFile.WriteSummary(_fs, path, block.Length, block.MinSeq, block.MaxSeq);
         }
         return scanDamaged;
     }

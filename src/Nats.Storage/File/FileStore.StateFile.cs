@@ -59,7 +59,7 @@ internal sealed partial class FileStore
     /// <summary>At a clean stop, blocks synced: writes, fsyncs and renames the state file into place.</summary>
     private void WriteStateFile()
     {
-        if (!CanSaveState)
+        if (!StateSavable)
         {
             DeleteStateFile();
             return;

@@ -330,6 +330,10 @@ internal sealed partial class FileStore : StoreCore
         {
             BlockIndexFile.WriteFromFile(_fs, b.Path, b.File, b.Length);
         }
+        else
+        {
+            BlockIndexFile.WriteSummary(_fs, b.Path, b.Length, b.MinSeq, b.MaxSeq);
+        }
 
         _dirDirty = true;
         if (b.KeepWhole)

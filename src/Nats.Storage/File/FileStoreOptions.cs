@@ -110,11 +110,13 @@ internal sealed record FileStoreOptions
     /// behind rebuilds a chunk per 4,096 messages whatever the budget.</summary>
     public long MaxIndexBytes { get; init; } = 2 << 20;
 
-    /// <summary>Write a sidecar index (<c>.idx</c>, ~8 bytes a message) for every sealed block, so a full
-    /// replay and an index page rebuild read it instead of the block. Without them (Go keeps no per-message
-    /// index either) both walk the block's records; the stream state file still spares a restart from
-    /// reading any of them. Existing indexes are used either way while they describe their block.</summary>
-    public bool BlockIndexes { get; init; } = true;
+    /// <summary>Write a per-message sidecar index (<c>.idx</c>, ~8 bytes a message) for every sealed block, so
+    /// a full replay and an index page rebuild read it instead of the block. Off (the default since branch
+    /// jsscale5; Go keeps no per-message index either) a sealed block gets a 36-byte seal summary instead
+    /// (its length and message range, so a block cut short later is still found), and both walk the
+    /// block's records; the stream state file still spares a restart from reading any of them. Existing
+    /// indexes are used either way while they describe their block.</summary>
+    public bool BlockIndexes { get; init; }
 
     /// <summary>Log2 of the sequences per index chunk; tests use tiny chunks to page constantly.</summary>
     public int IndexPageShift { get; init; } = 12;

@@ -112,7 +112,13 @@ internal static class RecordCodec
 
     /// <summary>Parses and verifies the record at the start of <paramref name="buf"/>; false for
     /// anything short, implausible or failing its checksum.</summary>
-    public static bool TryRead(ReadOnlySpan<byte> buf, out RecordHeader rec)
+    public static bool TryRead(ReadOnlySpan<byte> buf, out RecordHeader rec) => TryRead(buf, out rec, verify: true);
+
+    /// <summary>Parses a record whose checksum fails, when its fixed part is still plausible: what a damaged
+    /// message claims to be (its sequence and subject), never its content.</summary>
+    public static bool TryReadUnverified(ReadOnlySpan<byte> buf, out RecordHeader rec) => TryRead(buf, out rec, verify: false);
+
+    private static bool TryRead(ReadOnlySpan<byte> buf, out RecordHeader rec, bool verify)
     {
         rec = default;
         if (buf.Length < MinSize)
@@ -147,7 +153,7 @@ internal static class RecordCodec
             return false;
         }
 
-        if (Crc32C.Compute(buf[..(len - 4)]) != BinaryPrimitives.ReadUInt32LittleEndian(buf[(len - 4)..]))
+        if (verify && Crc32C.Compute(buf[..(len - 4)]) != BinaryPrimitives.ReadUInt32LittleEndian(buf[(len - 4)..]))
         {
             return false;
         }

@@ -77,6 +77,29 @@ public sealed class LeafCrossDomainSourcingTests
         Assert.Equal(["o1", "o3", "o5"], oddPayloads);
         var eventsMirror = await leafJs.GetStreamAsync("EVENTS-MIRROR");
         Assert.Equal("events.2", (await eventsMirror.GetAsync(new StreamMsgGetRequest { Seq = 2 })).Message.Subject);
+
+        // STREAM.INFO reports each external origin as Go's sourceInfo: caught up (lag 0), heard from lately (active in ns).
+        AssertCaughtUp((await StreamInfoAsync(onHub, "ORDERS-MIRROR")).GetProperty("mirror"), "ORDERS", "$JS.spoke.API");
+        var sources = (await StreamInfoAsync(onHub, "ODD")).GetProperty("sources");
+        Assert.Equal(1, sources.GetArrayLength());
+        AssertCaughtUp(sources[0], "ORDERS", "$JS.spoke.API");
+        AssertCaughtUp((await StreamInfoAsync(onLeaf, "EVENTS-MIRROR")).GetProperty("mirror"), "HUBEVENTS", "$JS.hub.API");
+    }
+
+    private static async Task<System.Text.Json.JsonElement> StreamInfoAsync(NatsConnection connection, string stream)
+    {
+        var reply = await connection.RequestAsync<string, string>($"$JS.API.STREAM.INFO.{stream}", "");
+        return System.Text.Json.JsonDocument.Parse(reply.Data!).RootElement.Clone();
+    }
+
+    private static void AssertCaughtUp(System.Text.Json.JsonElement info, string origin, string api)
+    {
+        Assert.Equal(origin, info.GetProperty("name").GetString());
+        Assert.Equal(api, info.GetProperty("external").GetProperty("api").GetString());
+        Assert.Equal(0UL, info.GetProperty("lag").GetUInt64());
+        // Heartbeats come every second; the bound allows for a loaded machine.
+        var active = info.GetProperty("active").GetInt64();
+        Assert.InRange(active, 0, (long)Cluster.TestCluster.Deadline.TotalNanoseconds);
     }
 
     private static string Payload(object? data) => data switch

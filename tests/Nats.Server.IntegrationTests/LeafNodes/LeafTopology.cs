@@ -34,7 +34,7 @@ internal sealed class LeafTopology : IAsyncDisposable
     /// stand alone (no cluster block), as JetStream in a one-server cluster would want routes.</param>
     public static async Task<LeafTopology> StartAsync(string[] hubKinds, string[] leafKinds, string? hubLeafConfig = null,
         Func<int, IReadOnlyList<string>, string>? remote = null, string? hubExtra = null, string? leafExtra = null, bool waitForLeafs = true,
-        (string Hub, string Leaf)? jetStreamDomains = null)
+        (string Hub, string Leaf)? jetStreamDomains = null, string? spokeLeafConfig = null)
     {
         static string JetStream(ClusterServer s, string? domain) =>
             domain is null ? "" : $"jetstream {{\n  store_dir: \"{s.StoreDir}\"\n  domain: {domain}\n}}\n";
@@ -56,7 +56,7 @@ internal sealed class LeafTopology : IAsyncDisposable
                 ClusterName = "LEAF",
                 ServerNamePrefix = jetStreamDomains is null ? "" : "leaf-",
                 Standalone = jetStreamDomains is not null,
-                ExtraConfig = s => $"leafnodes {{\n  remotes [ {{ {remote(s.Index, urls)} }} ]\n}}\n{leafExtra}\n{JetStream(s, jetStreamDomains?.Leaf)}",
+                ExtraConfig = s => $"leafnodes {{\n  remotes [ {{ {remote(s.Index, urls)} }} ]\n{spokeLeafConfig}\n}}\n{leafExtra}\n{JetStream(s, jetStreamDomains?.Leaf)}",
             });
             var topology = new LeafTopology(hub, leaf, ports);
             hub = null;

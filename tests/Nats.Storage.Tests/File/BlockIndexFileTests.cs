@@ -106,8 +106,22 @@ public sealed class BlockIndexFileTests
         var cut = expected[^400].Offset;
         var beyond = expected.Where(r => r.Rec.Kind == RecordKind.Message && r.Offset + r.Rec.Length > cut).Select(r => (r.Rec.Seq, r.Rec.Length)).ToList();
         Assert.NotEmpty(beyond);
-        Assert.Equal(beyond, BlockIndexFile.MessagesBeyond(fs, "/crash/v1/0000000001.blk", cut));
-        Assert.Equal(beyond, BlockIndexFile.MessagesBeyond(fs, "/crash/v2/0000000001.blk", cut));
+        Assert.Equal(beyond, BlockIndexFile.MessagesBeyond(fs, "/crash/v1/0000000001.blk", cut, 0));
+        Assert.Equal(beyond, BlockIndexFile.MessagesBeyond(fs, "/crash/v2/0000000001.blk", cut, 0));
+
+        // A seal summary (version 3) is no index for replays or rebuilds, but still names what a cut took:
+        // every sequence above the last message left, up to the block's last, the cut bytes with the first.
+        fs.CreateDirectory("/crash/v3");
+        var messages = expected.Where(r => r.Rec.Kind == RecordKind.Message).Select(r => r.Rec.Seq).ToList();
+        BlockIndexFile.WriteSummary(fs, "/crash/v3/0000000001.blk", block.Length, messages.Min(), messages.Max());
+        Assert.Null(BlockIndexFile.TryLoad(fs, "/crash/v3/0000000001.blk", block.Length));
+        Assert.True(BlockIndexFile.Describes(fs, "/crash/v3/0000000001.blk", block.Length));
+        Assert.Empty(BlockIndexFile.MessagesBeyond(fs, "/crash/v3/0000000001.blk", block.Length, messages.Max()));
+        var left = expected.Where(r => r.Rec.Kind == RecordKind.Message && r.Offset + r.Rec.Length <= cut).Max(r => r.Rec.Seq);
+        var fromSummary = BlockIndexFile.MessagesBeyond(fs, "/crash/v3/0000000001.blk", cut, left);
+        Assert.Equal(Enumerable.Range(0, (int)(messages.Max() - left)).Select(i => left + 1 + (ulong)i), fromSummary.Select(m => m.Seq));
+        Assert.Equal(block.Length - cut, fromSummary.Sum(m => m.Length));
+        Assert.Superset(beyond.Select(b => b.Seq).ToHashSet(), fromSummary.Select(m => m.Seq).ToHashSet());
 
         // A resumed walk continues exactly where it stopped.
         var reader = new BlockIndexFile.Reader(v2);
