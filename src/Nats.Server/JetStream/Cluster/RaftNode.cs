@@ -232,12 +232,27 @@ internal sealed class RaftNode
     /// Gives up leadership: the most up-to-date follower (one at random among equals) is told (a LeaderTransfer entry, as Go) to campaign at
     /// once, and this node stays out of the next election. Returns false when this node is not the leader.
     /// </summary>
-    public bool StepDown(long now)
+    /// <param name="unready">Followers known to be unable to lead now (a stream replica still copying messages): passed
+    /// over unless no other follower is current.</param>
+    public bool StepDown(long now, Func<string, bool>? unready = null)
     {
         if (Role != RaftRole.Leader)
         {
             return false;
         }
+        var target = PickSuccessor(now, unready) ?? (unready is null ? null : PickSuccessor(now, null));
+        if (target is not null)
+        {
+            AppendLocal(RaftEntryType.LeaderTransfer, Encoding.ASCII.GetBytes(target));
+            BroadcastUnsent(now);
+        }
+        BecomeFollower(Term, null, now);
+        _electionDeadline = now + (2 * _options.ElectionMaxMs);
+        return true;
+    }
+
+    private string? PickSuccessor(long now, Func<string, bool>? unready)
+    {
         // Among the most up-to-date followers one at random, as Go's map order picks one: a fixed choice would pass
         // leadership back and forth between the same two members of a larger group.
         string? target = null;
@@ -245,7 +260,7 @@ internal sealed class RaftNode
         var ties = 0;
         foreach (var (peer, progress) in _progress)
         {
-            if (now - progress.LastSeen >= _options.LostQuorumMs)
+            if (now - progress.LastSeen >= _options.LostQuorumMs || (unready is not null && unready(peer)))
             {
                 continue;
             }
@@ -260,14 +275,7 @@ internal sealed class RaftNode
                 target = peer;
             }
         }
-        if (target is not null)
-        {
-            AppendLocal(RaftEntryType.LeaderTransfer, Encoding.ASCII.GetBytes(target));
-            BroadcastUnsent(now);
-        }
-        BecomeFollower(Term, null, now);
-        _electionDeadline = now + (2 * _options.ElectionMaxMs);
-        return true;
+        return target;
     }
 
     private void OnVoteRequest(VoteRequest request, long now)
@@ -386,6 +394,13 @@ internal sealed class RaftNode
             if (type == RaftEntryType.LeaderTransfer && Encoding.ASCII.GetString(data) == Id)
             {
                 _electionDeadline = now;
+                _transferTerm = Term;
+            }
+            else if (type == RaftEntryType.LeaderTransfer && append.EntryTerm == Term)
+            {
+                // Handed to another member, which campaigns at once if it can; if it cannot, this one does soon, not
+                // after a whole election timeout (the leader that handed over sends no more appends).
+                _electionDeadline = Math.Min(_electionDeadline, now + _options.HandOverFallbackMs);
                 _transferTerm = Term;
             }
         }

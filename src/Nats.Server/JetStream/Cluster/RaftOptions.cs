@@ -14,6 +14,13 @@ internal sealed record RaftOptions
     /// <summary>A leader that has heard from no quorum for this long steps down (Go: lost quorum after 10 s).</summary>
     public long LostQuorumMs { get; init; } = 10000;
 
+    /// <summary>
+    /// After the leader handed over to another member (a LeaderTransfer entry naming it), a member not named campaigns
+    /// once this long has passed without a new leader: the named one may be unable to lead (a replica still copying
+    /// messages never campaigns), and the group would otherwise wait a whole election timeout.
+    /// </summary>
+    public long HandOverFallbackMs { get; init; } = 1000;
+
     /// <summary>How long a catch-up append may go unanswered before it is sent again.</summary>
     public long CatchupRetryMs { get; init; } = 500;
 

@@ -45,6 +45,10 @@ internal sealed class StreamCatchup(MetaGroup meta, JsStream stream, string grou
         {
             if (leads() && !reply.IsEmpty && body.Length == 16)
             {
+                lock (_servedAt)
+                {
+                    _servedAt[Encoding.ASCII.GetString(reply)] = Environment.TickCount64;
+                }
                 var answer = Serve(BinaryPrimitives.ReadUInt64LittleEndian(body), BinaryPrimitives.ReadUInt64LittleEndian(body[8..]));
                 Publish(reply, default, answer);
             }
@@ -55,6 +59,20 @@ internal sealed class StreamCatchup(MetaGroup meta, JsStream stream, string grou
             Volatile.Read(ref _answer)?.TrySetResult(body.ToArray());
             return true;
         });
+    }
+
+    // When this member, leading, last answered a catch-up request, by the requester's reply inbox.
+    private readonly Dictionary<string, long> _servedAt = [];
+
+    /// <summary>Whether <paramref name="peer"/> asked this leader for messages within <paramref name="within"/>: a replica
+    /// still copying them cannot lead, so a hand-over passes it by.</summary>
+    public bool CopiedRecently(string peer, TimeSpan within)
+    {
+        var inbox = $"$JSC.CATCHUP.R.{NrgTransport.Inbox(group, peer)}";
+        lock (_servedAt)
+        {
+            return _servedAt.TryGetValue(inbox, out var at) && Environment.TickCount64 - at <= (long)within.TotalMilliseconds;
+        }
     }
 
     public void Stop()

@@ -176,7 +176,13 @@ internal sealed class StreamGroup : IRaftStateMachine, IAsyncDisposable
         _stream.Ingest.ProposeAfterNumbered(this, _ => StreamAdminOps.Entry(request, _stream.Name, seq, noErase));
 
     /// <summary>Hands leadership to another member; false when this member does not lead.</summary>
-    public Task<bool> StepDownAsync() => _runner is { } runner ? runner.Ask((node, now) => node.StepDown(now)) : Task.FromResult(false);
+    public Task<bool> StepDownAsync() => _runner is { } runner ? runner.Ask((node, now) => node.StepDown(now, _unready ??= Unready)) : Task.FromResult(false);
+
+    private Func<string, bool>? _unready;
+
+    // A replica that asked for messages lately may still be copying them (it never campaigns until it has them). The
+    // window is generous: passing over a replica that just finished costs nothing while another member is current.
+    private bool Unready(string peer) => _catchup is { } catchup && catchup.CopiedRecently(peer, TimeSpan.FromSeconds(5));
 
     /// <summary>Before a clean shutdown: hands leadership over and waits (bounded) for the new leader (<see cref="LeaderHandOver"/>).</summary>
     public async Task HandOverAsync(TimeSpan timeout)

@@ -190,13 +190,16 @@ internal sealed class FaultPublishers : IAsyncDisposable
     }
 
     /// <summary>The longest stretch without an acknowledgement between <paramref name="from"/> and <paramref name="to"/>.</summary>
-    public TimeSpan LongestGap(TimeSpan from, TimeSpan to)
+    public TimeSpan LongestGap(TimeSpan from, TimeSpan to) => LongestGapAt(from, to).Length;
+
+    /// <summary>The longest stretch without an acknowledgement and when it began (on <see cref="Elapsed"/>'s clock).</summary>
+    public (TimeSpan Start, TimeSpan Length) LongestGapAt(TimeSpan from, TimeSpan to)
     {
-        var longest = TimeSpan.Zero;
+        var longest = (Start: from, Length: TimeSpan.Zero);
         var previous = from;
         foreach (var t in _ackTimes.Where(t => t >= from && t <= to).Order().Append(to))
         {
-            longest = t - previous > longest ? t - previous : longest;
+            longest = t - previous > longest.Length ? (previous, t - previous) : longest;
             previous = t;
         }
         return longest;

@@ -92,6 +92,7 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
             // Ours compacts the stream's log every 1,000 entries instead of 65,536, so that every trial compacts many
             // times and a replica that was down or cut off comes back behind the others' snapshots.
             Environment = kind == "ours" ? new Dictionary<string, string> { ["NATS_TEST_STREAM_COMPACT_ENTRIES"] = "1000" } : new Dictionary<string, string>(),
+            ExtraArgs = Environment.GetEnvironmentVariable("NATS_FAULT_LOGS") is { Length: > 0 } ? ["-D"] : [],
         };
         await using var cluster = await TestCluster.StartAsync(spec);
         try
@@ -171,9 +172,14 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
             case ClusterFault.RollingRestart:
                 foreach (var server in all)
                 {
+                    var stopping = publishers.Elapsed;
                     await server.StopAsync();
+                    var stopped = publishers.Elapsed;
                     await cluster.RestartAsync(server.Index);
+                    var started = publishers.Elapsed;
                     await cluster.WaitForMeshAsync();
+                    log($"{kind} {fault} #{trial}: {server} stopping at {stopping.TotalSeconds:F2} s, stopped {stopped.TotalSeconds:F2} s, " +
+                        $"started {started.TotalSeconds:F2} s, mesh {publishers.Elapsed.TotalSeconds:F2} s");
                     await publishers.WaitForMoreAcksAsync(Phase / 2, PhaseTime / 2, token);
                 }
                 break;
@@ -213,7 +219,14 @@ internal sealed class FaultTrial(string kind, ClusterFault fault, int trial, Act
         }
         var stopAt = publishers.Elapsed;
         await publishers.StopAsync(token, resumed ? null : TimeSpan.FromSeconds(5));
-        var gap = publishers.LongestGap(faultAt, stopAt);
+        var (gapStart, gap) = publishers.LongestGapAt(faultAt, stopAt);
+        log($"{kind} {Name} #{trial}: longest gap {gap.TotalSeconds:F2} s from {gapStart.TotalSeconds:F2} s (at {DateTime.UtcNow - (publishers.Elapsed - gapStart):HH:mm:ss.fff} UTC)");
+        if (Environment.GetEnvironmentVariable("NATS_FAULT_LOGS") is { Length: > 0 } logs)
+        {
+            // Opt-in: the servers' logs of every trial, to find what a pause was waiting for.
+            File.WriteAllText(Path.Combine(logs, $"{kind}-{Name.Replace('/', '-')}-{trial}.log"), string.Join("\n", all.Select(s =>
+                $"--- {s} ---\n{string.Concat(s.PreviousLogs.Select(l => l.Text + "\n--- restarted ---\n"))}{s.Log.Text}")));
+        }
         log($"{kind} {Name} #{trial}: publishing stopped at {stopAt.TotalSeconds:F1} s, {publishers.Acked.Count} acked, errors " +
             string.Join(", ", publishers.ErrorKinds.Select(e => $"{e.Value} x {e.Key}")));
 
