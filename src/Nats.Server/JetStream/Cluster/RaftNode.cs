@@ -736,6 +736,12 @@ internal sealed class RaftNode
         }
         _peers.Add(peer);
         _log?.Invoke($"RAFT [{Id}] learned peer {peer} (cluster size {ClusterSize})");
+        if (Role == RaftRole.Leader)
+        {
+            // The followers learn the grown peer set from the log, as from Go's leader (its peer-add entry): a follower
+            // hears only from the leader and would otherwise keep the size it had at the election.
+            AppendLocal(RaftEntryType.PeerState, RaftWire.EncodePeerState(ClusterSize, _peers));
+        }
         return true;
     }
 
